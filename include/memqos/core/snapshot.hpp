@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The immutable picture one tick decides on. Built by io/ (CgroupFs, ProcFs,
+// later libvirt), read by core/. `now` is here so the core never reads a clock.
+
+#include "memqos/core/model.hpp"
+#include "memqos/core/types.hpp"
+#include "memqos/parse/proc.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace memqos::core {
+
+// One cgroup's memory files. Files a kernel may lack (memory.swap.current
+// with swapaccount=0, memory.pressure without PSI) are optional / zero.
+struct CgroupSample {
+    std::string path; // relative to the cgroup root, e.g. "memqos.slice/memqos-shared.slice"
+    Bytes memoryCurrent = 0;
+    Bytes swapCurrent = 0;
+    Bytes memoryMin = 0;
+    Bytes memoryLow = 0;
+    Limit memoryHigh;
+    Limit memoryMax;
+    Limit swapMax;
+    std::optional<parse::Pressure> pressure;
+    parse::MemoryStat stat;
+    std::vector<std::int32_t> procs;
+};
+
+struct SystemSample {
+    parse::MemInfo mem;
+    std::optional<parse::Pressure> pressure; // /proc/pressure/memory
+    parse::VmStat vmstat;
+    std::vector<parse::Zone> zones;
+    std::vector<parse::SwapDevice> swaps;
+    Bytes pageSize = kDefaultPageSize;
+};
+
+struct WorkloadSample {
+    Workload workload;
+    std::optional<CgroupSample> cgroup; // nullopt: vanished or not started
+};
+
+struct ClassSample {
+    std::string name;
+    std::optional<CgroupSample> cgroup;
+};
+
+struct Snapshot {
+    TimePoint now{0};
+    SystemSample system;
+    std::vector<ClassSample> classes;
+    std::vector<WorkloadSample> workloads;
+};
+
+} // namespace memqos::core
