@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "options.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using memqos::daemon::Mode;
+using memqos::daemon::parseOptions;
+
+TEST(Options, DefaultsToRunWithSystemPaths) {
+    auto o = parseOptions({});
+    ASSERT_TRUE(o.ok());
+    EXPECT_EQ(o->mode, Mode::Run);
+    EXPECT_FALSE(o->configFile.has_value());
+    EXPECT_TRUE(o->dropIns);
+    EXPECT_FALSE(o->dryRun);
+}
+
+TEST(Options, CheckConfigWithFileInBothSpellings) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"--check-config", "--config", "/tmp/x.conf"},
+             {"--config=/tmp/x.conf", "--check-config"}}) {
+        auto o = parseOptions(args);
+        ASSERT_TRUE(o.ok()) << o.error().what;
+        EXPECT_EQ(o->mode, Mode::CheckConfig);
+        ASSERT_TRUE(o->configFile.has_value());
+        EXPECT_EQ(*o->configFile, "/tmp/x.conf");
+    }
+}
+
+TEST(Options, HelpWinsAndVersion) {
+    EXPECT_EQ(parseOptions({"--check-config", "--help"})->mode, Mode::Help);
+    EXPECT_EQ(parseOptions({"-h"})->mode, Mode::Help);
+    EXPECT_EQ(parseOptions({"--version"})->mode, Mode::Version);
+}
+
+TEST(Options, RootsAndFlags) {
+    auto o = parseOptions({"--dry-run", "--cgroup-root", "/t/cg", "--proc-root=/t/proc",
+                           "--state-dir", "/t/state", "--bus-address", "unix:path=/t/bus",
+                           "--no-drop-ins"});
+    ASSERT_TRUE(o.ok()) << o.error().what;
+    EXPECT_TRUE(o->dryRun);
+    EXPECT_FALSE(o->dropIns);
+    EXPECT_EQ(*o->cgroupRoot, "/t/cg");
+    EXPECT_EQ(*o->procRoot, "/t/proc");
+    EXPECT_EQ(*o->stateDir, "/t/state");
+    EXPECT_EQ(*o->busAddress, "unix:path=/t/bus");
+}
+
+struct BadCase {
+    std::vector<std::string> args;
+    std::string expect;
+};
+
+class OptionsBad : public testing::TestWithParam<BadCase> {};
+
+TEST_P(OptionsBad, RejectedWithReason) {
+    auto o = parseOptions(GetParam().args);
+    ASSERT_FALSE(o.ok());
+    EXPECT_NE(o.error().what.find(GetParam().expect), std::string::npos) << o.error().what;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, OptionsBad,
+    testing::Values(BadCase{{"--frobnicate"}, "unknown option '--frobnicate'"},
+                    BadCase{{"--config"}, "--config needs a value"},
+                    BadCase{{"--config="}, "--config needs a non-empty value"},
+                    BadCase{{"--dry-run=yes"}, "--dry-run takes no value"},
+                    BadCase{{"--print"}, "--print goes with --check-config"},
+                    BadCase{{"extra"}, "unknown option 'extra'"}));
