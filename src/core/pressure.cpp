@@ -1,1 +1,381 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "memqos/core/pressure.hpp"
+
+#include "memqos/core/placement.hpp"
+#include "memqos/core/victims.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "numeric.hpp"
+
+namespace memqos::core {
+
+namespace {
+
+using detail::U128;
+
+enum class Kind { Some, Full, MemAvailable, Watermark, Swap };
+constexpr std::size_t kKinds = 5;
+
+struct Signal {
+    Kind kind = Kind::Some;
+    bool on = false;   // at or past the threshold
+    bool held = false; // at or past the threshold relaxed by hysteresis
+    std::string text;  // "full avg10 32.5% ≥ 20%"
+};
+
+// Signals of levels 1..3 (index 0..2).
+struct Evaluation {
+    std::array<std::vector<Signal>, 3> levels;
+    bool swapTrigger = false; // the level-3 swap signal is on
+
+    // Level `level`'s condition: any signal of that level or a higher one.
+    bool on(std::uint32_t level) const { return any(level, &Signal::on); }
+    bool held(std::uint32_t level) const { return any(level, &Signal::held); }
+
+private:
+    bool any(std::uint32_t level, bool Signal::*flag) const {
+        for (std::uint32_t l = level; l <= kMaxPressureLevel; ++l) {
+            for (const auto& s : levels[l - 1]) {
+                if (s.*flag) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+};
+
+Usec elapsed(TimePoint now, TimePoint since) {
+    return now > since ? now - since : Usec{0};
+}
+
+// MemAvailable/MemTotal, floored, in permyriad (for text only).
+std::uint64_t availablePermyriad(const parse::MemInfo& m) {
+    return static_cast<std::uint64_t>(U128{m.memAvailable} * kPermyriadOne / m.memTotal);
+}
+
+std::string memAvailableText(const parse::MemInfo& m, Permyriad threshold, bool withBytes) {
+    std::string text = "MemAvailable " + detail::permyriadText(availablePermyriad(m)) + " ≤ " +
+                       detail::permyriadText(threshold);
+    if (withBytes) {
+        text += " (" + formatBytes(m.memAvailable) + " of " + formatBytes(m.memTotal) + ")";
+    }
+    return text;
+}
+
+// memAvailable/memTotal ≤ threshold, and the same relaxed to
+// threshold/(1 − h): avail·(10000 − h) ≤ threshold·total.
+std::pair<bool, bool> memAvailableBelow(const parse::MemInfo& m, Permyriad threshold,
+                                        std::uint64_t keep) {
+    const U128 limit = U128{threshold} * m.memTotal;
+    return {U128{m.memAvailable} * kPermyriadOne <= limit, U128{m.memAvailable} * keep <= limit};
+}
+
+Evaluation evaluate(const Snapshot& snap, const PressureConfig& cfg) {
+    Evaluation ev;
+    const SystemSample& sys = snap.system;
+    const parse::MemInfo& mem = sys.mem;
+    const Bytes page = sys.pageSize == 0 ? kDefaultPageSize : sys.pageSize;
+    // 1 − h in permyriad; a hysteresis of 100 % or more would never let a
+    // level go, config rejects it, treat it as "always held".
+    const std::uint64_t keep = cfg.hysteresis >= kPermyriadOne ? 0 : kPermyriadOne - cfg.hysteresis;
+    const double keepFraction = static_cast<double>(keep) / static_cast<double>(kPermyriadOne);
+
+    for (std::uint32_t level = 1; level <= kMaxPressureLevel; ++level) {
+        const LevelThresholds& t = cfg.levels[level - 1];
+        auto& out = ev.levels[level - 1];
+        const auto psi = [&](Kind kind, const char* name, double value, double threshold) {
+            out.push_back(Signal{.kind = kind,
+                                 .on = value >= threshold,
+                                 .held = value >= threshold * keepFraction,
+                                 .text = std::string(name) + " avg10 " +
+                                         detail::percentText(value) + " ≥ " +
+                                         detail::percentText(threshold)});
+        };
+        if (sys.pressure && t.someAvg10) {
+            psi(Kind::Some, "some", sys.pressure->some.avg10, *t.someAvg10);
+        }
+        if (sys.pressure && sys.pressure->full && t.fullAvg10) {
+            psi(Kind::Full, "full", sys.pressure->full->avg10, *t.fullAvg10);
+        }
+        if (t.memAvailableBelow && mem.memTotal > 0) {
+            const auto [on, held] = memAvailableBelow(mem, *t.memAvailableBelow, keep);
+            out.push_back(Signal{.kind = Kind::MemAvailable,
+                                 .on = on,
+                                 .held = held,
+                                 .text = memAvailableText(mem, *t.memAvailableBelow, true)});
+        }
+        if (cfg.watermarks && level >= 2) {
+            // Level 2 looks at the low watermark (kswapd wakes), level 3 at
+            // min (allocations stall in direct reclaim).
+            const bool useMin = level == 3;
+            Signal s{.kind = Kind::Watermark, .on = false, .held = false, .text = {}};
+            for (const auto& z : sys.zones) {
+                if (z.managedPages == 0) {
+                    continue; // empty zones report zero watermarks
+                }
+                const std::uint64_t mark = useMin ? z.minPages : z.lowPages;
+                const bool on = z.freePages < mark;
+                const bool held =
+                    keep == 0 || U128{z.freePages} * kPermyriadOne < U128{mark} * keep;
+                if (on && !s.on) {
+                    s.text = "zone " + z.name + " (node " + std::to_string(z.node) + ") free " +
+                             formatBytes(detail::saturate(U128{z.freePages} * page)) + " < " +
+                             (useMin ? "min" : "low") + " watermark " +
+                             formatBytes(detail::saturate(U128{mark} * page));
+                }
+                s.on = s.on || on;
+                s.held = s.held || held;
+            }
+            if (!sys.zones.empty()) {
+                out.push_back(std::move(s));
+            }
+        }
+        const auto& t3 = cfg.levels[2];
+        if (level == 3 && cfg.swapUsedKill && t3.memAvailableBelow && mem.swapTotal > 0 &&
+            mem.memTotal > 0) {
+            const Bytes used = detail::subOrZero(mem.swapTotal, mem.swapFree);
+            const U128 usedScaled = U128{used} * kPermyriadOne;
+            const U128 limit = U128{*cfg.swapUsedKill} * mem.swapTotal;
+            const auto [availOn, availHeld] = memAvailableBelow(mem, *t3.memAvailableBelow, keep);
+            Signal s{.kind = Kind::Swap,
+                     .on = usedScaled >= limit && availOn,
+                     .held = usedScaled * kPermyriadOne >= limit * keep && availHeld,
+                     .text = "swap used " +
+                             detail::permyriadText(
+                                 static_cast<std::uint64_t>(usedScaled / mem.swapTotal)) +
+                             " ≥ " + detail::permyriadText(*cfg.swapUsedKill) + " (" +
+                             formatBytes(used) + " of " + formatBytes(mem.swapTotal) + ") with " +
+                             memAvailableText(mem, *t3.memAvailableBelow, false)};
+            ev.swapTrigger = s.on;
+            out.push_back(std::move(s));
+        }
+    }
+    return ev;
+}
+
+// The signals that put `level`'s condition on: for each kind, the text of
+// the highest level ≥ `level` at which it is on.
+std::string onText(const Evaluation& ev, std::uint32_t level) {
+    std::array<const Signal*, kKinds> pick{};
+    for (std::uint32_t l = kMaxPressureLevel; l >= level && l >= 1; --l) {
+        for (const auto& s : ev.levels[l - 1]) {
+            auto& slot = pick[static_cast<std::size_t>(s.kind)];
+            if (s.on && slot == nullptr) {
+                slot = &s;
+            }
+        }
+    }
+    std::string text;
+    for (const Signal* s : pick) {
+        if (s != nullptr) {
+            text += (text.empty() ? "" : "; ") + s->text;
+        }
+    }
+    return text;
+}
+
+// Current readings, for reasons that are not about a signal being on.
+std::string readingsText(const Snapshot& snap) {
+    const SystemSample& sys = snap.system;
+    std::string text;
+    if (sys.pressure) {
+        text = "some avg10 " + detail::percentText(sys.pressure->some.avg10);
+        if (sys.pressure->full) {
+            text += ", full avg10 " + detail::percentText(sys.pressure->full->avg10);
+        }
+    }
+    if (sys.mem.memTotal > 0) {
+        text += (text.empty() ? "" : ", ") + std::string("MemAvailable ") +
+                detail::permyriadText(availablePermyriad(sys.mem));
+    }
+    return text.empty() ? "no readings" : text;
+}
+
+std::uint64_t psiPermyriad(double percent) {
+    return percent > 0 ? static_cast<std::uint64_t>(std::llround(percent * 100)) : 0;
+}
+
+Bytes pageFloor(U128 v, Bytes page) {
+    return detail::saturate(v / page * page);
+}
+
+KillWorkload killAction(const Snapshot& snap, const Candidate& victim, const Evaluation& ev,
+                        std::uint32_t level) {
+    const parse::MemInfo& mem = snap.system.mem;
+    KillWorkload k{.victim = victim, .reason = {}, .numbers = {}};
+    std::string why = onText(ev, level);
+    if (why.empty()) {
+        why = "held by hysteresis, " + readingsText(snap);
+    }
+    k.reason = "kill " + victim.id + " (class " + victim.className + ", priority " +
+               std::to_string(victim.priority) + "): usage " + formatBytes(victim.usage) +
+               ", request " + formatBytes(victim.request) + ", excess " +
+               formatBytes(victim.excess) + ", swap " + formatBytes(victim.swapUsage) +
+               "; pressure level " + std::to_string(level) + ": " + why;
+    k.numbers = {
+        {"pressure_level", level},
+        {"class_rank", victim.rank},
+        {"usage", victim.usage},
+        {"request", victim.request},
+        {"excess", victim.excess},
+        {"swap_usage", victim.swapUsage},
+        {"memory_total", mem.memTotal},
+        {"memory_available", mem.memAvailable},
+        {"swap_total", mem.swapTotal},
+        {"swap_used", detail::subOrZero(mem.swapTotal, mem.swapFree)},
+        {"swap_trigger", ev.swapTrigger ? 1U : 0U},
+    };
+    if (snap.system.pressure) {
+        k.numbers.emplace_back("psi_some_avg10_permyriad",
+                               psiPermyriad(snap.system.pressure->some.avg10));
+        if (snap.system.pressure->full) {
+            k.numbers.emplace_back("psi_full_avg10_permyriad",
+                                   psiPermyriad(snap.system.pressure->full->avg10));
+        }
+    }
+    return k;
+}
+
+const CgroupSample* classSample(const Snapshot& snap, const std::string& name) {
+    for (const auto& c : snap.classes) {
+        if (c.name == name && c.cgroup) {
+            return &*c.cgroup;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
+                       const std::vector<ClassPolicy>& classes, const PressureState& state) {
+    PressureOutcome out{.decisions = {}, .state = state};
+    PressureState& st = out.state;
+    Decisions& d = out.decisions;
+    const TimePoint now = snapshot.now;
+    st.level = std::min(st.level, kMaxPressureLevel);
+    const Evaluation ev = evaluate(snapshot, config);
+
+    for (std::uint32_t level = 1; level <= kMaxPressureLevel; ++level) {
+        auto& since = st.aboveSince[level - 1];
+        if (!ev.on(level)) {
+            since.reset();
+        } else if (!since) {
+            since = now;
+        }
+    }
+    std::uint32_t target = 0;
+    for (std::uint32_t level = kMaxPressureLevel; level >= 1; --level) {
+        const auto& since = st.aboveSince[level - 1];
+        if (since && elapsed(now, *since) >= config.levels[level - 1].duration) {
+            target = level;
+            break;
+        }
+    }
+
+    const std::uint32_t before = st.level;
+    if (target > st.level) {
+        st.level = target;
+        st.belowSince.reset();
+        st.reason = onText(ev, target) + " for " +
+                    detail::durationText(elapsed(now, *st.aboveSince[target - 1]));
+    } else if (st.level > 0) {
+        if (ev.held(st.level)) {
+            st.belowSince.reset();
+        } else {
+            if (!st.belowSince) {
+                st.belowSince = now;
+            }
+            const Usec calm = elapsed(now, *st.belowSince);
+            if (calm >= config.recoveryDuration) {
+                st.reason = "below level " + std::to_string(st.level) + " thresholds (hysteresis " +
+                            detail::permyriadText(config.hysteresis) + ") for " +
+                            detail::durationText(calm) + ": " + readingsText(snapshot);
+                --st.level;
+                // Each step down needs its own calm period.
+                st.belowSince =
+                    st.level > 0 && !ev.held(st.level) ? std::optional(now) : std::nullopt;
+            }
+        }
+    }
+    if (st.level != before) {
+        d.actions.emplace_back(SetPressureLevel{.level = st.level, .reason = st.reason});
+        d.reasons.push_back("pressure level " + std::to_string(before) + " → " +
+                            std::to_string(st.level) + ": " + st.reason);
+    }
+    const bool open = st.level == 0;
+    if (open != st.admissionOpen) {
+        st.admissionOpen = open;
+        d.actions.emplace_back(SetAdmission{.open = open});
+        d.reasons.push_back(open
+                                ? std::string("admission reopened at pressure level 0")
+                                : "admission closed at pressure level " + std::to_string(st.level));
+    }
+
+    std::vector<const ClassPolicy*> ordered;
+    ordered.reserve(classes.size());
+    for (const auto& c : classes) {
+        ordered.push_back(&c);
+    }
+    std::sort(ordered.begin(), ordered.end(), [](const ClassPolicy* a, const ClassPolicy* b) {
+        return a->rank != b->rank ? a->rank < b->rank : a->name < b->name;
+    });
+    const Bytes page = snapshot.system.pageSize == 0 ? kDefaultPageSize : snapshot.system.pageSize;
+
+    if (st.level >= 1) {
+        for (const ClassPolicy* c : ordered) {
+            const CgroupSample* sample = classSample(snapshot, c->name);
+            if ((!c->memoryGuard && !c->reclaim) || sample == nullptr) {
+                continue;
+            }
+            // A small step per tick: memory.reclaim of a large amount blocks
+            // the writer and can overshoot into the working set.
+            const Bytes bytes =
+                pageFloor(U128{sample->memoryCurrent} * kReclaimStep / kPermyriadOne, page);
+            if (bytes > 0) {
+                d.actions.emplace_back(ReclaimClass{.className = c->name, .bytes = bytes});
+            }
+        }
+    }
+    if (st.level >= 2) {
+        for (const ClassPolicy* c : ordered) {
+            if (!c->memoryGuard) {
+                continue;
+            }
+            if (const CgroupSample* sample = classSample(snapshot, c->name)) {
+                const Bytes high = pageFloor(U128{sample->memoryCurrent} *
+                                                 (kPermyriadOne - kThrottleCut) / kPermyriadOne,
+                                             page);
+                if (high > 0) {
+                    d.actions.emplace_back(ThrottleClass{.className = c->name, .memoryHigh = high});
+                }
+            }
+            d.actions.emplace_back(ShrinkBalloons{.className = c->name});
+        }
+    }
+    if (st.level >= kMaxPressureLevel) {
+        std::vector<Candidate> ranked = rankVictims(snapshot, classes, ev.swapTrigger);
+        if (ranked.size() > kConsideredVictims) {
+            ranked.resize(kConsideredVictims);
+        }
+        d.consideredVictims = ranked;
+        const bool cooling = st.lastKill && now < *st.lastKill + config.killCooldown;
+        if (ranked.empty()) {
+            d.reasons.emplace_back("level 3 but no killable candidate");
+        } else if (cooling) {
+            d.reasons.push_back("level 3: kill cooldown, next kill possible in " +
+                                detail::durationText(*st.lastKill + config.killCooldown - now));
+        } else {
+            KillWorkload k = killAction(snapshot, ranked.front(), ev, st.level);
+            d.reasons.push_back(k.reason);
+            d.actions.emplace_back(std::move(k));
+            st.lastKill = now;
+        }
+    }
+    return out;
+}
+
+} // namespace memqos::core

@@ -1,1 +1,60 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "memqos/core/victims.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include "numeric.hpp"
+
+namespace memqos::core {
+
+std::vector<Candidate> rankVictims(const Snapshot& snapshot,
+                                   const std::vector<ClassPolicy>& classes, bool swapTrigger) {
+    std::vector<Candidate> out;
+    for (const auto& ws : snapshot.workloads) {
+        const ClassPolicy* cls = findClass(classes, ws.workload.className);
+        if (cls == nullptr || !cls->killable || !ws.cgroup) {
+            continue;
+        }
+        const Bytes usage = ws.cgroup->memoryCurrent;
+        const Bytes request = ws.workload.request;
+        out.push_back(Candidate{
+            .id = ws.workload.id,
+            .className = cls->name,
+            .rank = cls->rank,
+            .aboveRequest = usage > request,
+            .priority = ws.workload.priority,
+            .usage = usage,
+            .request = request,
+            .excess = detail::subOrZero(usage, request),
+            .swapUsage = ws.cgroup->swapCurrent,
+        });
+    }
+    // usage − request as a signed quantity without overflow: compare
+    // usage_a + request_b with usage_b + request_a in 128 bits.
+    const auto moreExcess = [](const Candidate& a, const Candidate& b) {
+        return detail::U128{a.usage} + b.request > detail::U128{b.usage} + a.request;
+    };
+    // stable: two entries with the same id (a caller bug) keep snapshot order.
+    std::stable_sort(out.begin(), out.end(), [&](const Candidate& a, const Candidate& b) {
+        if (a.rank != b.rank) {
+            return a.rank < b.rank;
+        }
+        if (a.aboveRequest != b.aboveRequest) {
+            return a.aboveRequest;
+        }
+        if (a.priority != b.priority) {
+            return a.priority < b.priority;
+        }
+        if (swapTrigger && a.swapUsage != b.swapUsage) {
+            return a.swapUsage > b.swapUsage;
+        }
+        if (moreExcess(a, b) || moreExcess(b, a)) {
+            return moreExcess(a, b);
+        }
+        return a.id < b.id;
+    });
+    return out;
+}
+
+} // namespace memqos::core

@@ -3,14 +3,21 @@
 // Classes and workloads: what memqos manages (DESIGN §1).
 
 #include "memqos/core/types.hpp"
+#include "memqos/util/result.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace memqos::core {
+
+// Named numbers that explain a decision (D-Bus a{st}, journal fields), in a
+// fixed order. Keys are snake_case with the unit in the name where it is not
+// bytes ("ratio_permille").
+using Numbers = std::vector<std::pair<std::string, std::uint64_t>>;
 
 enum class WorkloadKind { Service, Scope, Vm };
 std::string_view toString(WorkloadKind k);
@@ -44,10 +51,19 @@ struct ClassPolicy {
 
     // "memqos-<name>.slice"
     std::string slice() const;
+
+    friend bool operator==(const ClassPolicy&, const ClassPolicy&) = default;
 };
 
-// The four embedded defaults of DESIGN §1: system, dedicated, shared, reclaimed.
+// The four embedded defaults of DESIGN §1, in this order:
+//   name       rank protection f     killable swap oom_score_adj reclaim guard
+//   system     3    Min        off   no       no   -999          no      no
+//   dedicated  2    Min        off   no       no   -997          no      no
+//   shared     1    Low        0.9   yes      yes  Burstable     yes     no
+//   reclaimed  0    None       off   yes      yes  1000          yes     yes
 std::vector<ClassPolicy> defaultClasses();
+// The class named `name` (exact, case-sensitive), or nullptr. The pointer is
+// into `classes` and lives as long as it is not modified.
 const ClassPolicy* findClass(const std::vector<ClassPolicy>& classes, std::string_view name);
 
 // A workload: one systemd unit (service or scope) or one libvirt domain.
@@ -56,12 +72,30 @@ struct Workload {
     std::string id;
     WorkloadKind kind = WorkloadKind::Service;
     std::string className;
-    Bytes request = 0;     // 0 = no request
-    Limit limit;           // nullopt = no limit
+    Bytes request = 0;         // 0 = no request
+    Limit limit;               // nullopt = no limit
     std::int32_t priority = 0; // higher = more important within a class
+
+    friend bool operator==(const Workload&, const Workload&) = default;
 };
 
-// Kind from an id: "*.service" Service, "*.scope" Scope, "vm:*" Vm; nullopt otherwise.
+// Kind from an id, by shape only: "<x>.service" Service, "<x>.scope" Scope,
+// "vm:<x>" Vm, each with a non-empty <x>; nullopt otherwise. It does not
+// check the characters: use validateWorkloadId for input from outside.
 std::optional<WorkloadKind> kindFromId(std::string_view id);
+
+// Checks an id from outside (config, D-Bus) before it reaches systemd or
+// libvirt. Errors (std::errc::invalid_argument) say what is wrong and quote
+// the id with non-printable bytes escaped.
+//  Unit names (systemd's unit_name_is_valid, restricted to what memqos
+//  manages): 1..255 bytes; characters A-Z a-z 0-9 : _ . - @ and "\xNN"
+//  escapes (backslash, 'x', two hex digits); suffix ".service" or ".scope"
+//  after a non-empty prefix; no "/" and no ".."; not starting with "-" or
+//  "."; at most one "@", not first, and not directly before the suffix (a
+//  template such as "getty@.service" is not a running unit).
+//  "vm:<name>": the libvirt domain name is 1..255 bytes without "/" and
+//  without ASCII control characters (0x00-0x1f, 0x7f); bytes >= 0x80 are
+//  allowed because libvirt accepts UTF-8 names.
+Status validateWorkloadId(std::string_view id);
 
 } // namespace memqos::core

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Placement under memory over-commitment (DESIGN §4; Ganeti
+// design-memory-over-commitment, node side). Only VM memory is
+// overcommitted; host memory (reserve, services) counts one to one.
+
+#include "memqos/core/model.hpp"
+#include "memqos/core/types.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace memqos::core {
+
+// Every number is in bytes except memoryRatio.
+struct PlacementInput {
+    Bytes memTotal = 0;    // MemTotal
+    Bytes nodeReserve = 0; // Ganeti mem_node, memory kept for the host
+    Bytes services = 0;    // Σ request of the managed non-VM workloads
+    Bytes instances = 0;   // Σ limit of the VMs that run or are meant to run
+    Bytes reserved = 0;    // failover reserve
+    // Ganeti memory_ratio. Config rejects < 1.0, but these functions take
+    // any value: below 1.0 the same formulas simply allow less than
+    // `available` (sane, never a crash); NaN or ≤ 0 counts as 0 (nothing
+    // fits); it is used with a precision of 1e-6.
+    double memoryRatio = 1.0;
+    Bytes swapTotal = 0;
+};
+
+// available = memTotal − nodeReserve − services, 0 when that is ≤ 0.
+Bytes availableMemory(const PlacementInput& in);
+
+// ceil((ratio − 1) · available): the swap a host needs so that overcommitted
+// VMs can be paged out; 0 for ratio ≤ 1. Saturates at UINT64_MAX.
+Bytes requiredSwap(Bytes available, double memoryRatio);
+
+enum class VerdictKind { Fits, Soft, Hard };
+// "fits", "soft", "hard"
+std::string_view toString(VerdictKind k);
+
+// Numbers are for D-Bus (a{st}), in a fixed order. Keys:
+//   memory_total node_reserved services available instances reserved
+//   candidate (bytes); ratio_permille (memory ratio × 1000, rounded);
+//   usage_before_permille usage_after_permille
+//   usage_after_with_reserve_permille ((instances [+ candidate]
+//   [+ reserved]) / available × 1000, rounded up so that a hard violation
+//   never shows a usage equal to the ratio; absent when available is 0);
+//   swap_total swap_required (bytes).
+// (core::Numbers, model.hpp)
+
+struct Verdict {
+    VerdictKind kind = VerdictKind::Hard;
+    std::string message; // one line for humans, starting with toString(kind)
+    Numbers numbers;
+};
+
+// Ganeti's node-side check of a candidate VM of `candidate` bytes (its
+// limit): with available as above,
+//   fits  if (instances + reserved + candidate) ≤ ratio · available
+//   hard  if (instances + candidate)            > ratio · available
+//   soft  otherwise (fits only by eating the failover reserve).
+// Comparisons are exact (128-bit integers, ratio in millionths), so a usage
+// exactly at the ratio fits. available == 0 (reserve and services take all
+// memory) is always hard, even for a candidate of 0 bytes.
+Verdict checkPlacement(const PlacementInput& in, Bytes candidate);
+
+// Per class: what its slice protects and what its members ask for.
+struct ClassCoverage {
+    std::string className;
+    Bytes sliceMin = 0;
+    Bytes sliceLow = 0;
+    Bytes membersMin = 0;
+    Bytes membersLow = 0;
+};
+
+struct Finding {
+    std::string severity; // "error" | "warning" | "info"
+    std::string code;     // stable, for scripts
+    std::string message;  // one line, with the numbers
+
+    friend bool operator==(const Finding&, const Finding&) = default;
+};
+
+// Whole-node check (memqosctl verify, D-Bus Verify). Findings, in this order:
+//   error   "no-memory-available"        reserve + services ≥ MemTotal
+//   error   "ratio-exceeded"             instances > ratio · available
+//   error   "protection-exceeds-available" protectedMin > available
+//   warning "swap-insufficient"          swapTotal < requiredSwap(available, ratio)
+//   warning "overcommitted-beyond-swap"  available + swapTotal < instances + reserved
+//   warning "slice-protection-short"     per class (in the given order) whose slice
+//                                        memory.min or memory.low is below its members' sum
+//   info    "summary"                    always, last: the numbers in one line
+// protectedMin: Σ memory.min of the protected classes' members that compete
+// for `available` — the services' requests are already subtracted from it,
+// so a caller that passes every member's memory.min counts services twice.
+std::vector<Finding> verifyPlacement(const PlacementInput& in, Bytes protectedMin,
+                                     const std::vector<ClassCoverage>& coverage);
+
+// Human size with one decimal in binary units: "0 B", "512 B", "1.5 KiB",
+// "993.0 MiB", "2.0 GiB", "1.5 TiB" (rounded half up; a value that rounds to
+// 1024.0 of a unit is shown in the next one).
+std::string formatBytes(Bytes b);
+
+} // namespace memqos::core

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The pressure ladder (DESIGN §4) as a pure function of a Snapshot, the
+// config and the previous state. The thresholds and their meaning are in
+// pressure_config.hpp; this header adds what that comment leaves open.
+//
+// Signals, each evaluated per level L = 1..3 with levels[L-1]'s thresholds:
+//   some avg10 ≥ someAvg10, full avg10 ≥ fullAvg10
+//       system memory PSI; off when the snapshot has no PSI (or no "full"
+//       line), so a kernel without PSI decides on MemAvailable alone.
+//   MemAvailable/MemTotal ≤ memAvailableBelow (exact, in permyriad); off
+//       when MemTotal is 0.
+//   watermarks (L = 2: free < low, L = 3: free < min) in any zone with
+//       managed pages, when `watermarks` is on.
+//   swap trigger (L = 3): swap used/total ≥ swapUsedKill while MemAvailable
+//       is at or below level 3's memAvailableBelow; off when either
+//       threshold is off or there is no swap.
+// A level's condition is "any signal of this level OR A HIGHER ONE is on":
+// pressure bad enough for level 3 also justifies levels 1 and 2, so a
+// level-3-only signal (watermark min, swap trigger) climbs through them.
+// The condition "holds" with hysteresis h when a signal is at or past
+// threshold·(1 − h) (percentages, swap) or at or below threshold/(1 − h)
+// (MemAvailable, watermarks); hysteresis must be below 100 %.
+//
+// Entry: aboveSince[L-1] is when level L's condition started holding
+// (without hysteresis), reset when it stops. The new level is the highest L
+// whose condition has held for ≥ levels[L-1].duration, if above the current
+// one: several levels may be skipped at once.
+// Exit: when the current level's condition with hysteresis has been false
+// for ≥ recoveryDuration (belowSince), one level down; the next step down
+// needs another recoveryDuration.
+// Actions, every tick at the resulting level:
+//   level change → SetPressureLevel; admission change → SetAdmission
+//   ≥ 1: ReclaimClass for every class with memoryGuard or reclaim and a
+//        sample: 1 % of its memory.current, page-aligned (skipped if 0)
+//   ≥ 2: ThrottleClass for memoryGuard classes with a sample: memory.high =
+//        95 % of memory.current, page-aligned; ShrinkBalloons for each
+//        memoryGuard class
+//   3:   consideredVictims = top 10 of rankVictims (by swap when the swap
+//        trigger is on); KillWorkload of the first unless a kill happened
+//        less than killCooldown ago; a reason instead when there is no
+//        candidate.
+// Classes are visited by rank, then name. `now` is snapshot.now only.
+
+#include "memqos/core/decisions.hpp"
+#include "memqos/core/model.hpp"
+#include "memqos/core/pressure_config.hpp"
+#include "memqos/core/snapshot.hpp"
+#include "memqos/core/types.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace memqos::core {
+
+inline constexpr std::uint32_t kMaxPressureLevel = 3;
+inline constexpr std::size_t kConsideredVictims = 10;
+inline constexpr Permyriad kReclaimStep = 100; // 1 % of the class's usage per tick
+inline constexpr Permyriad kThrottleCut = 500; // memory.high 5 % under usage
+
+// Cross-tick memory of the ladder. A default-constructed state is level 0
+// with admission open (the daemon's start state).
+struct PressureState {
+    std::uint32_t level = 0;
+    // aboveSince[i]: since when level i+1's entry condition holds; nullopt
+    // while it does not.
+    std::array<std::optional<TimePoint>, 3> aboveSince;
+    // Since when the current level's condition (with hysteresis) is false.
+    std::optional<TimePoint> belowSince;
+    std::optional<TimePoint> lastKill;
+    bool admissionOpen = true;
+    // Why the ladder is at `level` (the last SetPressureLevel reason).
+    std::string reason;
+
+    friend bool operator==(const PressureState&, const PressureState&) = default;
+};
+
+struct PressureOutcome {
+    Decisions decisions;
+    PressureState state;
+};
+
+PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
+                       const std::vector<ClassPolicy>& classes, const PressureState& state);
+
+} // namespace memqos::core

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "memqos/core/pressure.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <type_traits>
+
+#include "literals.hpp"
+
+namespace memqos::core {
+namespace {
+
+using namespace test; // NOLINT(google-build-using-namespace): unit literals
+
+// A host whose MemTotal is a multiple of 10000, so percentages are exact.
+constexpr Bytes kTotal = 16'000'000'000;
+constexpr Bytes kPerMyriad = kTotal / 10000;
+
+WorkloadSample sample(const std::string& id, const std::string& cls, Bytes request, Bytes usage,
+                      Bytes swap = 0) {
+    return WorkloadSample{
+        .workload = {.id = id, .className = cls, .request = request},
+        .cgroup = CgroupSample{.path = "memqos.slice/memqos-" + cls + ".slice/" + id,
+                               .memoryCurrent = usage,
+                               .swapCurrent = swap},
+    };
+}
+
+ClassSample classSample(const std::string& name, Bytes usage) {
+    return ClassSample{.name = name,
+                       .cgroup = CgroupSample{.path = "memqos.slice/memqos-" + name + ".slice",
+                                              .memoryCurrent = usage}};
+}
+
+// Calm host at `seconds`: PSI 0, MemAvailable 50 %, no swap, no zones.
+Snapshot calm(std::int64_t seconds) {
+    return Snapshot{
+        .now = at(seconds),
+        .system = {.mem = {.memTotal = kTotal, .memFree = 4_GiB, .memAvailable = kTotal / 2},
+                   .pressure = parse::Pressure{.some = {}, .full = parse::PressureLine{}},
+                   .pageSize = 4096},
+        .classes = {classSample("system", 12_GiB), classSample("shared", 4_GiB),
+                    classSample("reclaimed", 2_GiB)},
+        .workloads = {sample("db.service", "system", 1_GiB, 10_GiB),
+                      sample("web.service", "shared", 1_GiB, 1536_MiB),
+                      sample("batch.service", "reclaimed", 0, 1_GiB, 100_MiB),
+                      sample("vm:scratch", "reclaimed", 512_MiB, 768_MiB, 1_GiB)},
+    };
+}
+
+Snapshot psi(std::int64_t seconds, double some, double full) {
+    Snapshot s = calm(seconds);
+    s.system.pressure =
+        parse::Pressure{.some = {.avg10 = some}, .full = parse::PressureLine{.avg10 = full}};
+    return s;
+}
+
+// MemAvailable at `permyriad` of MemTotal, and no PSI file at all.
+Snapshot available(std::int64_t seconds, std::uint64_t permyriad) {
+    Snapshot s = calm(seconds);
+    s.system.pressure.reset();
+    s.system.mem.memAvailable = kPerMyriad * permyriad;
+    return s;
+}
+
+Snapshot zone(std::int64_t seconds, std::uint64_t free, std::uint64_t managed = 1'000'000) {
+    Snapshot s = calm(seconds);
+    s.system.zones = {
+        parse::Zone{.node = 0,
+                    .name = "DMA32",
+                    .freePages = 100'000,
+                    .minPages = 200,
+                    .lowPages = 300,
+                    .highPages = 400,
+                    .managedPages = 500'000},
+        parse::Zone{.node = 0,
+                    .name = "Normal",
+                    .freePages = free,
+                    .minPages = 2000,
+                    .lowPages = 3000,
+                    .highPages = 4000,
+                    .managedPages = managed},
+    };
+    return s;
+}
+
+// 4 GiB swap, `usedPermyriad` of it used, with MemAvailable at `permyriad`.
+Snapshot swapped(std::int64_t seconds, std::uint64_t permyriad,
+                 std::uint64_t usedPermyriad = 9500) {
+    Snapshot s = available(seconds, permyriad);
+    s.system.mem.swapTotal = 4_GiB;
+    s.system.mem.swapFree = 4_GiB / 10000 * (10000 - usedPermyriad);
+    return s;
+}
+
+Snapshot onlyProtected(std::int64_t seconds) {
+    Snapshot s = psi(seconds, 60, 50);
+    s.workloads = {sample("db.service", "system", 1_GiB, 60_GiB),
+                   sample("vm:gold", "dedicated", 8_GiB, 8_GiB)};
+    return s;
+}
+
+Snapshot noWorkloads(std::int64_t seconds) {
+    Snapshot s = psi(seconds, 60, 50);
+    s.workloads.clear();
+    return s;
+}
+
+std::string describe(const Action& a) {
+    return std::visit(
+        [](const auto& x) -> std::string {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, SetPressureLevel>) {
+                return "level " + std::to_string(x.level);
+            } else if constexpr (std::is_same_v<T, SetAdmission>) {
+                return x.open ? "admission open" : "admission closed";
+            } else if constexpr (std::is_same_v<T, ReclaimClass>) {
+                return "reclaim " + x.className;
+            } else if constexpr (std::is_same_v<T, ThrottleClass>) {
+                return "throttle " + x.className;
+            } else if constexpr (std::is_same_v<T, ShrinkBalloons>) {
+                return "shrink " + x.className;
+            } else {
+                return "kill " + x.victim.id;
+            }
+        },
+        a);
+}
+
+std::vector<std::string> describe(const Decisions& d) {
+    std::vector<std::string> out;
+    for (const auto& a : d.actions) {
+        out.push_back(describe(a));
+    }
+    return out;
+}
+
+using Strings = std::vector<std::string>;
+
+Strings operator+(Strings a, const Strings& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+// Per-tick actions at levels 1 and ≥ 2 with the default classes (by rank).
+Strings l1() {
+    return {"reclaim reclaimed", "reclaim shared"};
+}
+Strings l2() {
+    return l1() + Strings{"throttle reclaimed", "shrink reclaimed"};
+}
+
+struct Step {
+    Snapshot snapshot;
+    std::uint32_t level;
+    Strings actions;
+};
+
+struct LadderCase {
+    const char* name;
+    std::vector<Step> steps;
+    PressureConfig config = {};
+};
+
+PressureConfig noWatermarks() {
+    PressureConfig c;
+    c.watermarks = false;
+    return c;
+}
+
+class Ladder : public ::testing::TestWithParam<LadderCase> {};
+
+TEST_P(Ladder, Steps) {
+    const auto& c = GetParam();
+    PressureState state;
+    for (std::size_t i = 0; i < c.steps.size(); ++i) {
+        const Step& step = c.steps[i];
+        const PressureOutcome out = decide(step.snapshot, c.config, defaultClasses(), state);
+        EXPECT_EQ(out.state.level, step.level)
+            << "step " << i << " at " << step.snapshot.now.count() << "us";
+        EXPECT_EQ(describe(out.decisions), step.actions) << "step " << i;
+        EXPECT_EQ(out.state.admissionOpen, out.state.level == 0) << "step " << i;
+        state = out.state;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CorePressure, Ladder,
+    ::testing::Values(
+        LadderCase{"calm_stays_zero",
+                   {{calm(0), 0, {}}, {calm(1), 0, {}}, {calm(5), 0, {}}, {calm(30), 0, {}}}},
+        LadderCase{"spike_shorter_than_duration",
+                   {{psi(0, 15, 0), 0, {}},
+                    {psi(1, 15, 0), 0, {}},
+                    {psi(2, 0, 0), 0, {}}, // dropped: the since resets
+                    {psi(3, 15, 0), 0, {}},
+                    {psi(4, 15, 0), 0, {}}}},
+        LadderCase{"level_one_after_duration",
+                   {{psi(0, 15, 0), 0, {}},
+                    {psi(1, 15, 0), 0, {}},
+                    {psi(2, 15, 0), 1, Strings{"level 1", "admission closed"} + l1()},
+                    {psi(3, 15, 0), 1, l1()}}},
+        LadderCase{"threshold_is_inclusive",
+                   {{psi(0, 10, 0), 0, {}},
+                    {psi(2, 10, 0), 1, Strings{"level 1", "admission closed"} + l1()}}},
+        LadderCase{
+            "jump_to_three",
+            {{psi(0, 60, 50), 0, {}},
+             {psi(10, 60, 50), 3,
+              Strings{"level 3", "admission closed"} + l2() + Strings{"kill batch.service"}}}},
+        LadderCase{
+            "climb_through_levels",
+            {{psi(0, 60, 50), 0, {}},
+             {psi(2, 60, 50), 1, Strings{"level 1", "admission closed"} + l1()},
+             {psi(5, 60, 50), 2, Strings{"level 2"} + l2()},
+             {psi(10, 60, 50), 3, Strings{"level 3"} + l2() + Strings{"kill batch.service"}}}},
+        LadderCase{"kill_once_per_cooldown",
+                   {{psi(0, 60, 50), 0, {}},
+                    {psi(10, 60, 50), 3,
+                     Strings{"level 3", "admission closed"} + l2() + Strings{"kill batch.service"}},
+                    {psi(11, 60, 50), 3, l2()},
+                    {psi(24, 60, 50), 3, l2()},
+                    {psi(25, 60, 50), 3, l2() + Strings{"kill batch.service"}},
+                    {psi(26, 60, 50), 3, l2()}}},
+        LadderCase{"hysteresis_keeps_level",
+                   {{psi(0, 15, 0), 0, {}},
+                    {psi(2, 15, 0), 1, Strings{"level 1", "admission closed"} + l1()},
+                    {psi(3, 9, 0), 1, l1()},    // under 10 but ≥ 10·(1 − 0.2)
+                    {psi(20, 8, 0), 1, l1()},   // exactly 8 still holds
+                    {psi(21, 7.9, 0), 1, l1()}, // released: recovery starts
+                    {psi(30, 7.9, 0), 1, l1()},
+                    {psi(31, 7.9, 0), 0, {"level 0", "admission open"}},
+                    {psi(32, 7.9, 0), 0, {}}}},
+        LadderCase{"recovery_one_level_per_duration",
+                   {{psi(0, 60, 50), 0, {}},
+                    {psi(10, 60, 50), 3,
+                     Strings{"level 3", "admission closed"} + l2() + Strings{"kill batch.service"}},
+                    {calm(11), 3, l2()},
+                    {calm(20), 3, l2()},
+                    {calm(21), 2, Strings{"level 2"} + l2()},
+                    {calm(30), 2, l2()},
+                    {calm(31), 1, Strings{"level 1"} + l1()},
+                    {calm(41), 0, {"level 0", "admission open"}}}},
+        LadderCase{"recovery_interrupted",
+                   {{psi(0, 15, 0), 0, {}},
+                    {psi(2, 15, 0), 1, Strings{"level 1", "admission closed"} + l1()},
+                    {calm(3), 1, l1()},
+                    {psi(8, 9, 0), 1, l1()}, // held again: recovery restarts
+                    {calm(9), 1, l1()},
+                    {calm(13), 1, l1()},
+                    {calm(19), 0, {"level 0", "admission open"}}}},
+        LadderCase{
+            "memavailable_only_without_psi",
+            {{available(0, 150), 0, {}},
+             {available(2, 150), 1, Strings{"level 1", "admission closed"} + l1()},
+             {available(5, 150), 2, Strings{"level 2"} + l2()},
+             {available(10, 150), 3, Strings{"level 3"} + l2() + Strings{"kill batch.service"}}}},
+        LadderCase{"memavailable_threshold_is_inclusive",
+                   {{available(0, 1000), 0, {}},
+                    {available(2, 1000), 1, Strings{"level 1", "admission closed"} + l1()}}},
+        LadderCase{"memavailable_hysteresis",
+                   {{available(0, 900), 0, {}},
+                    {available(2, 900), 1, Strings{"level 1", "admission closed"} + l1()},
+                    {available(3, 1250), 1, l1()}, // ≤ 10 % / (1 − 0.2)
+                    {available(4, 1251), 1, l1()}, // released
+                    {available(13, 1300), 1, l1()},
+                    {available(14, 1300), 0, {"level 0", "admission open"}}}},
+        LadderCase{"no_psi_and_plenty_of_memory",
+                   {{available(0, 5000), 0, {}}, {available(60, 5000), 0, {}}}},
+        LadderCase{"watermark_low_is_level_two",
+                   {{zone(0, 2500), 0, {}},
+                    {zone(2, 2500), 1, Strings{"level 1", "admission closed"} + l1()},
+                    {zone(5, 2500), 2, Strings{"level 2"} + l2()},
+                    {zone(30, 2500), 2, l2()}}},
+        LadderCase{
+            "watermark_min_is_level_three",
+            {{zone(0, 1999), 0, {}},
+             {zone(10, 1999), 3,
+              Strings{"level 3", "admission closed"} + l2() + Strings{"kill batch.service"}}}},
+        LadderCase{"watermark_at_low_is_fine", {{zone(0, 3000), 0, {}}, {zone(30, 3000), 0, {}}}},
+        LadderCase{"zone_without_managed_pages_ignored",
+                   {{zone(0, 0, 0), 0, {}}, {zone(30, 0, 0), 0, {}}}},
+        LadderCase{"watermarks_off", {{zone(0, 0), 0, {}}, {zone(30, 0), 0, {}}}, noWatermarks()},
+        LadderCase{"swap_trigger_kills_largest_swap_user",
+                   {{swapped(0, 150), 0, {}},
+                    {swapped(10, 150), 3,
+                     Strings{"level 3", "admission closed"} + l2() + Strings{"kill vm:scratch"}}}},
+        LadderCase{
+            "swap_below_trigger_ranks_by_excess",
+            {{swapped(0, 150, 8999), 0, {}},
+             {swapped(10, 150, 8999), 3,
+              Strings{"level 3", "admission closed"} + l2() + Strings{"kill batch.service"}}}},
+        LadderCase{"swap_trigger_at_threshold",
+                   {{swapped(0, 150, 9000), 0, {}},
+                    {swapped(10, 150, 9000), 3,
+                     Strings{"level 3", "admission closed"} + l2() + Strings{"kill vm:scratch"}}}},
+        LadderCase{"swap_full_memory_fine",
+                   {{swapped(0, 5000), 0, {}}, {swapped(30, 5000), 0, {}}}},
+        LadderCase{"protected_never_killed",
+                   {{onlyProtected(0), 0, {}},
+                    {onlyProtected(10), 3, Strings{"level 3", "admission closed"} + l2()}}},
+        LadderCase{"no_candidate_no_kill",
+                   {{noWorkloads(0), 0, {}},
+                    {noWorkloads(10), 3, Strings{"level 3", "admission closed"} + l2()},
+                    {noWorkloads(11), 3, l2()}}}),
+    test::ByName());
+
+PressureOutcome run(const std::vector<Snapshot>& snaps, const PressureConfig& cfg = {},
+                    const std::vector<ClassPolicy>& classes = defaultClasses()) {
+    PressureOutcome out{.decisions = {}, .state = {}};
+    for (const auto& s : snaps) {
+        out = decide(s, cfg, classes, out.state);
+    }
+    return out;
+}
+
+TEST(CorePressure, LevelReasonNamesSignalAndNumbers) {
+    const auto out = run({psi(0, 0, 32.5), psi(10, 0, 32.5)});
+    ASSERT_FALSE(out.decisions.actions.empty());
+    EXPECT_EQ(std::get<SetPressureLevel>(out.decisions.actions[0]),
+              (SetPressureLevel{.level = 3, .reason = "full avg10 32.5% ≥ 20% for 10s"}));
+    EXPECT_EQ(out.decisions.reasons.at(0), "pressure level 0 → 3: full avg10 32.5% ≥ 20% for 10s");
+    EXPECT_EQ(out.decisions.reasons.at(1), "admission closed at pressure level 3");
+    EXPECT_EQ(out.state.reason, "full avg10 32.5% ≥ 20% for 10s");
+}
+
+TEST(CorePressure, LevelReasonListsEverySignalOnce) {
+    const auto out = run({available(0, 150), available(2, 150)});
+    // Level 1 entered on MemAvailable; the number shown is the highest
+    // level's threshold it passes (2 %), not one line per level.
+    EXPECT_EQ(out.state.reason, "MemAvailable 1.5% ≤ 2% (228.9 MiB of 14.9 GiB) for 2s");
+}
+
+TEST(CorePressure, RecoveryReason) {
+    const auto out = run({psi(0, 15, 0), psi(2, 15, 0), calm(3), calm(13)});
+    EXPECT_EQ(out.state.level, 0U);
+    EXPECT_EQ(out.state.reason, "below level 1 thresholds (hysteresis 20%) for 10s: some avg10 0%, "
+                                "full avg10 0%, MemAvailable 50%");
+}
+
+TEST(CorePressure, WatermarkAndSwapReasons) {
+    EXPECT_EQ(run({zone(0, 1000), zone(10, 1000)}).state.reason,
+              "zone Normal (node 0) free 3.9 MiB < min watermark 7.8 MiB for 10s");
+    EXPECT_EQ(run({swapped(0, 150), swapped(10, 150)}).state.reason,
+              "MemAvailable 1.5% ≤ 2% (228.9 MiB of 14.9 GiB); swap used 95% ≥ 90% (3.8 GiB of 4.0 "
+              "GiB) with "
+              "MemAvailable 1.5% ≤ 2% for 10s");
+}
+
+TEST(CorePressure, ActionAmounts) {
+    const auto out = run({psi(0, 30, 6), psi(5, 30, 6)});
+    ASSERT_EQ(out.state.level, 2U);
+    const std::vector<Action> expected{
+        SetPressureLevel{.level = 2, .reason = "some avg10 30% ≥ 25%; full avg10 6% ≥ 5% for 5s"},
+        SetAdmission{.open = false},
+        // 1 % of 2 GiB and 4 GiB, page-aligned down
+        ReclaimClass{.className = "reclaimed", .bytes = 21471232},
+        ReclaimClass{.className = "shared", .bytes = 42946560},
+        // 95 % of 2 GiB, page-aligned down
+        ThrottleClass{.className = "reclaimed", .memoryHigh = 2040107008},
+        ShrinkBalloons{.className = "reclaimed"},
+    };
+    EXPECT_EQ(out.decisions.actions, expected);
+    EXPECT_TRUE(out.decisions.consideredVictims.empty());
+}
+
+TEST(CorePressure, ClassWithoutSampleIsSkipped) {
+    Snapshot a = psi(0, 30, 6);
+    a.classes = {classSample("shared", 4_GiB)};
+    Snapshot b = a;
+    b.now = at(5);
+    const auto out = run({a, b});
+    EXPECT_EQ(describe(out.decisions),
+              (Strings{"level 2", "admission closed", "reclaim shared", "shrink reclaimed"}));
+}
+
+TEST(CorePressure, KillCarriesVictimsAndNumbers) {
+    const auto out = run({psi(0, 60, 50), psi(10, 60, 50)});
+    ASSERT_EQ(out.state.lastKill, at(10));
+    const auto& kill = std::get<KillWorkload>(out.decisions.actions.back());
+    EXPECT_EQ(kill.victim.id, "batch.service");
+    EXPECT_EQ(kill.reason, "kill batch.service (class reclaimed, priority 0): usage 1.0 GiB, "
+                           "request 0 B, excess 1.0 GiB, swap "
+                           "100.0 MiB; pressure level 3: full avg10 50% ≥ 20%");
+    const Numbers expected{
+        {"pressure_level", 3},
+        {"class_rank", 0},
+        {"usage", 1_GiB},
+        {"request", 0},
+        {"excess", 1_GiB},
+        {"swap_usage", 100_MiB},
+        {"memory_total", kTotal},
+        {"memory_available", kTotal / 2},
+        {"swap_total", 0},
+        {"swap_used", 0},
+        {"swap_trigger", 0},
+        {"psi_some_avg10_permyriad", 6000},
+        {"psi_full_avg10_permyriad", 5000},
+    };
+    EXPECT_EQ(kill.numbers, expected);
+    Strings considered;
+    for (const auto& c : out.decisions.consideredVictims) {
+        considered.push_back(c.id);
+    }
+    EXPECT_EQ(considered, (Strings{"batch.service", "vm:scratch", "web.service"}));
+    EXPECT_EQ(out.decisions.reasons.back(), kill.reason);
+}
+
+TEST(CorePressure, CooldownAndNoCandidateReasons) {
+    const auto cooling = run({psi(0, 60, 50), psi(10, 60, 50), psi(12, 60, 50)});
+    EXPECT_EQ(cooling.decisions.reasons,
+              (Strings{"level 3: kill cooldown, next kill possible in 13s"}));
+    EXPECT_EQ(cooling.state.lastKill, at(10));
+    const auto none = run({onlyProtected(0), onlyProtected(10)});
+    EXPECT_EQ(none.decisions.reasons.back(), "level 3 but no killable candidate");
+    EXPECT_FALSE(none.state.lastKill.has_value());
+    EXPECT_TRUE(none.decisions.consideredVictims.empty());
+}
+
+TEST(CorePressure, ConsideredVictimsAreTopTen) {
+    Snapshot s = psi(0, 60, 50);
+    s.workloads.clear();
+    for (int i = 0; i < 12; ++i) {
+        s.workloads.push_back(sample("w" + std::to_string(10 + i) + ".service", "reclaimed", 0,
+                                     static_cast<Bytes>(i + 1) * 1_MiB));
+    }
+    Snapshot later = s;
+    later.now = at(10);
+    const auto out = run({s, later});
+    ASSERT_EQ(out.decisions.consideredVictims.size(), kConsideredVictims);
+    EXPECT_EQ(out.decisions.consideredVictims.front().id, "w21.service"); // largest excess
+    EXPECT_EQ(out.decisions.consideredVictims.back().id, "w12.service");
+}
+
+TEST(CorePressure, StateTracksSinceTimes) {
+    const auto first = run({psi(0, 30, 6)});
+    EXPECT_EQ(first.state.aboveSince[0], at(0));
+    EXPECT_EQ(first.state.aboveSince[1], at(0));
+    EXPECT_EQ(first.state.aboveSince[2], std::nullopt);
+    const auto dropped = run({psi(0, 30, 6), psi(1, 12, 0)});
+    EXPECT_EQ(dropped.state.aboveSince[0], at(0));
+    EXPECT_EQ(dropped.state.aboveSince[1], std::nullopt);
+    EXPECT_EQ(dropped.state.level, 0U);
+}
+
+TEST(CorePressure, Deterministic) {
+    PressureState state;
+    state.aboveSince = {at(0), at(0), at(0)};
+    const Snapshot s = swapped(10, 100);
+    const auto a = decide(s, {}, defaultClasses(), state);
+    const auto b = decide(s, {}, defaultClasses(), state);
+    EXPECT_EQ(a.state, b.state);
+    EXPECT_EQ(a.decisions.actions, b.decisions.actions);
+    EXPECT_EQ(a.decisions.reasons, b.decisions.reasons);
+    EXPECT_EQ(a.decisions.consideredVictims, b.decisions.consideredVictims);
+}
+
+TEST(CorePressure, ZeroDurationsAndRecovery) {
+    PressureConfig cfg;
+    for (auto& l : cfg.levels) {
+        l.duration = Usec{0};
+    }
+    cfg.recoveryDuration = Usec{0};
+    auto out = run({psi(0, 15, 0)}, cfg);
+    EXPECT_EQ(out.state.level, 1U);
+    // One level down per tick even with no recovery time.
+    out = run({psi(0, 60, 50), calm(1)}, cfg);
+    EXPECT_EQ(out.state.level, 2U);
+    out = decide(calm(2), cfg, defaultClasses(), out.state);
+    EXPECT_EQ(out.state.level, 1U);
+}
+
+TEST(CorePressure, FullLineMissingMeansFullSignalOff) {
+    Snapshot a = psi(0, 0, 0);
+    a.system.pressure->full.reset();
+    Snapshot b = a;
+    b.now = at(30);
+    EXPECT_EQ(run({a, b}).state.level, 0U);
+}
+
+TEST(CorePressure, ClockGoingBackwardsIsHarmless) {
+    const auto out = run({psi(10, 60, 50), psi(5, 60, 50)});
+    EXPECT_EQ(out.state.level, 0U);
+}
+
+} // namespace
+} // namespace memqos::core

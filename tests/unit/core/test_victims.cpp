@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "memqos/core/victims.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "literals.hpp"
+
+namespace memqos::core {
+namespace {
+
+using namespace test; // NOLINT(google-build-using-namespace): unit literals
+
+WorkloadSample sample(const std::string& id, const std::string& cls, Bytes request, Bytes usage,
+                      Bytes swap = 0, std::int32_t priority = 0) {
+    return WorkloadSample{
+        .workload = {.id = id,
+                     .kind = kindFromId(id).value_or(WorkloadKind::Service),
+                     .className = cls,
+                     .request = request,
+                     .priority = priority},
+        .cgroup = CgroupSample{.path = "memqos.slice/memqos-" + cls + ".slice/" + id,
+                               .memoryCurrent = usage,
+                               .swapCurrent = swap},
+    };
+}
+
+struct VictimCase {
+    const char* name;
+    std::vector<WorkloadSample> workloads;
+    bool swapTrigger;
+    std::vector<std::string> order;
+};
+
+class RankVictims : public ::testing::TestWithParam<VictimCase> {};
+
+TEST_P(RankVictims, Order) {
+    const auto& c = GetParam();
+    const Snapshot snap{.now = at(100), .workloads = c.workloads};
+    std::vector<std::string> ids;
+    for (const auto& v : rankVictims(snap, defaultClasses(), c.swapTrigger)) {
+        ids.push_back(v.id);
+    }
+    EXPECT_EQ(ids, c.order);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CoreVictims, RankVictims,
+    ::testing::Values(
+        VictimCase{"empty", {}, false, {}},
+        // A protected class is never a candidate, however much it uses.
+        VictimCase{"protected_never",
+                   {sample("db.service", "system", 1_GiB, 60_GiB),
+                    sample("vm:gold", "dedicated", 8_GiB, 64_GiB),
+                    sample("web.service", "shared", 1_GiB, 512_MiB)},
+                   false,
+                   {"web.service"}},
+        VictimCase{"only_protected", {sample("db.service", "system", 0, 60_GiB)}, true, {}},
+        VictimCase{"unknown_class_skipped", {sample("x.service", "nope", 0, 1_GiB)}, false, {}},
+        VictimCase{"lowest_rank_first",
+                   {sample("web.service", "shared", 0, 8_GiB),
+                    sample("batch.service", "reclaimed", 1_GiB, 1_MiB)},
+                   false,
+                   {"batch.service", "web.service"}},
+        VictimCase{"above_request_first",
+                   {sample("below.service", "shared", 4_GiB, 3_GiB),
+                    sample("above.service", "shared", 1_GiB, 1_GiB + 1)},
+                   false,
+                   {"above.service", "below.service"}},
+        VictimCase{"at_request_is_not_above",
+                   {sample("at.service", "shared", 1_GiB, 1_GiB),
+                    sample("over.service", "shared", 1_GiB, 1_GiB + 1)},
+                   false,
+                   {"over.service", "at.service"}},
+        VictimCase{
+            "no_request_any_usage_is_above",
+            {sample("a.service", "shared", 0, 1), sample("b.service", "shared", 1_GiB, 512_MiB)},
+            false,
+            {"a.service", "b.service"}},
+        VictimCase{"lower_priority_first",
+                   {sample("important.service", "shared", 0, 8_GiB, 0, 10),
+                    sample("minor.service", "shared", 0, 1_MiB, 0, -5)},
+                   false,
+                   {"minor.service", "important.service"}},
+        VictimCase{"larger_excess_first",
+                   {sample("small.service", "shared", 1_GiB, 2_GiB),
+                    sample("big.service", "shared", 1_GiB, 3_GiB),
+                    sample("vm:mid", "shared", 4_GiB, 6_GiB)},
+                   false,
+                   {"big.service", "vm:mid", "small.service"}},
+        // Below request, kubelet compares usage − request signed: the one
+        // closest to its request first.
+        VictimCase{"below_request_closest_first",
+                   {sample("far.service", "shared", 4_GiB, 1_GiB),
+                    sample("near.service", "shared", 2_GiB, 2_GiB - 1)},
+                   false,
+                   {"near.service", "far.service"}},
+        VictimCase{"swap_trigger_largest_swap_first",
+                   {sample("ram.service", "reclaimed", 0, 4_GiB, 10_MiB),
+                    sample("vm:swappy", "reclaimed", 0, 1_GiB, 2_GiB),
+                    sample("mid.service", "reclaimed", 0, 2_GiB, 1_GiB)},
+                   true,
+                   {"vm:swappy", "mid.service", "ram.service"}},
+        VictimCase{"no_swap_trigger_ignores_swap",
+                   {sample("ram.service", "reclaimed", 0, 4_GiB, 10_MiB),
+                    sample("vm:swappy", "reclaimed", 0, 1_GiB, 2_GiB),
+                    sample("mid.service", "reclaimed", 0, 2_GiB, 1_GiB)},
+                   false,
+                   {"ram.service", "mid.service", "vm:swappy"}},
+        // Rank and priority still come before swap usage.
+        VictimCase{"swap_trigger_after_rank_and_priority",
+                   {sample("shared-swap.service", "shared", 0, 1_GiB, 8_GiB),
+                    sample("prio.service", "reclaimed", 0, 1_GiB, 4_GiB, 1),
+                    sample("low.service", "reclaimed", 0, 1_GiB, 0, 0)},
+                   true,
+                   {"low.service", "prio.service", "shared-swap.service"}},
+        VictimCase{"ties_by_id",
+                   {sample("c.service", "shared", 0, 1_GiB),
+                    sample("a.service", "shared", 0, 1_GiB),
+                    sample("b.service", "shared", 0, 1_GiB)},
+                   false,
+                   {"a.service", "b.service", "c.service"}}),
+    test::ByName());
+
+TEST(CoreVictims, NoSampleNoCandidate) {
+    WorkloadSample gone = sample("gone.service", "reclaimed", 0, 1_GiB);
+    gone.cgroup.reset();
+    const Snapshot snap{.workloads = {gone, sample("here.service", "reclaimed", 0, 1)}};
+    const auto v = rankVictims(snap, defaultClasses(), false);
+    ASSERT_EQ(v.size(), 1U);
+    EXPECT_EQ(v[0].id, "here.service");
+}
+
+TEST(CoreVictims, CandidateFields) {
+    const Snapshot snap{.workloads = {sample("vm:web", "shared", 1_GiB, 3_GiB, 5_MiB, -2),
+                                      sample("idle.service", "shared", 2_GiB, 1_GiB)}};
+    const auto v = rankVictims(snap, defaultClasses(), false);
+    ASSERT_EQ(v.size(), 2U);
+    EXPECT_EQ(v[0], (Candidate{.id = "vm:web",
+                               .className = "shared",
+                               .rank = 1,
+                               .aboveRequest = true,
+                               .priority = -2,
+                               .usage = 3_GiB,
+                               .request = 1_GiB,
+                               .excess = 2_GiB,
+                               .swapUsage = 5_MiB}));
+    EXPECT_EQ(v[1].excess, 0U);
+    EXPECT_FALSE(v[1].aboveRequest);
+}
+
+TEST(CoreVictims, ConfiguredClassesDecide) {
+    // A class made non-killable by config protects its members; a renamed
+    // class is found by its new name.
+    auto classes = defaultClasses();
+    classes[2].killable = false; // shared
+    classes[3].name = "scavenger";
+    const Snapshot snap{.workloads = {sample("web.service", "shared", 0, 1_GiB),
+                                      sample("old.service", "reclaimed", 0, 1_GiB),
+                                      sample("new.service", "scavenger", 0, 1_GiB)}};
+    const auto v = rankVictims(snap, classes, false);
+    ASSERT_EQ(v.size(), 1U);
+    EXPECT_EQ(v[0].id, "new.service");
+}
+
+} // namespace
+} // namespace memqos::core
