@@ -1,1 +1,242 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "memqos/io/cgroupfs.hpp"
+
+#include "memqos/io/file.hpp"
+#include "memqos/parse/proc.hpp"
+#include "memqos/parse/text.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <sys/stat.h>
+#include <system_error>
+#include <utility>
+
+namespace memqos::io {
+namespace {
+
+Error badPath(std::string_view relPath, std::string_view reason) {
+    // relPath may come from a D-Bus caller: keep the message printable.
+    std::string what = "cgroup path '";
+    what += parse::text::printable(relPath, 256);
+    what += "': ";
+    what += reason;
+    return invalid(std::move(what));
+}
+
+Error atPath(const std::filesystem::path& path, const Error& e) {
+    return makeError(e.code, path.string() + ": " + e.what);
+}
+
+// cgroup.procs of a cgroup holding every possible PID (pid_max is at most
+// 2^22, 8 bytes a line) still fits; the other files are a few KiB.
+constexpr std::size_t kMaxProcsBytes = std::size_t{32} << 20;
+
+// The outcome of reading one file of a cgroup.
+enum class Got {
+    Value,    // read and parsed into the output
+    Absent,   // optional file missing while the cgroup still exists
+    Vanished, // the cgroup is gone
+};
+
+class CgroupReader {
+public:
+    explicit CgroupReader(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+    // Reads `name` and stores parser's value in `out`. ENOENT/ENODEV on a
+    // required file means the cgroup went away (or never had the memory
+    // controller); on an optional one it means "absent" unless the directory
+    // has gone too.
+    template <typename Parser, typename Out>
+    Result<Got> read(std::string_view name, bool required, Parser parser, Out& out) const {
+        const auto path = dir_ / name;
+        auto content =
+            readFile(path, name == "cgroup.procs" ? kMaxProcsBytes : kDefaultMaxFileBytes);
+        if (!content) {
+            const Error& e = content.error();
+            if (isVanished(e)) {
+                return required || dirGone() ? Got::Vanished : Got::Absent;
+            }
+            if (!required && e.code == std::errc::operation_not_supported) {
+                return Got::Absent; // memory.pressure with PSI disabled
+            }
+            return e;
+        }
+        auto parsed = parser(std::string_view(*content));
+        if (!parsed) {
+            return atPath(path, parsed.error());
+        }
+        out = std::move(*parsed);
+        return Got::Value;
+    }
+
+private:
+    bool dirGone() const {
+        struct stat st {};
+        return ::stat(dir_.c_str(), &st) != 0 && (errno == ENOENT || errno == ENODEV);
+    }
+
+    std::filesystem::path dir_;
+};
+
+} // namespace
+
+std::string classSlicePath(std::string_view className) {
+    std::string out(kTopSlice);
+    out += "/memqos-";
+    out += className;
+    out += ".slice";
+    return out;
+}
+
+std::string unitCgroupPath(std::string_view className, std::string_view unit) {
+    std::string out = classSlicePath(className);
+    out += '/';
+    out += unit;
+    return out;
+}
+
+CgroupFs::CgroupFs(std::filesystem::path root) : root_(std::move(root)) {}
+
+Result<std::filesystem::path> CgroupFs::resolve(std::string_view relPath) const {
+    if (relPath.empty()) {
+        return root_;
+    }
+    if (relPath.find('\0') != std::string_view::npos) {
+        return badPath(relPath, "contains a NUL byte");
+    }
+    if (relPath.front() == '/') {
+        return badPath(relPath, "must be relative to the cgroup root");
+    }
+    std::filesystem::path out = root_;
+    std::string_view rest = relPath;
+    for (;;) {
+        const auto slash = rest.find('/');
+        const auto component = rest.substr(0, slash);
+        if (component.empty()) {
+            return badPath(relPath, "empty path component");
+        }
+        if (component == "." || component == "..") {
+            return badPath(relPath, "'.' and '..' are not allowed");
+        }
+        out /= component;
+        if (slash == std::string_view::npos) {
+            break;
+        }
+        rest.remove_prefix(slash + 1);
+    }
+    return out;
+}
+
+Result<std::optional<core::CgroupSample>> CgroupFs::sample(std::string_view relPath) const {
+    using Sample = std::optional<core::CgroupSample>;
+    auto dir = resolve(relPath);
+    if (!dir) {
+        return dir.error();
+    }
+    const CgroupReader reader(*dir);
+    core::CgroupSample s;
+    s.path = std::string(relPath);
+    Limit memoryMin;
+    Limit memoryLow;
+
+    // Read file by file and stop at the first error or sign that the cgroup
+    // is gone. memory.current comes first: it is the file that tells us most
+    // cheaply that the cgroup vanished or has no memory controller.
+    Result<Got> got = Got::Value;
+    auto step = [&](std::string_view name, bool required, auto parser, auto& out) {
+        if (got.ok() && *got != Got::Vanished) {
+            got = reader.read(name, required, parser, out);
+        }
+    };
+    step("memory.current", true, parse::parseCounter, s.memoryCurrent);
+    step("memory.min", true, parse::parseLimit, memoryMin);
+    step("memory.low", true, parse::parseLimit, memoryLow);
+    step("memory.high", true, parse::parseLimit, s.memoryHigh);
+    step("memory.max", true, parse::parseLimit, s.memoryMax);
+    step("memory.swap.current", false, parse::parseCounter, s.swapCurrent);
+    step("memory.swap.max", false, parse::parseLimit, s.swapMax);
+    step("memory.pressure", false, parse::parsePressure, s.pressure);
+    step("memory.stat", true, parse::parseMemoryStat, s.stat);
+    step("cgroup.procs", true, parse::parseCgroupProcs, s.procs);
+    if (!got) {
+        return got.error();
+    }
+    if (*got == Got::Vanished) {
+        return Sample{};
+    }
+    // memory.min/low accept "max" (protect everything); as a byte count that
+    // is the largest one.
+    s.memoryMin = limitToBus(memoryMin);
+    s.memoryLow = limitToBus(memoryLow);
+    return Sample{std::move(s)};
+}
+
+Result<std::vector<std::string>> CgroupFs::children(std::string_view relPath) const {
+    auto dir = resolve(relPath);
+    if (!dir) {
+        return dir.error();
+    }
+    std::vector<std::string> out;
+    std::error_code ec;
+    std::filesystem::directory_iterator it(*dir, ec);
+    const std::filesystem::directory_iterator end;
+    for (; !ec && it != end; it.increment(ec)) {
+        std::error_code typeEc;
+        // symlink_status: never follow a link out of the tree. An entry that
+        // disappears between readdir() and here is a child that vanished.
+        const auto type = it->symlink_status(typeEc).type();
+        if (!typeEc && type == std::filesystem::file_type::directory) {
+            out.push_back(it->path().filename().string());
+        }
+    }
+    if (ec) {
+        return makeError(static_cast<std::errc>(ec.value()), dir->string() + ": " + ec.message());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::optional<std::string> defaultCgroupPath(const core::Workload& workload) {
+    if (workload.kind == core::WorkloadKind::Vm) {
+        return std::nullopt;
+    }
+    return unitCgroupPath(workload.className, workload.id);
+}
+
+Result<core::Snapshot> buildSnapshot(const ProcFs& proc, const CgroupFs& cgroups, TimePoint now,
+                                     const std::vector<std::string>& classNames,
+                                     const std::vector<core::Workload>& workloads,
+                                     const CgroupPathOf& cgroupPathOf) {
+    core::Snapshot snap;
+    snap.now = now;
+    auto system = proc.system();
+    if (!system) {
+        return system.error();
+    }
+    snap.system = std::move(*system);
+
+    snap.classes.reserve(classNames.size());
+    for (const auto& name : classNames) {
+        auto sample = cgroups.sample(classSlicePath(name));
+        if (!sample) {
+            return sample.error();
+        }
+        snap.classes.push_back(core::ClassSample{.name = name, .cgroup = std::move(*sample)});
+    }
+
+    snap.workloads.reserve(workloads.size());
+    for (const auto& w : workloads) {
+        core::WorkloadSample ws{.workload = w, .cgroup = std::nullopt};
+        if (auto path = cgroupPathOf ? cgroupPathOf(w) : std::nullopt) {
+            auto sample = cgroups.sample(*path);
+            if (!sample) {
+                return sample.error();
+            }
+            ws.cgroup = std::move(*sample);
+        }
+        snap.workloads.push_back(std::move(ws));
+    }
+    return snap;
+}
+
+} // namespace memqos::io

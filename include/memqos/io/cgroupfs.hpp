@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Per-cgroup memory samples from a cgroup v2 tree, and the Snapshot built
+// from ProcFs + CgroupFs each tick. All reads go through one root
+// ("/sys/fs/cgroup" in production, a copied fixture tree in tests).
+
+#include "memqos/core/model.hpp"
+#include "memqos/core/snapshot.hpp"
+#include "memqos/core/types.hpp"
+#include "memqos/io/procfs.hpp"
+#include "memqos/util/result.hpp"
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memqos::io {
+
+// Where memqos puts things, relative to the cgroup root (DESIGN: slices
+// memqos.slice/memqos-<class>.slice hold services and VMs alike).
+inline constexpr std::string_view kTopSlice = "memqos.slice";
+// "memqos.slice/memqos-<className>.slice"
+std::string classSlicePath(std::string_view className);
+// "memqos.slice/memqos-<className>.slice/<unit>"
+std::string unitCgroupPath(std::string_view className, std::string_view unit);
+
+class CgroupFs {
+public:
+    // `root` is the cgroup2 mount point (normally "/sys/fs/cgroup").
+    explicit CgroupFs(std::filesystem::path root = "/sys/fs/cgroup");
+
+    // root / relPath, after checking that relPath cannot leave the root:
+    // "" is the root itself; otherwise '/'-separated components, none of them
+    // empty, "." or "..", no leading '/' and no NUL byte. Anything else is
+    // Error{invalid_argument, "cgroup path '<relPath>': <reason>"}. Symlinks
+    // are not checked: cgroupfs has none, and the root is trusted.
+    Result<std::filesystem::path> resolve(std::string_view relPath) const;
+
+    // One cgroup's memory files. Returns
+    //  - a sample (path = relPath) when the cgroup could be read;
+    //  - nullopt when the cgroup is gone: a required file (memory.current,
+    //    memory.min/low/high/max, memory.stat, cgroup.procs) fails with
+    //    ENOENT/ENODEV, or an optional file does and the directory is then
+    //    gone too. This covers a cgroup removed before or during the read,
+    //    and one without the memory controller (no memory.current);
+    //  - an error for a bad relPath (invalid_argument), a malformed file
+    //    (invalid_argument, `what` starts with the file's path) or another
+    //    read error (EACCES, EIO, ...: errno as std::errc).
+    // Optional files, absent while the cgroup exists:
+    //   memory.swap.current -> 0, memory.swap.max -> nullopt (swapaccount=0
+    //     or a kernel without CONFIG_MEMCG_SWAP has no memory.swap.* files);
+    //   memory.pressure -> nullopt (no PSI; EOPNOTSUPP counts as absent).
+    // memory.min/low of "max" are reported as kNoLimit bytes.
+    Result<std::optional<core::CgroupSample>> sample(std::string_view relPath) const;
+
+    // Names of the child cgroups (subdirectories, symlinks not followed) of
+    // relPath, sorted. A vanished relPath is an error with code
+    // no_such_file_or_directory (test with isVanished()).
+    Result<std::vector<std::string>> children(std::string_view relPath) const;
+
+    const std::filesystem::path& root() const noexcept { return root_; }
+
+private:
+    std::filesystem::path root_;
+};
+
+// Where a workload's cgroup is, relative to the cgroup root; nullopt when it
+// is not known (yet).
+using CgroupPathOf = std::function<std::optional<std::string>(const core::Workload&)>;
+
+// The default mapping: services and scopes live at
+// unitCgroupPath(className, id); VMs -> nullopt, because libvirt names their
+// machine scope itself and the hypervisor adapter must supply that path.
+std::optional<std::string> defaultCgroupPath(const core::Workload& workload);
+
+// One tick's Snapshot: the system sample from `proc`, one ClassSample per
+// class name (classSlicePath) and one WorkloadSample per workload, in the
+// given orders, with `now` as given. A vanished or unmapped cgroup gives a
+// nullopt sample; any error (including a malformed file of a single cgroup)
+// fails the whole snapshot, so decisions are never taken on partly-read data.
+Result<core::Snapshot> buildSnapshot(const ProcFs& proc, const CgroupFs& cgroups, TimePoint now,
+                                     const std::vector<std::string>& classNames,
+                                     const std::vector<core::Workload>& workloads,
+                                     const CgroupPathOf& cgroupPathOf = defaultCgroupPath);
+
+} // namespace memqos::io
