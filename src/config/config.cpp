@@ -1,1 +1,718 @@
 // SPDX-License-Identifier: Apache-2.0
+// Table-driven validation of memqosd.conf entries, after systemd's
+// ConfigTableItem (src/oom/oomd-conf.c): one row per key with its parser and
+// the member it sets, so unknown keys, bad values and rendering all come from
+// the same table.
+#include "memqos/config/config.hpp"
+
+#include "memqos/config/values.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace memqos::config {
+namespace {
+
+constexpr std::string_view kClassPrefix = "Class.";
+constexpr std::string_view kRulePrefix = "Rule.";
+
+// One row: how to set a key from text and how to print it back.
+template <typename Owner>
+struct KeyItem {
+    std::string section; // fixed sections only; "" in the class and rule tables
+    std::string key;
+    std::function<Status(Owner&, std::string_view)> apply;
+    std::function<std::string(const Owner&)> render;
+};
+
+// `get` maps an Owner (const or not) to the member; `parse` returns
+// Result<T>; `format` prints a T.
+template <typename Owner, typename Get, typename Parse, typename Format>
+KeyItem<Owner> item(std::string section, std::string key, Get get, Parse parse, Format format) {
+    return KeyItem<Owner>{
+        std::move(section),
+        std::move(key),
+        [get, parse](Owner& owner, std::string_view value) -> Status {
+            auto r = parse(value);
+            if (!r)
+                return r.error();
+            get(owner) = std::move(r).value();
+            return okStatus();
+        },
+        [get, format](const Owner& owner) -> std::string {
+            return std::string(format(get(owner)));
+        },
+    };
+}
+
+template <typename Get, typename Parse, typename Format>
+KeyItem<Config> global(std::string section, std::string key, Get get, Parse parse, Format format) {
+    return item<Config>(std::move(section), std::move(key), get, parse, format);
+}
+
+Result<Permyriad> parseHysteresis(std::string_view v) {
+    auto p = parsePermyriad(v);
+    if (p && *p >= kPermyriadOne)
+        return invalid("must be below 100% (expected e.g. 20%)");
+    return p;
+}
+
+Result<Permyriad> parseMaxStep(std::string_view v) {
+    auto p = parsePermyriad(v);
+    if (p && *p == 0)
+        return invalid("must be greater than 0% (expected e.g. 1%)");
+    return p;
+}
+
+Result<std::uint32_t> parseRank(std::string_view v) {
+    auto r = parseInt(v, 0, std::numeric_limits<std::uint32_t>::max());
+    if (!r)
+        return r.error();
+    return static_cast<std::uint32_t>(*r);
+}
+
+Result<std::int32_t> parsePriority(std::string_view v) {
+    auto r = parseInt(v, std::numeric_limits<std::int32_t>::min(),
+                      std::numeric_limits<std::int32_t>::max());
+    if (!r)
+        return r.error();
+    return static_cast<std::int32_t>(*r);
+}
+
+std::string formatU32(std::uint32_t v) {
+    return std::to_string(v);
+}
+std::string formatI32(std::int32_t v) {
+    return std::to_string(v);
+}
+std::string formatString(const std::string& s) {
+    return s;
+}
+
+const std::vector<KeyItem<Config>>& globalTable() {
+    static const std::vector<KeyItem<Config>> table = [] {
+        std::vector<KeyItem<Config>> t;
+        // [Manager]
+        t.push_back(global(
+            "Manager", "Interval", [](auto& c) -> auto& { return c.manager.interval; },
+            parsePositiveDuration, formatDuration));
+        t.push_back(global(
+            "Manager", "DryRun", [](auto& c) -> auto& { return c.manager.dryRun; }, parseBool,
+            formatBool));
+        t.push_back(global(
+            "Manager", "CgroupRoot", [](auto& c) -> auto& { return c.manager.cgroupRoot; },
+            parseAbsolutePath, formatString));
+        t.push_back(global(
+            "Manager", "ProcRoot", [](auto& c) -> auto& { return c.manager.procRoot; },
+            parseAbsolutePath, formatString));
+        t.push_back(global(
+            "Manager", "StateDirectory", [](auto& c) -> auto& { return c.manager.stateDirectory; },
+            parseAbsolutePath, formatString));
+        // [Overcommit]
+        t.push_back(global(
+            "Overcommit", "MemoryRatio", [](auto& c) -> auto& { return c.overcommit.memoryRatio; },
+            parseRatio, formatRatio));
+        t.push_back(global(
+            "Overcommit", "NodeReserved",
+            [](auto& c) -> auto& { return c.overcommit.nodeReserved; }, parseSizeSpec,
+            formatSizeSpec));
+        t.push_back(global(
+            "Overcommit", "FailoverReserve",
+            [](auto& c) -> auto& { return c.overcommit.failoverReserve; }, parseSizeSpec,
+            formatSizeSpec));
+        t.push_back(global(
+            "Overcommit", "SwapCheck", [](auto& c) -> auto& { return c.overcommit.swapCheck; },
+            parseSwapCheck, formatSwapCheck));
+        t.push_back(global(
+            "Overcommit", "VMOverhead", [](auto& c) -> auto& { return c.overcommit.vmOverhead; },
+            parseSize, formatSize));
+        // [Pressure]
+        for (std::size_t i = 0; i < 3; ++i) {
+            std::string p = "Level" + std::to_string(i + 1);
+            t.push_back(global(
+                "Pressure",
+                p + "SomeAvg10", [i](auto& c) -> auto& { return c.pressure.levels[i].someAvg10; },
+                parseOptionalPercent, formatOptionalPercent));
+            t.push_back(global(
+                "Pressure",
+                p + "FullAvg10", [i](auto& c) -> auto& { return c.pressure.levels[i].fullAvg10; },
+                parseOptionalPercent, formatOptionalPercent));
+            t.push_back(global(
+                "Pressure", p + "MemAvailable",
+                [i](auto& c) -> auto& { return c.pressure.levels[i].memAvailableBelow; },
+                parseOptionalPermyriad, formatOptionalPermyriad));
+            t.push_back(global(
+                "Pressure",
+                p + "Duration", [i](auto& c) -> auto& { return c.pressure.levels[i].duration; },
+                parseDuration, formatDuration));
+        }
+        t.push_back(global(
+            "Pressure", "Watermarks", [](auto& c) -> auto& { return c.pressure.watermarks; },
+            parseBool, formatBool));
+        t.push_back(global(
+            "Pressure", "SwapUsedKill", [](auto& c) -> auto& { return c.pressure.swapUsedKill; },
+            parseOptionalPermyriad, formatOptionalPermyriad));
+        t.push_back(global(
+            "Pressure", "Hysteresis", [](auto& c) -> auto& { return c.pressure.hysteresis; },
+            parseHysteresis, formatPermyriad));
+        t.push_back(global(
+            "Pressure", "RecoveryDuration",
+            [](auto& c) -> auto& { return c.pressure.recoveryDuration; }, parseDuration,
+            formatDuration));
+        t.push_back(global(
+            "Pressure", "KillCooldown", [](auto& c) -> auto& { return c.pressure.killCooldown; },
+            parseDuration, formatDuration));
+        // [Reclaim]
+        t.push_back(global(
+            "Reclaim", "Enabled", [](auto& c) -> auto& { return c.reclaim.enabled; }, parseBool,
+            formatBool));
+        t.push_back(global(
+            "Reclaim", "Interval", [](auto& c) -> auto& { return c.reclaim.interval; },
+            parsePositiveDuration, formatDuration));
+        t.push_back(global(
+            "Reclaim", "StallTarget", [](auto& c) -> auto& { return c.reclaim.stallTarget; },
+            parsePercent, formatPercent));
+        t.push_back(global(
+            "Reclaim", "MaxStep", [](auto& c) -> auto& { return c.reclaim.maxStep; }, parseMaxStep,
+            formatPermyriad));
+        return t;
+    }();
+    return table;
+}
+
+const std::vector<KeyItem<core::ClassPolicy>>& classTable() {
+    using P = core::ClassPolicy;
+    static const std::vector<KeyItem<P>> table = [] {
+        std::vector<KeyItem<P>> t;
+        t.push_back(item<P>(
+            "", "Rank", [](auto& c) -> auto& { return c.rank; }, parseRank, formatU32));
+        t.push_back(item<P>(
+            "", "Protection", [](auto& c) -> auto& { return c.protection; }, parseProtection,
+            formatProtection));
+        t.push_back(item<P>(
+            "", "ThrottlingFactor", [](auto& c) -> auto& { return c.throttlingFactor; },
+            parseFactor, formatFactor));
+        t.push_back(item<P>(
+            "", "Killable", [](auto& c) -> auto& { return c.killable; }, parseBool, formatBool));
+        t.push_back(item<P>(
+            "", "Swap", [](auto& c) -> auto& { return c.swap; }, parseBool, formatBool));
+        t.push_back(item<P>(
+            "", "OOMScoreAdjust", [](auto& c) -> auto& { return c.oomScoreAdj; },
+            parseOomScoreAdjust, formatOomScoreAdjust));
+        t.push_back(item<P>(
+            "", "Reclaim", [](auto& c) -> auto& { return c.reclaim; }, parseBool, formatBool));
+        t.push_back(item<P>(
+            "", "MemoryGuard", [](auto& c) -> auto& { return c.memoryGuard; }, parseBool,
+            formatBool));
+        return t;
+    }();
+    return table;
+}
+
+const std::vector<KeyItem<WorkloadRule>>& ruleTable() {
+    using R = WorkloadRule;
+    static const std::vector<KeyItem<R>> table = [] {
+        std::vector<KeyItem<R>> t;
+        t.push_back(item<R>(
+            "", "Match", [](auto& r) -> auto& { return r.match; }, parseGlob, formatString));
+        // Whether the class exists is checked after all files.
+        t.push_back(item<R>(
+            "", "Class", [](auto& r) -> auto& { return r.className; },
+            [](std::string_view v) -> Result<std::string> {
+                std::string s(v);
+                if (!isValidClassName(s))
+                    return invalid("not a class name (expected e.g. shared: a lowercase letter, "
+                                   "then lowercase "
+                                   "letters, digits or '_', at most 32)");
+                return s;
+            },
+            formatString));
+        t.push_back(item<R>(
+            "", "Request", [](auto& r) -> auto& { return r.request; }, parseSize, formatSize));
+        t.push_back(item<R>(
+            "", "Limit", [](auto& r) -> auto& { return r.limit; }, parseLimit, formatLimit));
+        t.push_back(item<R>(
+            "", "Priority", [](auto& r) -> auto& { return r.priority; }, parsePriority, formatI32));
+        return t;
+    }();
+    return table;
+}
+
+template <typename Owner>
+const KeyItem<Owner>* findKey(const std::vector<KeyItem<Owner>>& table, std::string_view section,
+                              std::string_view key) {
+    for (const auto& it : table)
+        if (it.section == section && it.key == key)
+            return &it;
+    return nullptr;
+}
+
+char lower(char c) {
+    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                              [](char x, char y) { return lower(x) == lower(y); });
+}
+
+bool istartsWith(std::string_view s, std::string_view prefix) {
+    return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
+}
+
+// A key with the same letters in another case: a typo we can name.
+template <typename Owner>
+std::string suggestKey(const std::vector<KeyItem<Owner>>& table, std::string_view section,
+                       std::string_view key) {
+    for (const auto& it : table)
+        if (it.section == section && iequals(it.key, key))
+            return " (did you mean " + it.key + "?)";
+    return {};
+}
+
+std::string suggestSection(std::string_view section) {
+    for (std::string_view s : {"Manager", "Overcommit", "Pressure", "Reclaim"})
+        if (iequals(s, section))
+            return " (did you mean [" + std::string(s) + "]?)";
+    if (istartsWith(section, kClassPrefix))
+        return " (did you mean [" + std::string(kClassPrefix) +
+               std::string(section.substr(kClassPrefix.size())) + "]?)";
+    if (istartsWith(section, kRulePrefix))
+        return " (did you mean [" + std::string(kRulePrefix) +
+               std::string(section.substr(kRulePrefix.size())) + "]?)";
+    return {};
+}
+
+bool isFixedSection(std::string_view s) {
+    return s == "Manager" || s == "Overcommit" || s == "Pressure" || s == "Reclaim";
+}
+
+struct Origin {
+    std::string file;
+    std::string value;
+    std::size_t index = 0; // position in the entry list
+};
+
+class Validator {
+public:
+    Validator(const std::vector<ConfigEntry>& entries, const ValidateOptions& options)
+        : entries_(entries), options_(options) {
+        for (const auto& c : out_.config.classes)
+            classSource_[c.name] = std::nullopt;
+    }
+
+    Validated run() {
+        for (std::size_t i = 0; i < entries_.size(); ++i)
+            apply(i, entries_[i]);
+        checkClasses();
+        checkRules();
+        checkPressure();
+        return std::move(out_);
+    }
+
+private:
+    void problem(Severity severity, std::string file, std::string section, std::string key,
+                 std::string value, std::string reason) {
+        ConfigProblem p;
+        p.severity = severity;
+        p.file = std::move(file);
+        p.section = std::move(section);
+        p.key = std::move(key);
+        p.value = std::move(value);
+        p.reason = std::move(reason);
+        out_.problems.push_back(std::move(p));
+    }
+
+    void entryProblem(Severity severity, const ConfigEntry& e, std::string reason) {
+        problem(severity, e.file, e.section, e.key, e.value, std::move(reason));
+    }
+
+    // Reported once per file and section.
+    void sectionProblem(Severity severity, const ConfigEntry& e, std::string reason) {
+        if (!reportedSections_.insert({e.file, e.section}).second)
+            return;
+        problem(severity, e.file, e.section, "", "", std::move(reason));
+    }
+
+    void unknownKey(const ConfigEntry& e, const std::string& suggestion) {
+        if (options_.strict)
+            entryProblem(Severity::Error, e, "unknown key" + suggestion);
+        else
+            entryProblem(Severity::Warning, e, "unknown key, ignoring" + suggestion);
+    }
+
+    void badValue(const ConfigEntry& e, const Error& err) {
+        std::string reason = err.what;
+        // inih strips only ';' comments after a value, and only after a blank.
+        if (e.value.find(" #") != std::string::npos || e.value.find("\t#") != std::string::npos)
+            reason += " (note: '#' starts a comment only at the beginning of a line; use ' ;' "
+                      "after a value)";
+        entryProblem(Severity::Error, e, std::move(reason));
+    }
+
+    void remember(std::size_t index, const ConfigEntry& e) {
+        origins_[{e.section, e.key}] = Origin{e.file, e.value, index};
+    }
+
+    template <typename Owner>
+    void applyItem(std::size_t index, const ConfigEntry& e, const KeyItem<Owner>& it,
+                   Owner& owner) {
+        attempted_.insert({e.section, e.key});
+        Status s = it.apply(owner, e.value);
+        if (!s)
+            badValue(e, s.error());
+        else
+            remember(index, e);
+    }
+
+    void apply(std::size_t index, const ConfigEntry& e) {
+        if (e.section.empty()) {
+            entryProblem(options_.strict ? Severity::Error : Severity::Warning, e,
+                         options_.strict ? "key outside a section"
+                                         : "key outside a section, ignoring");
+            return;
+        }
+        if (isFixedSection(e.section)) {
+            const auto* it = findKey(globalTable(), e.section, e.key);
+            if (it == nullptr)
+                return unknownKey(e, suggestKey(globalTable(), e.section, e.key));
+            applyItem(index, e, *it, out_.config);
+            return;
+        }
+        std::string_view section = e.section;
+        if (section.substr(0, kClassPrefix.size()) == kClassPrefix) {
+            std::string name(section.substr(kClassPrefix.size()));
+            if (!isValidClassName(name))
+                return sectionProblem(
+                    Severity::Error, e,
+                    "invalid class name (expected a lowercase letter, then lowercase letters, "
+                    "digits or '_', at most 32; no '-': systemd reads it as slice hierarchy), "
+                    "ignoring the section");
+            const auto* it = findKey(classTable(), "", e.key);
+            core::ClassPolicy& cls = classFor(name, e);
+            if (it == nullptr)
+                return unknownKey(e, suggestKey(classTable(), "", e.key));
+            applyItem(index, e, *it, cls);
+            return;
+        }
+        if (section.substr(0, kRulePrefix.size()) == kRulePrefix) {
+            std::string name(section.substr(kRulePrefix.size()));
+            if (!isValidRuleName(name))
+                return sectionProblem(
+                    Severity::Error, e,
+                    "invalid rule name (expected letters, digits, '_' or '-', at most 32), "
+                    "ignoring the section");
+            const auto* it = findKey(ruleTable(), "", e.key);
+            WorkloadRule& rule = ruleFor(name, e);
+            if (it == nullptr)
+                return unknownKey(e, suggestKey(ruleTable(), "", e.key));
+            applyItem(index, e, *it, rule);
+            return;
+        }
+        sectionProblem(options_.strict ? Severity::Error : Severity::Warning, e,
+                       (options_.strict ? "unknown section" : "unknown section, ignoring") +
+                           suggestSection(e.section));
+    }
+
+    core::ClassPolicy& classFor(const std::string& name, const ConfigEntry& e) {
+        for (auto& c : out_.config.classes)
+            if (c.name == name)
+                return c;
+        // A new class: the defaults of the least protected tier; Rank= is
+        // required (checked at the end).
+        core::ClassPolicy c;
+        c.name = name;
+        c.rank = 0;
+        c.protection = core::Protection::None;
+        c.throttlingFactor = 9000;
+        c.killable = true;
+        c.swap = true;
+        c.oomScoreAdj = 1000;
+        c.reclaim = false;
+        c.memoryGuard = false;
+        out_.config.classes.push_back(std::move(c));
+        classSource_[name] = e.file;
+        return out_.config.classes.back();
+    }
+
+    WorkloadRule& ruleFor(const std::string& name, const ConfigEntry& e) {
+        for (auto& r : out_.config.rules)
+            if (r.name == name)
+                return r;
+        WorkloadRule r;
+        r.name = name;
+        out_.config.rules.push_back(std::move(r));
+        ruleSource_[name] = e.file;
+        return out_.config.rules.back();
+    }
+
+    bool attempted(const std::string& section, const std::string& key) const {
+        return attempted_.count({section, key}) != 0;
+    }
+
+    const Origin* origin(const std::string& section, const std::string& key) const {
+        auto it = origins_.find({section, key});
+        return it == origins_.end() ? nullptr : &it->second;
+    }
+
+    // Problem about a key whose value may come from a file or the defaults.
+    void keyProblem(Severity severity, const std::string& section, const std::string& key,
+                    const std::string& renderedValue, std::string reason) {
+        const Origin* o = origin(section, key);
+        problem(severity, o ? o->file : "", section, key, o ? o->value : renderedValue,
+                std::move(reason));
+    }
+
+    // Of two keys in conflict, the one set last (in file order) is blamed.
+    bool laterThan(const std::string& sa, const std::string& ka, const std::string& sb,
+                   const std::string& kb) const {
+        const Origin* a = origin(sa, ka);
+        const Origin* b = origin(sb, kb);
+        if (a == nullptr)
+            return false;
+        if (b == nullptr)
+            return true;
+        return a->index > b->index;
+    }
+
+    void checkClasses() {
+        auto& classes = out_.config.classes;
+        for (const auto& c : classes) {
+            auto src = classSource_.find(c.name);
+            bool isNew = src != classSource_.end() && src->second.has_value();
+            if (isNew && !attempted(std::string(kClassPrefix) + c.name, "Rank"))
+                problem(Severity::Error, *src->second, std::string(kClassPrefix) + c.name, "", "",
+                        "a new class needs Rank= (a number no other class uses; higher is more "
+                        "important)");
+        }
+        // A new class without a good Rank= has no rank to compare.
+        auto ranked = [&](const core::ClassPolicy& c) {
+            auto src = classSource_.find(c.name);
+            bool isNew = src != classSource_.end() && src->second.has_value();
+            return !isNew || origin(std::string(kClassPrefix) + c.name, "Rank") != nullptr;
+        };
+        for (std::size_t i = 0; i < classes.size(); ++i) {
+            for (std::size_t j = i + 1; j < classes.size(); ++j) {
+                if (classes[i].rank != classes[j].rank || !ranked(classes[i]) ||
+                    !ranked(classes[j]))
+                    continue;
+                std::string si = std::string(kClassPrefix) + classes[i].name;
+                std::string sj = std::string(kClassPrefix) + classes[j].name;
+                bool blameI = laterThan(si, "Rank", sj, "Rank");
+                const auto& blamed = blameI ? classes[i] : classes[j];
+                const auto& other = blameI ? classes[j] : classes[i];
+                keyProblem(Severity::Error, blameI ? si : sj, "Rank", std::to_string(blamed.rank),
+                           "same rank as class " + other.name + " (each class needs its own rank)");
+            }
+        }
+        for (const auto& c : classes) {
+            if (c.protection == core::Protection::Min && c.killable)
+                keyProblem(
+                    Severity::Warning, std::string(kClassPrefix) + c.name, "Killable", "yes",
+                    "class has Protection=min but is killable: its members' requests are protected "
+                    "from reclaim, yet they may be killed");
+        }
+    }
+
+    void checkRules() {
+        const auto& classes = out_.config.classes;
+        for (const auto& r : out_.config.rules) {
+            std::string section = std::string(kRulePrefix) + r.name;
+            const std::string& file = ruleSource_[r.name];
+            if (!attempted(section, "Match"))
+                problem(Severity::Error, file, section, "", "",
+                        "missing Match= (e.g. Match=nginx*.service)");
+            if (!attempted(section, "Class")) {
+                problem(Severity::Error, file, section, "", "",
+                        "missing Class= (e.g. Class=shared)");
+            } else if (!r.className.empty() && core::findClass(classes, r.className) == nullptr) {
+                std::string names;
+                for (const auto& c : classes)
+                    names += (names.empty() ? "" : ", ") + c.name;
+                keyProblem(Severity::Error, section, "Class", r.className,
+                           "no such class (classes: " + names + ")");
+            }
+            if (r.limit && r.request > *r.limit)
+                keyProblem(Severity::Error, section, "Request", formatSize(r.request),
+                           "above Limit=" + formatLimit(r.limit) +
+                               " (a request cannot exceed its limit)");
+        }
+    }
+
+    void checkPressure() {
+        const auto& levels = out_.config.pressure.levels;
+        using Get = std::function<std::optional<double>(const core::LevelThresholds&)>;
+        struct Metric {
+            std::string suffix;
+            Get get;
+            bool increasing; // pressure rises with the level; MemAvailable falls
+            std::string (*format)(double);
+        };
+        const std::vector<Metric> metrics{
+            {"SomeAvg10", [](const auto& l) { return l.someAvg10; }, true,
+             [](double v) { return formatPercent(v); }},
+            {"FullAvg10", [](const auto& l) { return l.fullAvg10; }, true,
+             [](double v) { return formatPercent(v); }},
+            {"MemAvailable",
+             [](const auto& l) {
+                 return l.memAvailableBelow ? std::optional<double>(*l.memAvailableBelow)
+                                            : std::nullopt;
+             },
+             false, [](double v) { return formatPermyriad(static_cast<Permyriad>(v)); }},
+        };
+        const std::string section = "Pressure";
+        for (const auto& m : metrics) {
+            std::optional<std::size_t> prev; // nearest lower level with the metric set
+            for (std::size_t j = 0; j < levels.size(); ++j) {
+                auto vj = m.get(levels[j]);
+                if (!vj)
+                    continue;
+                if (prev) {
+                    double vi = *m.get(levels[*prev]);
+                    bool bad = m.increasing ? (*vj < vi) : (*vj > vi);
+                    if (bad) {
+                        std::string ki = "Level" + std::to_string(*prev + 1) + m.suffix;
+                        std::string kj = "Level" + std::to_string(j + 1) + m.suffix;
+                        std::string rule = m.increasing ? "a higher level's pressure threshold "
+                                                          "must be at least the lower level's"
+                                                        : "a higher level's MemAvailable threshold "
+                                                          "must be at most the lower level's";
+                        // Blame the key set last; name the other one.
+                        const bool blameLower = laterThan(section, ki, section, kj);
+                        std::string reason = (blameLower == m.increasing) ? "above " : "below ";
+                        reason += blameLower ? kj : ki;
+                        reason += '=';
+                        reason += m.format(blameLower ? *vj : vi);
+                        reason += " (";
+                        reason += rule;
+                        reason += ')';
+                        keyProblem(Severity::Error, section, blameLower ? ki : kj,
+                                   m.format(blameLower ? vi : *vj), std::move(reason));
+                    }
+                }
+                prev = j;
+            }
+        }
+    }
+
+    const std::vector<ConfigEntry>& entries_;
+    ValidateOptions options_;
+    Validated out_;
+    std::map<std::pair<std::string, std::string>, Origin> origins_;
+    std::set<std::pair<std::string, std::string>> reportedSections_;
+    // Class name -> file that created it (nullopt: embedded default).
+    std::map<std::string, std::optional<std::string>> classSource_;
+    // Keys that were given, with a good value or not (so that a bad Rank=
+    // is not also reported as a missing one).
+    std::set<std::pair<std::string, std::string>> attempted_;
+    std::map<std::string, std::string> ruleSource_;
+};
+
+bool equalLevels(const core::LevelThresholds& a, const core::LevelThresholds& b) {
+    return a.someAvg10 == b.someAvg10 && a.fullAvg10 == b.fullAvg10 &&
+           a.memAvailableBelow == b.memAvailableBelow && a.duration == b.duration;
+}
+
+bool equalPressure(const core::PressureConfig& a, const core::PressureConfig& b) {
+    for (std::size_t i = 0; i < a.levels.size(); ++i)
+        if (!equalLevels(a.levels[i], b.levels[i]))
+            return false;
+    return a.watermarks == b.watermarks && a.swapUsedKill == b.swapUsedKill &&
+           a.hysteresis == b.hysteresis && a.recoveryDuration == b.recoveryDuration &&
+           a.killCooldown == b.killCooldown;
+}
+
+bool equalClass(const core::ClassPolicy& a, const core::ClassPolicy& b) {
+    return a.name == b.name && a.rank == b.rank && a.protection == b.protection &&
+           a.throttlingFactor == b.throttlingFactor && a.killable == b.killable &&
+           a.swap == b.swap && a.oomScoreAdj == b.oomScoreAdj && a.reclaim == b.reclaim &&
+           a.memoryGuard == b.memoryGuard;
+}
+
+} // namespace
+
+Bytes SizeSpec::resolve(Bytes memTotal) const {
+    if (!percent)
+        return bytes;
+    Permyriad p = std::min(*percent, kPermyriadOne);
+    return memTotal / kPermyriadOne * p + memTotal % kPermyriadOne * p / kPermyriadOne;
+}
+
+bool operator==(const Config& a, const Config& b) {
+    return a.manager == b.manager && a.overcommit == b.overcommit &&
+           equalPressure(a.pressure, b.pressure) && a.reclaim == b.reclaim &&
+           std::equal(a.classes.begin(), a.classes.end(), b.classes.begin(), b.classes.end(),
+                      equalClass) &&
+           a.rules == b.rules;
+}
+
+std::string ConfigProblem::format() const {
+    std::string out;
+    if (!file.empty()) {
+        out += file;
+        if (line > 0)
+            out += ":" + std::to_string(line);
+        out += ": ";
+    }
+    if (!section.empty()) {
+        out += "[" + section + "]";
+        if (!key.empty())
+            out += " " + key + "=" + value;
+        out += ": ";
+    } else if (!key.empty()) {
+        out += key + "=" + value + ": ";
+    }
+    out += reason;
+    return out;
+}
+
+bool Validated::hasErrors() const {
+    return std::any_of(problems.begin(), problems.end(),
+                       [](const ConfigProblem& p) { return p.severity == Severity::Error; });
+}
+
+Validated validateConfig(const std::vector<ConfigEntry>& entries, const ValidateOptions& options) {
+    return Validator(entries, options).run();
+}
+
+std::string renderConfig(const Config& config) {
+    std::string out;
+    std::string_view current;
+    for (const auto& it : globalTable()) {
+        if (it.section != current) {
+            if (!out.empty())
+                out += '\n';
+            out += "[" + it.section + "]\n";
+            current = it.section;
+        }
+        out += it.key + "=" + it.render(config) + "\n";
+    }
+    for (const auto& c : config.classes) {
+        out += "\n[" + std::string(kClassPrefix) + c.name + "]\n";
+        for (const auto& it : classTable())
+            out += it.key + "=" + it.render(c) + "\n";
+    }
+    for (const auto& r : config.rules) {
+        out += "\n[" + std::string(kRulePrefix) + r.name + "]\n";
+        for (const auto& it : ruleTable())
+            out += it.key + "=" + it.render(r) + "\n";
+    }
+    return out;
+}
+
+std::vector<KeyInfo> knownKeys() {
+    std::vector<KeyInfo> keys;
+    for (const auto& it : globalTable())
+        keys.push_back({it.section, it.key});
+    for (const auto& it : classTable())
+        keys.push_back({std::string(kClassPrefix) + "<name>", it.key});
+    for (const auto& it : ruleTable())
+        keys.push_back({std::string(kRulePrefix) + "<name>", it.key});
+    return keys;
+}
+
+} // namespace memqos::config

@@ -1,1 +1,327 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "memqos/io/config_loader.hpp"
+
+#include <ini.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <system_error>
+#include <unistd.h>
+#include <variant>
+
+namespace memqos::io {
+namespace {
+
+static_assert(INI_HANDLER_LINENO == 0,
+              "Debian's inih passes no line numbers; this code relies on that signature");
+static_assert(kMaxConfigLineBytes == INI_MAX_LINE - 3,
+              "inih needs room for \"\\r\\n\\0\" after a line");
+// inih's MAX_SECTION (ini.c, not exported): longer section names are cut.
+constexpr std::size_t kMaxSectionBytes = 49;
+
+struct ParseFailure {
+    int line = 0;
+    std::string reason;
+};
+
+struct Collector {
+    const std::string* file;
+    std::vector<config::ConfigEntry> entries;
+};
+
+// Called by inih for every name=value; the strings live only during the call.
+int onEntry(void* user, const char* section, const char* name, const char* value) noexcept {
+    auto* c = static_cast<Collector*>(user);
+    c->entries.push_back(config::ConfigEntry{*c->file, section, name, value});
+    return 1;
+}
+
+bool isSpace(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && isSpace(s.front()))
+        s.remove_prefix(1);
+    while (!s.empty() && isSpace(s.back()))
+        s.remove_suffix(1);
+    return s;
+}
+
+// Position of the first of `chars`, or of a ';' comment after a blank, as
+// inih's find_chars_or_comment().
+std::size_t findCharsOrComment(std::string_view s, std::string_view chars) {
+    bool wasSpace = false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (chars.find(s[i]) != std::string_view::npos)
+            return i;
+        if (wasSpace && s[i] == ';')
+            return std::string_view::npos;
+        wasSpace = isSpace(s[i]);
+    }
+    return std::string_view::npos;
+}
+
+// Refuses what inih would silently get wrong (see config_loader.hpp). It
+// follows inih's line model: comments and blank lines do not end a value, a
+// section header does.
+std::optional<ParseFailure> precheck(std::string_view text) {
+    bool afterKey = false; // inih's non-empty prev_name
+    int lineno = 0;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        ++lineno;
+        std::size_t nl = text.find('\n', pos);
+        std::string_view line =
+            text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        pos = nl == std::string_view::npos ? text.size() : nl + 1;
+        if (!line.empty() && line.back() == '\r')
+            line.remove_suffix(1);
+
+        if (line.find('\0') != std::string_view::npos)
+            return ParseFailure{lineno, "contains a NUL byte"};
+        if (line.size() > kMaxConfigLineBytes)
+            return ParseFailure{lineno, "line too long (" + std::to_string(line.size()) +
+                                            " bytes, at most " +
+                                            std::to_string(kMaxConfigLineBytes) + ")"};
+        if (lineno == 1 && line.substr(0, 3) == "\xEF\xBB\xBF")
+            line.remove_prefix(3);
+
+        std::string_view start = trim(line);
+        if (start.empty() || start.front() == ';' || start.front() == '#')
+            continue;
+        if (afterKey && isSpace(line.front()))
+            return ParseFailure{
+                lineno, "indented continuation lines are not supported (write the value on one "
+                        "line, or remove the indentation)"};
+        if (start.front() == '[') {
+            std::size_t end = findCharsOrComment(start.substr(1), "]");
+            if (end != std::string_view::npos) {
+                if (end > kMaxSectionBytes)
+                    return ParseFailure{lineno, "section name too long (at most " +
+                                                    std::to_string(kMaxSectionBytes) + " bytes)"};
+                afterKey = false;
+            }
+            continue; // a header without ']' is inih's syntax error
+        }
+        std::size_t sep = findCharsOrComment(start, "=:");
+        if (sep != std::string_view::npos)
+            afterKey = !trim(start.substr(0, sep)).empty();
+    }
+    return std::nullopt;
+}
+
+std::variant<std::vector<config::ConfigEntry>, ParseFailure>
+parseText(std::string_view text, const std::string& fileName) {
+    if (auto failure = precheck(text))
+        return *failure;
+    Collector collector{&fileName, {}};
+    // ini_parse_string: the text is already in memory (read once through the
+    // fd whose owner and mode were checked), and precheck saw the same bytes.
+    std::string copy(text);
+    int rc = ini_parse_string(copy.c_str(), onEntry, &collector);
+    if (rc > 0)
+        return ParseFailure{rc, "syntax error (expected [Section], Key=value or a # comment)"};
+    if (rc < 0)
+        return ParseFailure{0, "inih failed (" + std::to_string(rc) + ")"};
+    return std::move(collector.entries);
+}
+
+std::string where(const std::string& file, int line) {
+    return line > 0 ? file + ":" + std::to_string(line) : file;
+}
+
+class Fd {
+public:
+    explicit Fd(int fd) noexcept : fd_(fd) {}
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    ~Fd() {
+        if (fd_ >= 0)
+            ::close(fd_);
+    }
+    int get() const noexcept { return fd_; }
+
+private:
+    int fd_;
+};
+
+struct OpenedFile {
+    struct stat st {};
+    std::string text;
+};
+
+struct FileFailure {
+    std::errc code = std::errc::invalid_argument;
+    int line = 0;
+    std::string reason;
+};
+
+std::string errnoText(int err) {
+    return std::generic_category().message(err);
+}
+
+// Opens, fstat()s and reads one file; the checks see the same inode we read.
+std::variant<OpenedFile, FileFailure> openAndRead(const std::filesystem::path& path) {
+    int raw = -1;
+    do {
+        raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    } while (raw < 0 && errno == EINTR);
+    if (raw < 0) {
+        int err = errno;
+        return FileFailure{static_cast<std::errc>(err), 0, "cannot open: " + errnoText(err)};
+    }
+    const Fd fd(raw);
+    OpenedFile out;
+    if (::fstat(fd.get(), &out.st) != 0) {
+        int err = errno;
+        return FileFailure{static_cast<std::errc>(err), 0, "cannot stat: " + errnoText(err)};
+    }
+    if (!S_ISREG(out.st.st_mode))
+        return FileFailure{std::errc::invalid_argument, 0, "not a regular file"};
+    std::array<char, 16384> buf{};
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int err = errno;
+            return FileFailure{static_cast<std::errc>(err), 0, "cannot read: " + errnoText(err)};
+        }
+        if (n == 0)
+            break;
+        const auto got = static_cast<std::size_t>(n);
+        if (got > kMaxConfigFileBytes - out.text.size())
+            return FileFailure{std::errc::file_too_large, 0,
+                               "larger than " + std::to_string(kMaxConfigFileBytes) + " bytes"};
+        out.text.append(buf.data(), got);
+    }
+    return out;
+}
+
+std::string octalMode(mode_t mode) {
+    std::array<char, 8> buf{};
+    std::snprintf(buf.data(), buf.size(), "%04o", static_cast<unsigned>(mode & 07777));
+    return buf.data();
+}
+
+// USBGuard's checkFilePermissions: a config anyone but root can write could
+// make the daemon kill or unprotect arbitrary workloads.
+std::optional<std::string> checkPermissions(const struct stat& st, const std::string& path,
+                                            bool requireRootOwned) {
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        return "writable by group or others (mode " + octalMode(st.st_mode) +
+               "), refusing it; run chmod go-w " + path;
+    if (requireRootOwned && st.st_uid != 0 && st.st_uid != ::geteuid())
+        return "owned by uid " + std::to_string(st.st_uid) +
+               ", not root, refusing it; run chown root: " + path;
+    return std::nullopt;
+}
+
+config::ConfigProblem loadProblem(const std::string& file, int line, std::string reason) {
+    config::ConfigProblem p;
+    p.severity = config::Severity::Error;
+    p.file = file;
+    p.line = line;
+    p.reason = std::move(reason);
+    return p;
+}
+
+} // namespace
+
+Result<std::vector<config::ConfigEntry>> parseIniText(std::string_view text,
+                                                      const std::string& fileName) {
+    auto r = parseText(text, fileName);
+    if (auto* f = std::get_if<ParseFailure>(&r))
+        return invalid(where(fileName, f->line) + ": " + f->reason);
+    return std::get<0>(std::move(r));
+}
+
+Result<std::vector<config::ConfigEntry>> readIniFile(const std::filesystem::path& path) {
+    const std::string name = path.string();
+    auto opened = openAndRead(path);
+    if (auto* f = std::get_if<FileFailure>(&opened))
+        return makeError(f->code, name + ": " + f->reason);
+    return parseIniText(std::get<OpenedFile>(opened).text, name);
+}
+
+LoadedConfig loadConfig(const LoadOptions& options) {
+    LoadedConfig out;
+    std::vector<config::ConfigProblem> loadProblems;
+    std::vector<config::ConfigEntry> entries;
+
+    const std::filesystem::path mainFile =
+        options.mainFile.value_or(std::filesystem::path(kDefaultConfigFile));
+    const bool mainExplicit = options.mainFile.has_value();
+
+    auto loadOne = [&](const std::filesystem::path& path, bool mayBeMissing) {
+        const std::string name = path.string();
+        auto opened = openAndRead(path);
+        if (auto* f = std::get_if<FileFailure>(&opened)) {
+            if (!(mayBeMissing && f->code == std::errc::no_such_file_or_directory))
+                loadProblems.push_back(loadProblem(name, f->line, f->reason));
+            return;
+        }
+        auto& file = std::get<OpenedFile>(opened);
+        if (auto refused = checkPermissions(file.st, name, options.requireRootOwned)) {
+            loadProblems.push_back(loadProblem(name, 0, *refused));
+            return;
+        }
+        auto parsed = parseText(file.text, name);
+        if (auto* f = std::get_if<ParseFailure>(&parsed)) {
+            loadProblems.push_back(loadProblem(name, f->line, f->reason));
+            return;
+        }
+        auto& got = std::get<0>(parsed);
+        entries.insert(entries.end(), std::make_move_iterator(got.begin()),
+                       std::make_move_iterator(got.end()));
+        out.files.push_back(name);
+    };
+
+    loadOne(mainFile, !mainExplicit);
+
+    if (options.dropIns) {
+        std::filesystem::path dir =
+            options.dropinDir.value_or(std::filesystem::path(mainFile.string() + ".d"));
+        const std::string dirName = dir.string();
+        struct stat st {};
+        if (::stat(dir.c_str(), &st) != 0) {
+            int err = errno;
+            if (err != ENOENT)
+                loadProblems.push_back(loadProblem(dirName, 0, "cannot stat: " + errnoText(err)));
+        } else if (!S_ISDIR(st.st_mode)) {
+            loadProblems.push_back(loadProblem(dirName, 0, "not a directory"));
+        } else if (auto refused = checkPermissions(st, dirName, options.requireRootOwned)) {
+            loadProblems.push_back(loadProblem(dirName, 0, *refused));
+        } else {
+            std::vector<std::string> names;
+            std::error_code ec;
+            std::filesystem::directory_iterator it(dir, ec);
+            for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+                std::string fn = it->path().filename().string();
+                if (fn.size() > 5 && fn.front() != '.' &&
+                    fn.compare(fn.size() - 5, 5, ".conf") == 0)
+                    names.push_back(std::move(fn));
+            }
+            if (ec) {
+                loadProblems.push_back(loadProblem(dirName, 0, "cannot list: " + ec.message()));
+            } else {
+                std::sort(names.begin(), names.end());
+                for (const auto& fn : names)
+                    loadOne(dir / fn, false);
+            }
+        }
+    }
+
+    out.validated = config::validateConfig(entries, config::ValidateOptions{options.strict});
+    out.validated.problems.insert(out.validated.problems.begin(),
+                                  std::make_move_iterator(loadProblems.begin()),
+                                  std::make_move_iterator(loadProblems.end()));
+    return out;
+}
+
+} // namespace memqos::io

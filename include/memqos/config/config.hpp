@@ -20,7 +20,9 @@ namespace memqos::config {
 struct SizeSpec {
     Bytes bytes = 0;
     std::optional<Permyriad> percent; // set: bytes is ignored
+    // bytes, or percent/10000 of memTotal (rounded down).
     Bytes resolve(Bytes memTotal) const;
+    bool operator==(const SizeSpec&) const = default;
 };
 
 struct ManagerConfig {
@@ -29,33 +31,37 @@ struct ManagerConfig {
     std::string cgroupRoot = "/sys/fs/cgroup";
     std::string procRoot = "/proc";
     std::string stateDirectory = "/var/lib/memqos";
+    bool operator==(const ManagerConfig&) const = default;
 };
 
 enum class SwapCheck { Off, Warn, Refuse };
 
 struct OvercommitConfig {
-    double memoryRatio = 1.0;                          // Ganeti memory-ratio, ≥ 1.0
-    SizeSpec nodeReserved{1024 * kMiB, std::nullopt};  // Ganeti mem_node
+    double memoryRatio = 1.0;                         // Ganeti memory-ratio, ≥ 1.0
+    SizeSpec nodeReserved{1024 * kMiB, std::nullopt}; // Ganeti mem_node
     SizeSpec failoverReserve{0, std::nullopt};
-    SwapCheck swapCheck = SwapCheck::Warn;             // swap < (ratio−1)·available
-    Bytes vmOverhead = 0;                              // added to a VM's limit
+    SwapCheck swapCheck = SwapCheck::Warn; // swap < (ratio−1)·available
+    Bytes vmOverhead = 0;                  // added to a VM's limit
+    bool operator==(const OvercommitConfig&) const = default;
 };
 
 struct ReclaimConfig {
     bool enabled = true;
     Usec interval = std::chrono::seconds(10);
-    double stallTarget = 0.1;  // percent of the interval spent stalled
-    Permyriad maxStep = 100;   // at most 1 % of usage per step
+    double stallTarget = 0.1; // percent of the interval spent stalled
+    Permyriad maxStep = 100;  // at most 1 % of usage per step
+    bool operator==(const ReclaimConfig&) const = default;
 };
 
 // [Rule.<name>] Match=glob, Class=, Request=, Limit=, Priority=
 struct WorkloadRule {
     std::string name;
-    std::string match;   // glob over a unit name or "vm:<domain>"
+    std::string match; // glob over a unit name or "vm:<domain>"
     std::string className;
     Bytes request = 0;
     Limit limit;
     std::int32_t priority = 0;
+    bool operator==(const WorkloadRule&) const = default;
 };
 
 struct Config {
@@ -65,6 +71,10 @@ struct Config {
     ReclaimConfig reclaim;
     std::vector<core::ClassPolicy> classes = core::defaultClasses();
     std::vector<WorkloadRule> rules;
+
+    // Field by field, including the core members (which have no operator==
+    // of their own yet).
+    friend bool operator==(const Config& a, const Config& b);
 };
 
 // One "key=value" as read from a file, in file order.
@@ -73,18 +83,22 @@ struct ConfigEntry {
     std::string section;
     std::string key;
     std::string value;
+    bool operator==(const ConfigEntry&) const = default;
 };
 
 enum class Severity { Warning, Error };
 
 struct ConfigProblem {
     Severity severity = Severity::Error;
-    std::string file;    // may be empty for cross-field checks
+    std::string file; // empty for problems of the embedded defaults
+    int line = 0;     // 1-based line in file, 0 = unknown (inih gives none per key)
     std::string section;
     std::string key;
     std::string value;
     std::string reason;
-    // "FILE: [Section] Key=value: reason" (or "FILE: [Section]: reason")
+    // "FILE: [Section] Key=value: reason". Parts that are empty are left
+    // out: "FILE: [Section]: reason", "FILE: reason", "FILE:LINE: reason"
+    // when line is set, "[Section] Key=value: reason" without a file.
     std::string format() const;
 };
 
@@ -94,13 +108,33 @@ struct Validated {
     bool hasErrors() const;
 };
 
+struct ValidateOptions {
+    // Unknown sections and keys are Errors instead of Warnings
+    // (memqosd --check-config).
+    bool strict = false;
+};
+
 // Starts from the embedded defaults and applies entries in order (later
 // wins). Unknown sections and keys are Warnings (callers that want them to be
 // errors — --check-config — say so); bad values are Errors and leave the
 // default in place. Cross-field checks run last.
-Validated validateConfig(const std::vector<ConfigEntry>& entries);
+//
+// Sections: [Manager] [Overcommit] [Pressure] [Reclaim], [Class.<name>]
+// (modifies a class, or adds one: a new class must set Rank=) and
+// [Rule.<name>] (Match= and Class= required). Keys are case-sensitive.
+Validated validateConfig(const std::vector<ConfigEntry>& entries,
+                         const ValidateOptions& options = {});
 
-// The effective configuration as INI text, every key, in conf/memqosd.conf's order.
+// The effective configuration as INI text, every key, in conf/memqosd.conf's
+// order; validateConfig(<entries of renderConfig(c)>).config == c.
 std::string renderConfig(const Config& config);
+
+// Every key the validator knows, in conf/memqosd.conf's order. Per-class and
+// per-rule keys are listed once with section "Class.<name>" / "Rule.<name>".
+struct KeyInfo {
+    std::string section;
+    std::string key;
+};
+std::vector<KeyInfo> knownKeys();
 
 } // namespace memqos::config
