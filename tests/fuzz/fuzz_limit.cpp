@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// libFuzzer target for parseLimit and parseCounter (single-value cgroup files). Beyond "no crash,
+// no UB, no leak" it checks the parser's contract where that is cheap; a broken invariant traps.
+#include "memqos/parse/proc.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <system_error>
+
+namespace {
+
+void check(bool ok) {
+    if (!ok) {
+        __builtin_trap();
+    }
+}
+
+// Errors are "malformed" with a bounded, non-empty message.
+void checkError(const memqos::Error& e) {
+    check(e.code == std::errc::invalid_argument);
+    check(!e.what.empty() && e.what.size() < 1024);
+}
+
+} // namespace
+
+// NOLINTNEXTLINE(readability-identifier-naming): the libFuzzer entry point
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    auto limit = memqos::parse::parseLimit(text);
+    auto counter = memqos::parse::parseCounter(text);
+    if (!limit) {
+        checkError(limit.error());
+    }
+    if (!counter) {
+        checkError(counter.error());
+    }
+    // A counter is a limit without "max": both agree on every number.
+    if (counter) {
+        check(limit.ok() && limit->has_value() && **limit == *counter);
+    }
+    if (limit && !limit->has_value()) {
+        check(!counter.ok() && text.find("max") != std::string_view::npos);
+    }
+    if (limit && limit->has_value()) {
+        check(counter.ok());
+    }
+    return 0;
+}

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// libFuzzer target for parsePressure (PSI files). Beyond "no crash, no UB, no leak" it
+// checks the parser's contract where that is cheap; a broken invariant traps.
+#include "memqos/parse/proc.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <system_error>
+
+namespace {
+
+void check(bool ok) {
+    if (!ok) {
+        __builtin_trap();
+    }
+}
+
+// Errors are "malformed" with a bounded, non-empty message.
+void checkError(const memqos::Error& e) {
+    check(e.code == std::errc::invalid_argument);
+    check(!e.what.empty() && e.what.size() < 1024);
+}
+
+} // namespace
+
+// NOLINTNEXTLINE(readability-identifier-naming): the libFuzzer entry point
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    auto r = memqos::parse::parsePressure(text);
+    if (!r) {
+        checkError(r.error());
+        return 0;
+    }
+    auto inRange = [](double v) { return std::isfinite(v) && v >= 0.0 && v <= 100.0; };
+    check(inRange(r->some.avg10) && inRange(r->some.avg60) && inRange(r->some.avg300));
+    if (r->full) {
+        check(inRange(r->full->avg10) && inRange(r->full->avg60) && inRange(r->full->avg300));
+    }
+    return 0;
+}

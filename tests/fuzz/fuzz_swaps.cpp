@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// libFuzzer target for parseSwaps (/proc/swaps). Beyond "no crash, no UB, no leak" it
+// checks the parser's contract where that is cheap; a broken invariant traps.
+#include "memqos/parse/proc.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <system_error>
+
+namespace {
+
+void check(bool ok) {
+    if (!ok) {
+        __builtin_trap();
+    }
+}
+
+// Errors are "malformed" with a bounded, non-empty message.
+void checkError(const memqos::Error& e) {
+    check(e.code == std::errc::invalid_argument);
+    check(!e.what.empty() && e.what.size() < 1024);
+}
+
+} // namespace
+
+// NOLINTNEXTLINE(readability-identifier-naming): the libFuzzer entry point
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    auto r = memqos::parse::parseSwaps(text);
+    if (!r) {
+        checkError(r.error());
+        return 0;
+    }
+    for (const auto& d : *r) {
+        check(!d.filename.empty() && !d.type.empty());
+        check(d.size % memqos::kKiB == 0 && d.used % memqos::kKiB == 0);
+        // Decoding never produces NUL and never grows the name.
+        check(d.filename.find('\0') == std::string::npos);
+        check(d.filename.size() <= size);
+    }
+    return 0;
+}
