@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Assignments made over D-Bus, kept on disk so nothing is lost on a restart
+// or kill -9. Persistent ones (persist=true) live under the state directory
+// (/var/lib/memqos/assignments); the others under the runtime directory
+// (/run/memqos/assignments), which a reboot clears — like systemd's runtime
+// unit properties. One small "Key=Value" file per workload, written
+// atomically: temp file, fsync, rename, fsync of the directory.
+
+#include "memqos/core/model.hpp"
+#include "memqos/util/result.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memqos::io {
+
+struct Assignment {
+    core::Workload workload;
+    bool persistent = false;
+    bool operator==(const Assignment&) const = default;
+};
+
+// Pure (exposed for tests and fuzzing): the file format, one "Key=Value" per
+// line, every key exactly once, in any order; blank lines and lines starting
+// with '#' are ignored; blanks around keys and values are ignored:
+//   # memqos assignment; written by memqosd, do not edit while it runs
+//   Id=nginx.service            validateWorkloadId, and its shape
+//   Kind=service                (core::kindFromId) must agree with Kind
+//   Class=shared                a class name (config::isValidClassName)
+//   Request=268435456           bytes, decimal
+//   Limit=1073741824            bytes, or "max" (no limit)
+//   Priority=0                  int32
+// `persistent` is not in the file: it is where the file lives, so
+// parseAssignment() always returns persistent = false. parseAssignment never
+// throws; its errors name the line and key ("line 5: Request=12x: not a
+// number"). parseAssignment(formatAssignment(a)) == a for every assignment
+// with persistent = false that parseAssignment can return.
+std::string formatAssignment(const Assignment& a);
+Result<Assignment> parseAssignment(std::string_view text);
+
+// File names (pure): the id with every byte outside [A-Za-z0-9] written as
+// "_xx", two lowercase hex digits, like sd_bus_path_encode(); "" is "_".
+// "nginx.service" -> "nginx_2eservice". decodeFileName is the inverse and
+// returns nullopt for any name encodeFileName cannot produce (so temp files,
+// which start with '.', never decode).
+std::string encodeFileName(std::string_view id);
+std::optional<std::string> decodeFileName(std::string_view name);
+
+class StateStore {
+public:
+    StateStore(std::filesystem::path stateDir, std::filesystem::path runtimeDir);
+
+    // Writes (or replaces) the assignment in the directory its `persistent`
+    // flag selects, and removes any copy in the other one. Creates missing
+    // directories (0755). Refuses (invalid_argument) an assignment that would
+    // not read back identically, and an id whose file name would exceed 255
+    // bytes (filename_too_long). Errors name the path.
+    Status save(const Assignment& a);
+    // Removes the assignment from both directories; a missing file or
+    // directory is not an error.
+    Status remove(std::string_view workloadId);
+    // Every readable assignment of both directories, sorted by id. A
+    // malformed file is reported in `problems` (naming the file) and skipped,
+    // never fatal; a workload present in both directories keeps the
+    // persistent one. Temp files left by a crash during save() (".tmp.*")
+    // are deleted; other dot files are ignored. Missing directories hold no
+    // assignments. Never throws.
+    struct Loaded {
+        std::vector<Assignment> assignments;
+        std::vector<std::string> problems;
+    };
+    Loaded loadAll() const;
+
+private:
+    std::filesystem::path stateDir_;
+    std::filesystem::path runtimeDir_;
+};
+
+} // namespace memqos::io

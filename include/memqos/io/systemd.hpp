@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// PID 1 as memqosd sees it: a small interface so the daemon can be tested
+// with a mock, and one implementation over D-Bus (org.freedesktop.systemd1).
+// Every call is asynchronous: the callback runs later on the io thread, never
+// inside the call. systemd is the single writer of the cgroup tree: memqosd
+// sets memory properties only through setUnitProperties(runtime=true).
+
+#include "memqos/core/types.hpp"
+#include "memqos/util/result.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace memqos::io {
+
+struct UnitInfo {
+    std::string name;         // "nginx.service"
+    std::string loadState;    // "loaded", "not-found", "masked", …
+    std::string activeState;  // "active", "inactive", …
+    std::string controlGroup; // "/system.slice/nginx.service"; empty when not running
+};
+
+// Memory properties of a unit. Unset fields are not sent. A Limit of nullopt
+// is sent as UINT64_MAX, which systemd reads as "infinity".
+struct MemoryProperties {
+    std::optional<Bytes> memoryMin;
+    std::optional<Bytes> memoryLow;
+    std::optional<Limit> memoryHigh;
+    std::optional<Limit> memoryMax;
+    std::optional<Limit> memorySwapMax;
+    bool empty() const {
+        return !memoryMin && !memoryLow && !memoryHigh && !memoryMax && !memorySwapMax;
+    }
+    bool operator==(const MemoryProperties&) const = default;
+};
+
+class SystemdManager {
+public:
+    using Done = std::function<void(Status)>;
+    template <typename T>
+    using Then = std::function<void(Result<T>)>;
+
+    // What memqosd wants to hear about (subscribed once with subscribe()).
+    struct Events {
+        // systemd finished a daemon-reload (Reloading(false)).
+        std::function<void()> reloaded;
+        // A unit appeared or (re)started: UnitNew, or JobRemoved of a start job.
+        std::function<void(const std::string& unit)> unitStarted;
+        // A unit was removed from memory (UnitRemoved).
+        std::function<void(const std::string& unit)> unitRemoved;
+    };
+
+    virtual ~SystemdManager() = default;
+
+    virtual void subscribe(Events events, Done done) = 0;
+    // LoadUnit + its state and ControlGroup. A unit systemd has no file for
+    // yields loadState "not-found" (not an error).
+    virtual void getUnit(const std::string& unit, Then<UnitInfo> then) = 0;
+    // Loaded units whose name ends in .service, .scope or .slice.
+    virtual void listUnits(Then<std::vector<UnitInfo>> then) = 0;
+    // SetUnitProperties(unit, runtime=true, props).
+    virtual void setUnitProperties(const std::string& unit, const MemoryProperties& props,
+                                   Done done) = 0;
+    // StartTransientUnit(unit, "fail", [Slice, ExecStart, memory props]).
+    virtual void startTransientService(const std::string& unit, const std::string& slice,
+                                       const MemoryProperties& props,
+                                       const std::vector<std::string>& argv, Done done) = 0;
+    // KillUnit(unit, "all", signal).
+    virtual void killUnit(const std::string& unit, int signal, Done done) = 0;
+};
+
+} // namespace memqos::io

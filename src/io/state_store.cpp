@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "memqos/io/state_store.hpp"
+
+#include "memqos/config/values.hpp"
+#include "memqos/io/file.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstdint>
+#include <ctime>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <system_error>
+#include <unistd.h>
+#include <utility>
+
+namespace memqos::io {
+namespace {
+
+constexpr std::string_view kHeader =
+    "# memqos assignment; written by memqosd, do not edit while it runs\n";
+// Temp files start with '.', which encodeFileName never produces.
+constexpr std::string_view kTempPrefix = ".tmp.";
+constexpr std::size_t kMaxNameBytes = 255;                    // NAME_MAX
+constexpr std::size_t kMaxFileBytes = std::size_t{64} * 1024; // an assignment is ~200 bytes
+constexpr mode_t kDirMode = 0755;
+constexpr mode_t kFileMode = 0644;
+
+constexpr std::string_view kHex = "0123456789abcdef";
+
+bool isAlnum(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+int hexValue(char c) {
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    return -1; // uppercase is not what encodeFileName writes
+}
+
+std::string_view trimBlanks(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+// Quotes a value for an error message with control bytes escaped, so a
+// corrupt file cannot inject lines into the journal.
+std::string quote(std::string_view s) {
+    constexpr std::size_t kMaxShown = 80;
+    std::string out = "'";
+    for (std::size_t i = 0; i < s.size() && i < kMaxShown; ++i) {
+        const auto b = static_cast<unsigned char>(s[i]);
+        if (b < 0x20 || b == 0x7f) {
+            out += "\\x";
+            out += kHex[b >> 4U];
+            out += kHex[b & 0xfU];
+        } else {
+            out += s[i];
+        }
+    }
+    if (s.size() > kMaxShown) {
+        out += "...";
+    }
+    out += "'";
+    return out;
+}
+
+template <typename T>
+bool parseInteger(std::string_view s, T& out) {
+    if (s.empty() || s.front() == '+') {
+        return false;
+    }
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc{} && end == s.data() + s.size();
+}
+
+std::optional<core::WorkloadKind> parseKind(std::string_view s) {
+    for (const auto k :
+         {core::WorkloadKind::Service, core::WorkloadKind::Scope, core::WorkloadKind::Vm}) {
+        if (core::toString(k) == s) {
+            return k;
+        }
+    }
+    return std::nullopt;
+}
+
+// ---- files ----------------------------------------------------------------
+
+class Fd {
+public:
+    explicit Fd(int fd = -1) noexcept : fd_(fd) {}
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    ~Fd() { reset(); }
+    int get() const noexcept { return fd_; }
+    void reset(int fd = -1) noexcept {
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
+        fd_ = fd;
+    }
+    // Closes now and reports close()'s error (it can report a failed write).
+    int close() noexcept {
+        const int r = fd_ >= 0 ? ::close(fd_) : 0;
+        fd_ = -1;
+        return r;
+    }
+
+private:
+    int fd_;
+};
+
+// mkdir -p with mode 0755 for the components we create.
+Status makeDirs(const std::filesystem::path& dir) {
+    std::filesystem::path partial;
+    for (const auto& part : dir) {
+        partial /= part;
+        if (partial == partial.root_path()) {
+            continue;
+        }
+        if (::mkdir(partial.c_str(), kDirMode) == 0) {
+            // Exactly 0755 whatever the umask: tools read these as non-root.
+            if (::chmod(partial.c_str(), kDirMode) != 0) {
+                return errnoError(errno, partial);
+            }
+            continue;
+        }
+        if (errno == EEXIST) {
+            continue;
+        }
+        return errnoError(errno, partial);
+    }
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) {
+        return errnoError(errno, dir);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        return errnoError(ENOTDIR, dir);
+    }
+    return okStatus();
+}
+
+Result<int> openDir(const std::filesystem::path& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        return errnoError(errno, dir);
+    }
+    return fd;
+}
+
+std::string tempName() {
+    // Unique enough within the directory; O_EXCL catches the rest.
+    static std::atomic<std::uint64_t> counter{0};
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const std::uint64_t mix = (static_cast<std::uint64_t>(ts.tv_nsec) << 20U) ^
+                              static_cast<std::uint64_t>(ts.tv_sec) ^ (counter.fetch_add(1) << 44U);
+    std::string name(kTempPrefix);
+    name += std::to_string(::getpid());
+    name += '.';
+    for (int shift = 60; shift >= 0; shift -= 4) {
+        name += kHex[(mix >> static_cast<unsigned>(shift)) & 0xfU];
+    }
+    return name;
+}
+
+Status writeAll(int fd, std::string_view data, const std::filesystem::path& path) {
+    while (!data.empty()) {
+        const ssize_t n = ::write(fd, data.data(), data.size());
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return errnoError(errno, path);
+        }
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return okStatus();
+}
+
+// temp file (O_EXCL, 0644) -> write -> fsync -> rename -> fsync(dir).
+Status writeAtomically(const std::filesystem::path& dir, const std::string& name,
+                       std::string_view content) {
+    if (auto made = makeDirs(dir); !made) {
+        return made.error();
+    }
+    auto dirFd = openDir(dir);
+    if (!dirFd) {
+        return dirFd.error();
+    }
+    const Fd dfd(*dirFd);
+
+    std::string tmp;
+    Fd fd;
+    for (int attempt = 0;; ++attempt) {
+        tmp = tempName();
+        const int raw = ::openat(dfd.get(), tmp.c_str(),
+                                 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, kFileMode);
+        if (raw >= 0) {
+            fd.reset(raw);
+            break;
+        }
+        if (errno != EEXIST || attempt >= 16) {
+            return errnoError(errno, dir / tmp);
+        }
+    }
+    const auto tmpPath = dir / tmp;
+    auto fail = [&](int err, const std::filesystem::path& what) -> Status {
+        ::unlinkat(dfd.get(), tmp.c_str(), 0);
+        return errnoError(err, what);
+    };
+    // The umask must not make the file unreadable for tools run as non-root.
+    if (::fchmod(fd.get(), kFileMode) != 0) {
+        return fail(errno, tmpPath);
+    }
+    if (auto w = writeAll(fd.get(), content, tmpPath); !w) {
+        ::unlinkat(dfd.get(), tmp.c_str(), 0);
+        return w.error();
+    }
+    if (::fsync(fd.get()) != 0) {
+        return fail(errno, tmpPath);
+    }
+    if (fd.close() != 0) {
+        return fail(errno, tmpPath);
+    }
+    if (::renameat(dfd.get(), tmp.c_str(), dfd.get(), name.c_str()) != 0) {
+        return fail(errno, dir / name);
+    }
+    // Make the rename itself durable.
+    if (::fsync(dfd.get()) != 0) {
+        return errnoError(errno, dir);
+    }
+    return okStatus();
+}
+
+// Removes dir/name; a missing file or directory is fine.
+Status removeFile(const std::filesystem::path& dir, const std::string& name) {
+    const auto path = dir / name;
+    if (::unlink(path.c_str()) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) {
+            return okStatus();
+        }
+        return errnoError(errno, path);
+    }
+    auto dirFd = openDir(dir);
+    if (!dirFd) {
+        return dirFd.error();
+    }
+    const Fd dfd(*dirFd);
+    if (::fsync(dfd.get()) != 0) {
+        return errnoError(errno, dir);
+    }
+    return okStatus();
+}
+
+// Reads every assignment of one directory into `out`, skipping ids already
+// present (the persistent directory is read first).
+void loadDir(const std::filesystem::path& dir, bool persistent, StateStore::Loaded& out) {
+    std::error_code ec;
+    std::filesystem::directory_iterator it(dir, ec);
+    if (ec) {
+        if (ec != std::errc::no_such_file_or_directory) {
+            out.problems.push_back(dir.string() + ": " + ec.message());
+        }
+        return;
+    }
+    std::vector<std::string> names;
+    for (const std::filesystem::directory_iterator end; it != end; it.increment(ec)) {
+        if (ec) {
+            out.problems.push_back(dir.string() + ": " + ec.message());
+            break;
+        }
+        names.push_back(it->path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+
+    for (const auto& name : names) {
+        const auto path = dir / name;
+        if (name.starts_with('.')) {
+            if (name.starts_with(kTempPrefix)) {
+                // Left by a save() that crashed before its rename: the old
+                // file (if any) is still complete, so the temp is garbage.
+                ::unlink(path.c_str());
+            }
+            continue;
+        }
+        const auto id = decodeFileName(name);
+        if (!id) {
+            out.problems.push_back(path.string() +
+                                   ": not an assignment file (name is not an encoded workload id), "
+                                   "ignoring");
+            continue;
+        }
+        auto text = readFile(path, kMaxFileBytes);
+        if (!text) {
+            out.problems.push_back(text.error().what + ", ignoring");
+            continue;
+        }
+        auto parsed = parseAssignment(*text);
+        if (!parsed) {
+            out.problems.push_back(path.string() + ": " + parsed.error().what + ", ignoring");
+            continue;
+        }
+        if (parsed->workload.id != *id) {
+            out.problems.push_back(path.string() + ": Id=" + quote(parsed->workload.id) +
+                                   " does not match the file name, ignoring");
+            continue;
+        }
+        const bool seen = std::any_of(out.assignments.begin(), out.assignments.end(),
+                                      [&](const Assignment& a) { return a.workload.id == *id; });
+        if (seen) {
+            continue; // the persistent copy wins
+        }
+        parsed->persistent = persistent;
+        out.assignments.push_back(std::move(*parsed));
+    }
+}
+
+} // namespace
+
+// ---- file names -------------------------------------------------------------
+
+std::string encodeFileName(std::string_view id) {
+    if (id.empty()) {
+        return "_";
+    }
+    std::string out;
+    out.reserve(id.size());
+    for (const char c : id) {
+        if (isAlnum(c)) {
+            out += c;
+        } else {
+            const auto b = static_cast<unsigned char>(c);
+            out += '_';
+            out += kHex[b >> 4U];
+            out += kHex[b & 0xfU];
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> decodeFileName(std::string_view name) {
+    if (name == "_") {
+        return std::string();
+    }
+    if (name.empty()) {
+        return std::nullopt;
+    }
+    std::string out;
+    out.reserve(name.size());
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        const char c = name[i];
+        if (isAlnum(c)) {
+            out += c;
+            continue;
+        }
+        if (c != '_' || name.size() - i < 3) {
+            return std::nullopt;
+        }
+        const int hi = hexValue(name[i + 1]);
+        const int lo = hexValue(name[i + 2]);
+        if (hi < 0 || lo < 0) {
+            return std::nullopt;
+        }
+        const auto decoded = static_cast<char>(static_cast<unsigned char>((hi << 4) | lo));
+        if (isAlnum(decoded)) {
+            return std::nullopt; // not canonical: encodeFileName keeps it literal
+        }
+        out += decoded;
+        i += 2;
+    }
+    return out;
+}
+
+// ---- format -----------------------------------------------------------------
+
+std::string formatAssignment(const Assignment& a) {
+    const auto& w = a.workload;
+    std::string out(kHeader);
+    out += "Id=" + w.id + "\n";
+    out += "Kind=" + std::string(core::toString(w.kind)) + "\n";
+    out += "Class=" + w.className + "\n";
+    out += "Request=" + std::to_string(w.request) + "\n";
+    out += "Limit=" + (w.limit ? std::to_string(*w.limit) : std::string("max")) + "\n";
+    out += "Priority=" + std::to_string(w.priority) + "\n";
+    return out;
+}
+
+Result<Assignment> parseAssignment(std::string_view text) {
+    enum Key : std::size_t {
+        KeyId,
+        KeyKind,
+        KeyClass,
+        KeyRequest,
+        KeyLimit,
+        KeyPriority,
+        KeyCount
+    };
+    constexpr std::array<std::string_view, KeyCount> kKeys = {"Id",      "Kind",  "Class",
+                                                              "Request", "Limit", "Priority"};
+    std::array<bool, KeyCount> seen{};
+    std::array<std::size_t, KeyCount> lineOf{};
+    Assignment a;
+    std::optional<core::WorkloadKind> kind;
+
+    std::size_t lineNo = 0;
+    while (!text.empty()) {
+        ++lineNo;
+        const auto nl = text.find('\n');
+        const std::string_view raw = text.substr(0, nl);
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+
+        const std::string_view line = trimBlanks(raw);
+        if (line.empty() || line.front() == '#') {
+            continue;
+        }
+        const std::string where = "line " + std::to_string(lineNo) + ": ";
+        const auto eq = line.find('=');
+        if (eq == std::string_view::npos) {
+            return invalid(where + quote(line) + ": expected Key=Value");
+        }
+        const std::string_view key = trimBlanks(line.substr(0, eq));
+        const std::string_view value = trimBlanks(line.substr(eq + 1));
+        const auto found = std::find(kKeys.begin(), kKeys.end(), key);
+        if (found == kKeys.end()) {
+            return invalid(where + "unknown key " + quote(key));
+        }
+        const auto k = static_cast<std::size_t>(found - kKeys.begin());
+        const std::string what = where + std::string(key) + "=" + quote(value) + ": ";
+        if (seen[k]) {
+            return invalid(where + std::string(key) + " given twice (first on line " +
+                           std::to_string(lineOf[k]) + ")");
+        }
+        seen[k] = true;
+        lineOf[k] = lineNo;
+        switch (k) {
+        case KeyId:
+            if (auto ok = core::validateWorkloadId(value); !ok) {
+                return invalid(where + "Id: " + ok.error().what);
+            }
+            a.workload.id = std::string(value);
+            break;
+        case KeyKind:
+            kind = parseKind(value);
+            if (!kind) {
+                return invalid(what + "not a kind (expected service, scope or vm)");
+            }
+            a.workload.kind = *kind;
+            break;
+        case KeyClass:
+            if (!config::isValidClassName(value)) {
+                return invalid(what + "not a class name");
+            }
+            a.workload.className = std::string(value);
+            break;
+        case KeyRequest:
+            if (!parseInteger(value, a.workload.request)) {
+                return invalid(what + "not a number of bytes");
+            }
+            break;
+        case KeyLimit:
+            if (value == "max") {
+                a.workload.limit = std::nullopt;
+            } else {
+                Bytes limit = 0;
+                if (!parseInteger(value, limit)) {
+                    return invalid(what + "not a number of bytes or \"max\"");
+                }
+                a.workload.limit = limit;
+            }
+            break;
+        case KeyPriority:
+            if (!parseInteger(value, a.workload.priority)) {
+                return invalid(what + "not a 32-bit integer");
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    for (std::size_t k = 0; k < KeyCount; ++k) {
+        if (!seen[k]) {
+            return invalid("missing key " + std::string(kKeys[k]));
+        }
+    }
+    const auto shape = core::kindFromId(a.workload.id);
+    if (!shape || *shape != *kind) {
+        return invalid("line " + std::to_string(lineOf[KeyKind]) +
+                       ": Kind=" + std::string(core::toString(*kind)) + " does not match Id=" +
+                       quote(a.workload.id) + " (line " + std::to_string(lineOf[KeyId]) + ")");
+    }
+    return a;
+}
+
+// ---- StateStore ---------------------------------------------------------------
+
+StateStore::StateStore(std::filesystem::path stateDir, std::filesystem::path runtimeDir)
+    : stateDir_(std::move(stateDir)), runtimeDir_(std::move(runtimeDir)) {}
+
+Status StateStore::save(const Assignment& a) {
+    const auto text = formatAssignment(a);
+    // Only write what loadAll() will read back as the same workload.
+    auto back = parseAssignment(text);
+    if (!back) {
+        return invalid("cannot store assignment of " + quote(a.workload.id) + ": " +
+                       back.error().what);
+    }
+    if (back->workload != a.workload) {
+        return invalid("cannot store assignment of " + quote(a.workload.id) +
+                       ": it would not read back unchanged");
+    }
+    const auto name = encodeFileName(a.workload.id);
+    if (name.size() > kMaxNameBytes) {
+        return makeError(std::errc::filename_too_long,
+                         "cannot store assignment of " + quote(a.workload.id) +
+                             ": encoded file name longer than 255 bytes");
+    }
+    const auto& dir = a.persistent ? stateDir_ : runtimeDir_;
+    const auto& other = a.persistent ? runtimeDir_ : stateDir_;
+    if (auto w = writeAtomically(dir, name, text); !w) {
+        return w;
+    }
+    std::error_code ec;
+    if (std::filesystem::equivalent(dir, other, ec)) {
+        return okStatus(); // one directory for both: nothing to move
+    }
+    // After the write: a crash in between leaves both copies, and loadAll()
+    // then prefers the persistent one.
+    return removeFile(other, name);
+}
+
+Status StateStore::remove(std::string_view workloadId) {
+    const auto name = encodeFileName(workloadId);
+    if (name.size() > kMaxNameBytes) {
+        return okStatus(); // save() never wrote such a file
+    }
+    if (auto r = removeFile(stateDir_, name); !r) {
+        return r;
+    }
+    return removeFile(runtimeDir_, name);
+}
+
+StateStore::Loaded StateStore::loadAll() const {
+    Loaded out;
+    loadDir(stateDir_, true, out);
+    loadDir(runtimeDir_, false, out);
+    std::sort(
+        out.assignments.begin(), out.assignments.end(),
+        [](const Assignment& x, const Assignment& y) { return x.workload.id < y.workload.id; });
+    return out;
+}
+
+} // namespace memqos::io

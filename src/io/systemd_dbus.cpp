@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "memqos/io/systemd_dbus.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace memqos::io {
+namespace {
+
+constexpr const char* kDestination = "org.freedesktop.systemd1";
+constexpr const char* kManagerPath = "/org/freedesktop/systemd1";
+constexpr const char* kManagerInterface = "org.freedesktop.systemd1.Manager";
+constexpr const char* kUnitInterface = "org.freedesktop.systemd1.Unit";
+constexpr const char* kPropertiesInterface = "org.freedesktop.DBus.Properties";
+constexpr std::string_view kAlreadySubscribed = "org.freedesktop.systemd1.AlreadySubscribed";
+constexpr auto kCallTimeoutUsec =
+    static_cast<std::uint64_t>(std::chrono::microseconds(SystemdDbus::kCallTimeout).count());
+
+constexpr std::array<const char*, 4> kSignals = {"Reloading", "UnitNew", "JobRemoved",
+                                                 "UnitRemoved"};
+
+// "<context>: <error name>: <error message>" with sd-bus's errno for the
+// name (it knows systemd's names: NoSuchUnit -> ENOENT).
+Error replyError(sd_bus_message* m, const std::string& context) {
+    const sd_bus_error* e = sd_bus_message_get_error(m);
+    int err = sd_bus_message_get_errno(m);
+    if (err <= 0) {
+        err = EIO;
+    }
+    std::string what = context + ": ";
+    what += (e != nullptr && e->name != nullptr) ? e->name : "unknown D-Bus error";
+    if (e != nullptr && e->message != nullptr && e->message[0] != '\0') {
+        what += ": ";
+        what += e->message;
+    }
+    return makeError(static_cast<std::errc>(err), std::move(what));
+}
+
+Error badReply(int r, const std::string& context) {
+    return busError(r, context + ": unexpected reply");
+}
+
+bool isError(sd_bus_message* m) {
+    return sd_bus_message_is_method_error(m, nullptr) > 0;
+}
+
+Status replyStatus(sd_bus_message* m, const std::string& context) {
+    if (isError(m)) {
+        return replyError(m, context);
+    }
+    return okStatus();
+}
+
+bool hasNul(const std::string& s) {
+    return s.find('\0') != std::string::npos;
+}
+
+// Appends to a message, remembering the first failure so that building code
+// reads as a sequence; check ok() once at the end.
+class Appender {
+public:
+    explicit Appender(sd_bus_message* m) : m_(m) {}
+    template <typename... Args>
+    Appender& append(const char* types, Args... args) {
+        if (r_ >= 0) {
+            r_ = sd_bus_message_append(m_, types, args...);
+        }
+        return *this;
+    }
+    Appender& string(const std::string& s) {
+        if (r_ >= 0) {
+            r_ = sd_bus_message_append_basic(m_, 's', s.c_str());
+        }
+        return *this;
+    }
+    Appender& open(char type, const char* contents) {
+        if (r_ >= 0) {
+            r_ = sd_bus_message_open_container(m_, type, contents);
+        }
+        return *this;
+    }
+    Appender& close() {
+        if (r_ >= 0) {
+            r_ = sd_bus_message_close_container(m_);
+        }
+        return *this;
+    }
+    int result() const { return r_; }
+
+private:
+    sd_bus_message* m_;
+    int r_ = 0;
+};
+
+// The a(sv) entries of `props`, only the set ones; "no limit" is UINT64_MAX
+// ("infinity" to systemd).
+void appendMemoryProperties(Appender& a, const MemoryProperties& p) {
+    auto add = [&](const char* name, Bytes value) {
+        a.append("(sv)", name, "t", static_cast<std::uint64_t>(value));
+    };
+    if (p.memoryMin) {
+        add("MemoryMin", *p.memoryMin);
+    }
+    if (p.memoryLow) {
+        add("MemoryLow", *p.memoryLow);
+    }
+    if (p.memoryHigh) {
+        add("MemoryHigh", limitToBus(*p.memoryHigh));
+    }
+    if (p.memoryMax) {
+        add("MemoryMax", limitToBus(*p.memoryMax));
+    }
+    if (p.memorySwapMax) {
+        add("MemorySwapMax", limitToBus(*p.memorySwapMax));
+    }
+}
+
+Result<MessagePtr> newManagerCall(sd_bus* bus, const char* path, const char* interface,
+                                  const char* member, const std::string& context) {
+    sd_bus_message* raw = nullptr;
+    const int r = sd_bus_message_new_method_call(bus, &raw, kDestination, path, interface, member);
+    if (r < 0) {
+        return busError(r, context);
+    }
+    return MessagePtr(raw);
+}
+
+// The interface that carries ControlGroup for a unit of this name.
+const char* cgroupInterface(std::string_view unit) {
+    if (unit.ends_with(".service")) {
+        return "org.freedesktop.systemd1.Service";
+    }
+    if (unit.ends_with(".scope")) {
+        return "org.freedesktop.systemd1.Scope";
+    }
+    if (unit.ends_with(".slice")) {
+        return "org.freedesktop.systemd1.Slice";
+    }
+    return nullptr;
+}
+
+bool isManagedType(std::string_view unit) {
+    return unit.ends_with(".service") || unit.ends_with(".scope") || unit.ends_with(".slice");
+}
+
+// Properties.GetAll(Unit) reply: a{sv}; reads Id, LoadState, ActiveState.
+int readUnitPropertyMap(sd_bus_message* m, UnitInfo& info) {
+    int r = sd_bus_message_enter_container(m, 'a', "{sv}");
+    if (r < 0) {
+        return r;
+    }
+    while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+        const char* key = nullptr;
+        if ((r = sd_bus_message_read(m, "s", &key)) < 0) {
+            return r;
+        }
+        const std::string_view k(key);
+        std::string* target = k == "Id"            ? &info.name
+                              : k == "LoadState"   ? &info.loadState
+                              : k == "ActiveState" ? &info.activeState
+                                                   : nullptr;
+        if (target != nullptr) {
+            const char* value = nullptr;
+            if ((r = sd_bus_message_read(m, "v", "s", &value)) < 0) {
+                return r;
+            }
+            *target = value;
+        } else if ((r = sd_bus_message_skip(m, "v")) < 0) {
+            return r;
+        }
+        if ((r = sd_bus_message_exit_container(m)) < 0) {
+            return r;
+        }
+    }
+    if (r < 0) {
+        return r;
+    }
+    return sd_bus_message_exit_container(m);
+}
+
+} // namespace
+
+struct SystemdDbus::PendingCall {
+    SystemdDbus* owner = nullptr;
+    SlotPtr slot;
+    ReplyHandler handler;
+};
+
+// One subscribe(): the AddMatch calls and Subscribe() still outstanding.
+struct SystemdDbus::SubscribeState {
+    Done done;
+    int remaining = 0;      // replies still expected, matches included
+    int matchesPending = 0; // of which AddMatch replies
+    std::optional<Error> firstError;
+};
+
+SystemdDbus::SystemdDbus(sd_bus* bus, BusPump& pump) : bus_(bus), pump_(pump) {}
+
+// Unreferencing the slots removes their reply callbacks and matches from the
+// connection, so nothing calls back into this object afterwards.
+SystemdDbus::~SystemdDbus() = default;
+
+void SystemdDbus::post(std::function<void()> fn) {
+    boost::asio::post(pump_.context(), std::move(fn));
+}
+
+void SystemdDbus::postDone(Done done, Status status) {
+    post([done = std::move(done), status = std::move(status)]() mutable {
+        done(std::move(status));
+    });
+}
+
+Status SystemdDbus::send(sd_bus_message* m, ReplyHandler handler, const std::string& what) {
+    auto call = std::make_unique<PendingCall>();
+    call->owner = this;
+    call->handler = std::move(handler);
+    sd_bus_slot* slot = nullptr;
+    const int r =
+        sd_bus_call_async(bus_, &slot, m, &SystemdDbus::onReply, call.get(), kCallTimeoutUsec);
+    if (r < 0) {
+        return busError(r, what);
+    }
+    call->slot.reset(slot);
+    const PendingCall* key = call.get();
+    pending_.emplace(key, std::move(call));
+    pump_.kick();
+    return okStatus();
+}
+
+int SystemdDbus::onReply(sd_bus_message* m, void* userdata, sd_bus_error* /*error*/) noexcept {
+    auto* call = static_cast<PendingCall*>(userdata);
+    SystemdDbus* self = call->owner;
+    ReplyHandler handler = std::move(call->handler);
+    // Drops our slot reference; sd-bus holds its own while this runs.
+    self->pending_.erase(call);
+    // May queue further calls or even destroy `self`: nothing below uses it.
+    handler(m);
+    return 0;
+}
+
+void SystemdDbus::callForStatus(const std::string& what, sd_bus_message* m, Done done) {
+    auto sent = send(
+        m, [done, what](sd_bus_message* reply) { done(replyStatus(reply, what)); }, what);
+    if (!sent) {
+        postDone(std::move(done), std::move(sent));
+    }
+}
+
+// ---- subscribe --------------------------------------------------------------
+
+void SystemdDbus::subscribe(Events events, Done done) {
+    events_ = std::move(events);
+    // A previous subscribe()'s matches go, and with them the install
+    // callbacks it may still be waiting for: stop waiting for those.
+    matches_.clear();
+    if (auto previous = std::exchange(subscribing_, nullptr)) {
+        previous->remaining -= previous->matchesPending;
+        previous->matchesPending = 0;
+        if (previous->remaining == 0 && previous->done) {
+            postDone(std::move(previous->done),
+                     previous->firstError ? Status(*previous->firstError) : okStatus());
+        }
+    }
+    auto state = std::make_shared<SubscribeState>();
+    state->done = std::move(done);
+    subscribing_ = state;
+
+    for (const char* member : kSignals) {
+        sd_bus_slot* slot = nullptr;
+        const int r = sd_bus_match_signal_async(bus_, &slot, kDestination, kManagerPath,
+                                                kManagerInterface, member, &SystemdDbus::onSignal,
+                                                &SystemdDbus::onMatchInstalled, this);
+        if (r < 0) {
+            if (!state->firstError) {
+                state->firstError = busError(r, std::string("AddMatch ") + member);
+            }
+            continue;
+        }
+        matches_.emplace_back(slot);
+        ++state->remaining;
+        ++state->matchesPending;
+    }
+
+    const std::string what = "Subscribe";
+    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "Subscribe", what);
+    Status sent =
+        m ? send(
+                m->get(),
+                [this, state, what](sd_bus_message* reply) {
+                    Status status = okStatus();
+                    const sd_bus_error* e = sd_bus_message_get_error(reply);
+                    // A second Subscribe() from the same connection is fine.
+                    if (isError(reply) && !(e != nullptr && e->name != nullptr &&
+                                            std::string_view(e->name) == kAlreadySubscribed)) {
+                        status = replyError(reply, what);
+                    }
+                    subscribeStepDone(state, status);
+                },
+                what)
+          : Status(m.error());
+    if (sent) {
+        ++state->remaining;
+    } else if (!state->firstError) {
+        state->firstError = sent.error();
+    }
+    pump_.kick();
+    if (state->remaining == 0) {
+        // Nothing was queued: report the (first) error later, not inline.
+        subscribing_.reset();
+        Status status = state->firstError ? Status(*state->firstError) : okStatus();
+        postDone(std::move(state->done), std::move(status));
+    }
+}
+
+void SystemdDbus::subscribeStepDone(const std::shared_ptr<SubscribeState>& state,
+                                    const Status& status) {
+    if (!status && !state->firstError) {
+        state->firstError = status.error();
+    }
+    if (--state->remaining > 0) {
+        return;
+    }
+    if (subscribing_ == state) {
+        subscribing_.reset();
+    }
+    Done done = std::move(state->done);
+    if (done) {
+        done(state->firstError ? Status(*state->firstError) : okStatus());
+    }
+}
+
+int SystemdDbus::onMatchInstalled(sd_bus_message* m, void* userdata,
+                                  sd_bus_error* /*error*/) noexcept {
+    auto* self = static_cast<SystemdDbus*>(userdata);
+    // Only the current subscribe()'s matches exist (older ones were
+    // unreferenced, which cancels their install callbacks).
+    if (auto state = self->subscribing_) {
+        --state->matchesPending;
+        self->subscribeStepDone(state, replyStatus(m, "AddMatch"));
+    }
+    return 0;
+}
+
+int SystemdDbus::onSignal(sd_bus_message* m, void* userdata, sd_bus_error* /*error*/) noexcept {
+    static_cast<SystemdDbus*>(userdata)->dispatchSignal(m);
+    return 0;
+}
+
+void SystemdDbus::dispatchSignal(sd_bus_message* m) {
+    const char* raw = sd_bus_message_get_member(m);
+    const std::string_view member = raw != nullptr ? raw : "";
+    // Copies: a callback may call subscribe() and replace events_.
+    if (member == "Reloading") {
+        int starting = 0;
+        if (sd_bus_message_read(m, "b", &starting) >= 0 && starting == 0 && events_.reloaded) {
+            auto cb = events_.reloaded;
+            cb();
+        }
+    } else if (member == "UnitNew" || member == "UnitRemoved") {
+        const char* unit = nullptr;
+        const char* path = nullptr;
+        if (sd_bus_message_read(m, "so", &unit, &path) < 0) {
+            return; // not systemd's signature: ignore
+        }
+        auto cb = member == "UnitNew" ? events_.unitStarted : events_.unitRemoved;
+        if (cb) {
+            cb(std::string(unit));
+        }
+    } else if (member == "JobRemoved") {
+        std::uint32_t id = 0;
+        const char* job = nullptr;
+        const char* unit = nullptr;
+        const char* result = nullptr;
+        if (sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) < 0) {
+            return;
+        }
+        if (std::string_view(result) == "done" && events_.unitStarted) {
+            auto cb = events_.unitStarted;
+            cb(std::string(unit));
+        }
+    }
+}
+
+// ---- getUnit / listUnits ----------------------------------------------------
+
+void SystemdDbus::getUnit(const std::string& unit, Then<UnitInfo> then) {
+    const std::string what = "LoadUnit " + unit;
+    if (hasNul(unit)) {
+        post([then, what] { then(invalid(what + ": unit name contains a NUL byte")); });
+        return;
+    }
+    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "LoadUnit", what);
+    if (!m) {
+        post([then, error = m.error()] { then(error); });
+        return;
+    }
+    Appender a(m->get());
+    if (a.string(unit).result() < 0) {
+        post([then, error = busError(a.result(), what)] { then(error); });
+        return;
+    }
+    auto sent = send(
+        m->get(),
+        [this, unit, then, what](sd_bus_message* reply) {
+            if (isError(reply)) {
+                then(replyError(reply, what));
+                return;
+            }
+            const char* path = nullptr;
+            if (const int r = sd_bus_message_read(reply, "o", &path); r < 0) {
+                then(badReply(r, what));
+                return;
+            }
+            readUnitProperties(
+                UnitInfo{.name = unit, .loadState = {}, .activeState = {}, .controlGroup = {}},
+                path, then);
+        },
+        what);
+    if (!sent) {
+        post([then, error = sent.error()] { then(error); });
+    }
+}
+
+// Runs in a reply handler, so `then` may be called directly.
+void SystemdDbus::readUnitProperties(UnitInfo info, const std::string& path,
+                                     const Then<UnitInfo>& then) {
+    const std::string what = "GetAll " + info.name + " (" + path + ")";
+    auto m = newManagerCall(bus_, path.c_str(), kPropertiesInterface, "GetAll", what);
+    if (!m) {
+        then(m.error());
+        return;
+    }
+    Appender a(m->get());
+    if (a.append("s", kUnitInterface).result() < 0) {
+        then(busError(a.result(), what));
+        return;
+    }
+    auto sent = send(
+        m->get(),
+        [this, info, path, then, what](sd_bus_message* reply) mutable {
+            if (isError(reply)) {
+                then(replyError(reply, what));
+                return;
+            }
+            if (const int r = readUnitPropertyMap(reply, info); r < 0) {
+                then(badReply(r, what));
+                return;
+            }
+            readControlGroup(std::move(info), path, then);
+        },
+        what);
+    if (!sent) {
+        then(sent.error());
+    }
+}
+
+// ControlGroup is optional: any failure leaves it empty.
+void SystemdDbus::readControlGroup(UnitInfo info, const std::string& path,
+                                   const Then<UnitInfo>& then) {
+    const char* interface = cgroupInterface(info.name);
+    if (interface == nullptr) {
+        then(std::move(info));
+        return;
+    }
+    const std::string what = "Get ControlGroup " + info.name;
+    auto m = newManagerCall(bus_, path.c_str(), kPropertiesInterface, "Get", what);
+    if (!m) {
+        then(std::move(info));
+        return;
+    }
+    Appender a(m->get());
+    if (a.append("ss", interface, "ControlGroup").result() < 0) {
+        then(std::move(info));
+        return;
+    }
+    auto sent = send(
+        m->get(),
+        [info, then](sd_bus_message* reply) mutable {
+            const char* cgroup = nullptr;
+            if (!isError(reply) && sd_bus_message_read(reply, "v", "s", &cgroup) >= 0) {
+                info.controlGroup = cgroup;
+            }
+            then(std::move(info));
+        },
+        what);
+    if (!sent) {
+        then(std::move(info));
+    }
+}
+
+void SystemdDbus::listUnits(Then<std::vector<UnitInfo>> then) {
+    const std::string what = "ListUnits";
+    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "ListUnits", what);
+    if (!m) {
+        post([then, error = m.error()] { then(error); });
+        return;
+    }
+    auto sent = send(
+        m->get(),
+        [then, what](sd_bus_message* reply) {
+            if (isError(reply)) {
+                then(replyError(reply, what));
+                return;
+            }
+            std::vector<UnitInfo> units;
+            int r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
+            while (r >= 0) {
+                const char* name = nullptr;
+                const char* description = nullptr;
+                const char* load = nullptr;
+                const char* active = nullptr;
+                const char* sub = nullptr;
+                const char* following = nullptr;
+                const char* path = nullptr;
+                std::uint32_t jobId = 0;
+                const char* jobType = nullptr;
+                const char* jobPath = nullptr;
+                r = sd_bus_message_read(reply, "(ssssssouso)", &name, &description, &load, &active,
+                                        &sub, &following, &path, &jobId, &jobType, &jobPath);
+                if (r <= 0) {
+                    break;
+                }
+                if (isManagedType(name)) {
+                    units.push_back(UnitInfo{.name = name,
+                                             .loadState = load,
+                                             .activeState = active,
+                                             .controlGroup = {}});
+                }
+            }
+            if (r < 0 || (r = sd_bus_message_exit_container(reply)) < 0) {
+                then(badReply(r, what));
+                return;
+            }
+            then(std::move(units));
+        },
+        what);
+    if (!sent) {
+        post([then, error = sent.error()] { then(error); });
+    }
+}
+
+// ---- writes -------------------------------------------------------------------
+
+void SystemdDbus::setUnitProperties(const std::string& unit, const MemoryProperties& props,
+                                    Done done) {
+    if (props.empty()) {
+        postDone(std::move(done), okStatus());
+        return;
+    }
+    const std::string what = "SetUnitProperties " + unit;
+    if (hasNul(unit)) {
+        postDone(std::move(done), invalid(what + ": unit name contains a NUL byte"));
+        return;
+    }
+    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "SetUnitProperties", what);
+    if (!m) {
+        postDone(std::move(done), m.error());
+        return;
+    }
+    Appender a(m->get());
+    a.string(unit).append("b", 1).open('a', "(sv)"); // runtime = true
+    appendMemoryProperties(a, props);
+    if (a.close().result() < 0) {
+        postDone(std::move(done), busError(a.result(), what));
+        return;
+    }
+    callForStatus(what, m->get(), std::move(done));
+}
+
+void SystemdDbus::startTransientService(const std::string& unit, const std::string& slice,
+                                        const MemoryProperties& props,
+                                        const std::vector<std::string>& argv, Done done) {
+    const std::string what = "StartTransientUnit " + unit;
+    if (argv.empty()) {
+        postDone(std::move(done), invalid(what + ": empty command line"));
+        return;
+    }
+    bool nul = hasNul(unit) || hasNul(slice);
+    for (const auto& arg : argv) {
+        nul = nul || hasNul(arg);
+    }
+    if (nul) {
+        postDone(std::move(done), invalid(what + ": argument contains a NUL byte"));
+        return;
+    }
+    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "StartTransientUnit", what);
+    if (!m) {
+        postDone(std::move(done), m.error());
+        return;
+    }
+    const std::string description = "memqos workload " + unit;
+    Appender a(m->get());
+    a.string(unit).append("s", "fail").open('a', "(sv)");
+    a.append("(sv)", "Description", "s", description.c_str());
+    if (!slice.empty()) {
+        a.append("(sv)", "Slice", "s", slice.c_str());
+    }
+    // ExecStart a(sasb): one command, path = argv[0], ignore-failure = false.
+    a.open('r', "sv").append("s", "ExecStart").open('v', "a(sasb)").open('a', "(sasb)");
+    a.open('r', "sasb").string(argv.front()).open('a', "s");
+    for (const auto& arg : argv) {
+        a.string(arg);
+    }
+    a.close().append("b", 0).close().close().close().close();
+    a.append("(sv)", "MemoryAccounting", "b", 1);
+    appendMemoryProperties(a, props);
+    a.close().append("a(sa(sv))", 0); // no auxiliary units
+    if (a.result() < 0) {
+        postDone(std::move(done), busError(a.result(), what));
+        return;
+    }
+    callForStatus(what, m->get(), std::move(done));
+}
+
+void SystemdDbus::killUnit(const std::string& unit, int signal, Done done) {
+    const std::string what = "KillUnit " + unit;
+    if (hasNul(unit)) {
+        postDone(std::move(done), invalid(what + ": unit name contains a NUL byte"));
+        return;
+    }
+    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "KillUnit", what);
+    if (!m) {
+        postDone(std::move(done), m.error());
+        return;
+    }
+    Appender a(m->get());
+    if (a.string(unit).append("si", "all", signal).result() < 0) {
+        postDone(std::move(done), busError(a.result(), what));
+        return;
+    }
+    callForStatus(what, m->get(), std::move(done));
+}
+
+} // namespace memqos::io
