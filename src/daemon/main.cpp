@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // memqosd entry point: parse options, dispatch.
 
-#ifdef MEMQOS_HAVE_CHECK_CONFIG
 #include "check_config.hpp"
-#endif
+#include "service.hpp"
 #include "options.hpp"
 
 #include <iostream>
@@ -26,17 +25,9 @@ int main(int argc, char** argv) {
         std::cout << "memqosd " << MEMQOS_VERSION << "\n";
         return kExitOk;
     case Mode::CheckConfig:
-#ifdef MEMQOS_HAVE_CHECK_CONFIG
         return runCheckConfig(*options, std::cout, std::cerr);
-#else
-        return kExitUnavailable;
-#endif
     case Mode::Run:
         break;
     }
-    // The event loop, D-Bus service and systemd integration are the control
-    // plane (next milestone). Until then, say so plainly instead of pretending.
-    std::cerr << "memqosd: the service loop is not implemented in this version; "
-                 "use --check-config [--print]\n";
-    return kExitUnavailable;
+    return runService(*options);
 }

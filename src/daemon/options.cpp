@@ -24,6 +24,8 @@ const char* usageText() {
            "  --cgroup-root DIR      read cgroups under DIR (tests; default from config)\n"
            "  --proc-root DIR        read procfs under DIR (tests; default from config)\n"
            "  --state-dir DIR        keep persistent state in DIR (default /var/lib/memqos)\n"
+           "  --runtime-dir DIR      keep runtime-only assignments in DIR (default $RUNTIME_DIRECTORY\n"
+           "                         or /run/memqos; with --state-dir: STATE_DIR/runtime)\n"
            "  --bus-address ADDRESS  connect to this D-Bus instead of the system bus (tests)\n"
            "  -h, --help             show this help and exit\n"
            "  --version              show the version and exit\n"
@@ -99,6 +101,8 @@ Result<Options> parseOptions(const std::vector<std::string>& args) {
             st = optValue(o.procRoot);
         } else if (a == "--state-dir") {
             st = optValue(o.stateDir);
+        } else if (a == "--runtime-dir") {
+            st = optValue(o.runtimeDir);
         } else if (a == "--bus-address") {
             st = optValue(o.busAddress);
         } else if (a == "--example-request") {

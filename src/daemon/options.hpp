@@ -28,6 +28,7 @@ struct Options {
     std::optional<std::string> cgroupRoot;
     std::optional<std::string> procRoot;
     std::optional<std::string> stateDir;
+    std::optional<std::string> runtimeDir;
     std::optional<std::string> busAddress;
     std::string exampleRequest = "256M";
     std::string exampleLimit = "1G";

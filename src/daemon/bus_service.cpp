@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "bus_service.hpp"
+
+#include "memqos/core/placement.hpp"
+#include "memqos/io/log.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace memqos::daemon {
+namespace {
+
+BusService& self(void* userdata) { return *static_cast<BusService*>(userdata); }
+
+struct FreeDeleter {
+    void operator()(char* p) const noexcept { std::free(p); } // NOLINT
+};
+using CString = std::unique_ptr<char, FreeDeleter>;
+
+// The caller's uid from its credentials (asked of the bus driver, as PID 1
+// does): mutating members are for uid 0 only, whatever the bus policy says.
+bool requireRoot(sd_bus_message* m, sd_bus_error* err) {
+    sd_bus_creds* raw = nullptr;
+    int r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT,
+                                      &raw);
+    std::unique_ptr<sd_bus_creds, decltype(&sd_bus_creds_unref)> creds(raw, &sd_bus_creds_unref);
+    uid_t uid = 1;
+    if (r >= 0) {
+        r = sd_bus_creds_get_euid(raw, &uid);
+        if (r < 0) {
+            r = sd_bus_creds_get_uid(raw, &uid);
+        }
+    }
+    if (r < 0) {
+        sd_bus_error_setf(err, SD_BUS_ERROR_ACCESS_DENIED,
+                          "cannot determine the caller's uid (%s); %s is for root only",
+                          std::strerror(-r), sd_bus_message_get_member(m));
+        return false;
+    }
+    if (uid != 0) {
+        sd_bus_error_setf(err, SD_BUS_ERROR_ACCESS_DENIED,
+                          "%s changes memqos state and is for root only (caller uid %u)",
+                          sd_bus_message_get_member(m), static_cast<unsigned>(uid));
+        return false;
+    }
+    return true;
+}
+
+// Keeps a method call alive until its asynchronous reply.
+struct PendingCall {
+    sd_bus_message* m;
+    io::BusPump* pump;
+    explicit PendingCall(sd_bus_message* msg, io::BusPump& p) : m(sd_bus_message_ref(msg)), pump(&p) {}
+    PendingCall(const PendingCall& o) : m(sd_bus_message_ref(o.m)), pump(o.pump) {}
+    PendingCall& operator=(const PendingCall&) = delete;
+    ~PendingCall() { sd_bus_message_unref(m); }
+    void error(const ApiError& e) const {
+        sd_bus_error be = SD_BUS_ERROR_NULL;
+        sd_bus_error_set(&be, e.name.c_str(), e.message.c_str());
+        sd_bus_reply_method_error(m, &be);
+        sd_bus_error_free(&be);
+        pump->kick();
+    }
+};
+
+int setError(sd_bus_error* err, const ApiError& e) {
+    return sd_bus_error_set(err, e.name.c_str(), e.message.c_str());
+}
+
+// ---------------------------------------------------------------- Manager
+
+int getVersion(sd_bus*, const char*, const char*, const char*, sd_bus_message* reply, void*,
+               sd_bus_error*) {
+    return sd_bus_message_append(reply, "s", MEMQOS_VERSION);
+}
+
+template <typename F>
+int appendT(sd_bus_message* reply, F value) {
+    return sd_bus_message_append(reply, "t", static_cast<std::uint64_t>(value));
+}
+
+#define MEMQOS_T_GETTER(fn, expr)                                                               \
+    int fn(sd_bus*, const char*, const char*, const char*, sd_bus_message* reply, void* ud,     \
+           sd_bus_error*) {                                                                     \
+        auto& mgr = self(ud).manager();                                                         \
+        return appendT(reply, (expr));                                                          \
+    }
+MEMQOS_T_GETTER(getMemoryTotal, mgr.memoryTotal())
+MEMQOS_T_GETTER(getMemoryAvailable, mgr.memoryAvailable())
+MEMQOS_T_GETTER(getSwapTotal, mgr.swapTotal())
+MEMQOS_T_GETTER(getSwapFree, mgr.swapFree())
+MEMQOS_T_GETTER(getNodeReserved, mgr.nodeReserved())
+#undef MEMQOS_T_GETTER
+
+int getMemoryRatio(sd_bus*, const char*, const char*, const char*, sd_bus_message* reply, void* ud,
+                   sd_bus_error*) {
+    return sd_bus_message_append(reply, "d", self(ud).manager().config().overcommit.memoryRatio);
+}
+int getPressureLevel(sd_bus*, const char*, const char*, const char*, sd_bus_message* reply,
+                     void* ud, sd_bus_error*) {
+    return sd_bus_message_append(reply, "u", self(ud).manager().pressureLevel());
+}
+int getAdmissionOpen(sd_bus*, const char*, const char*, const char*, sd_bus_message* reply,
+                     void* ud, sd_bus_error*) {
+    return sd_bus_message_append(reply, "b", static_cast<int>(self(ud).manager().admissionOpen()));
+}
+int getDryRun(sd_bus*, const char*, const char*, const char*, sd_bus_message* reply, void* ud,
+              sd_bus_error*) {
+    return sd_bus_message_append(reply, "b", static_cast<int>(self(ud).manager().dryRun()));
+}
+
+int listClasses(sd_bus_message* m, void* ud, sd_bus_error*) {
+    auto classes = self(ud).manager().config().classes;
+    std::sort(classes.begin(), classes.end(),
+              [](const auto& a, const auto& b) { return a.rank > b.rank; });
+    io::MessagePtr reply;
+    sd_bus_message* raw = nullptr;
+    int r = sd_bus_message_new_method_return(m, &raw);
+    if (r < 0) {
+        return r;
+    }
+    reply.reset(raw);
+    if ((r = sd_bus_message_open_container(raw, 'a', "(so)")) < 0) {
+        return r;
+    }
+    for (const auto& c : classes) {
+        if ((r = sd_bus_message_append(raw, "(so)", c.name.c_str(),
+                                       classObjectPath(c.name).c_str())) < 0) {
+            return r;
+        }
+    }
+    if ((r = sd_bus_message_close_container(raw)) < 0) {
+        return r;
+    }
+    return sd_bus_send(nullptr, raw, nullptr);
+}
+
+int listWorkloads(sd_bus_message* m, void* ud, sd_bus_error*) {
+    sd_bus_message* raw = nullptr;
+    int r = sd_bus_message_new_method_return(m, &raw);
+    if (r < 0) {
+        return r;
+    }
+    io::MessagePtr reply(raw);
+    if ((r = sd_bus_message_open_container(raw, 'a', "(ssso)")) < 0) {
+        return r;
+    }
+    for (const auto& [id, w] : self(ud).manager().workloads()) {
+        const std::string kind(core::toString(w.workload.kind));
+        if ((r = sd_bus_message_append(raw, "(ssso)", id.c_str(), kind.c_str(),
+                                       w.workload.className.c_str(),
+                                       workloadObjectPath(id).c_str())) < 0) {
+            return r;
+        }
+    }
+    if ((r = sd_bus_message_close_container(raw)) < 0) {
+        return r;
+    }
+    return sd_bus_send(nullptr, raw, nullptr);
+}
+
+int assignWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
+    if (!requireRoot(m, err)) {
+        return -EACCES;
+    }
+    const char* id = nullptr;
+    const char* cls = nullptr;
+    std::uint64_t request = 0;
+    std::uint64_t limit = 0;
+    int persist = 0;
+    int r = sd_bus_message_read(m, "ssttb", &id, &cls, &request, &limit, &persist);
+    if (r < 0) {
+        return r;
+    }
+    PendingCall call(m, self(ud).pump());
+    self(ud).manager().assign(id, cls, request, limit, persist != 0,
+                              [call](ApiResult<std::string> res) {
+                                  if (!res.ok()) {
+                                      call.error(res.error());
+                                      return;
+                                  }
+                                  sd_bus_reply_method_return(
+                                      call.m, "o", workloadObjectPath(res.value()).c_str());
+                                  call.pump->kick();
+                              });
+    return 1;
+}
+
+int unassignWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
+    if (!requireRoot(m, err)) {
+        return -EACCES;
+    }
+    const char* id = nullptr;
+    int r = sd_bus_message_read(m, "s", &id);
+    if (r < 0) {
+        return r;
+    }
+    PendingCall call(m, self(ud).pump());
+    self(ud).manager().unassign(id, [call](ApiResult<Done> res) {
+        if (!res.ok()) {
+            call.error(res.error());
+            return;
+        }
+        sd_bus_reply_method_return(call.m, "");
+        call.pump->kick();
+    });
+    return 1;
+}
+
+int runWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
+    if (!requireRoot(m, err)) {
+        return -EACCES;
+    }
+    const char* name = nullptr;
+    const char* cls = nullptr;
+    std::uint64_t request = 0;
+    std::uint64_t limit = 0;
+    int r = sd_bus_message_read(m, "sstt", &name, &cls, &request, &limit);
+    if (r < 0) {
+        return r;
+    }
+    char** strv = nullptr;
+    if ((r = sd_bus_message_read_strv(m, &strv)) < 0) {
+        return r;
+    }
+    std::vector<std::string> argv;
+    for (char** p = strv; p != nullptr && *p != nullptr; ++p) {
+        argv.emplace_back(*p);
+        std::free(*p); // NOLINT
+    }
+    std::free(strv); // NOLINT
+    PendingCall call(m, self(ud).pump());
+    self(ud).manager().run(name, cls, request, limit, argv, [call](ApiResult<std::string> res) {
+        if (!res.ok()) {
+            call.error(res.error());
+            return;
+        }
+        sd_bus_reply_method_return(call.m, "o", workloadObjectPath(res.value()).c_str());
+        call.pump->kick();
+    });
+    return 1;
+}
+
+int appendNumbers(sd_bus_message* raw, const core::Numbers& numbers) {
+    int r = sd_bus_message_open_container(raw, 'a', "{st}");
+    if (r < 0) {
+        return r;
+    }
+    for (const auto& [k, v] : numbers) {
+        if ((r = sd_bus_message_append(raw, "{st}", k.c_str(), static_cast<std::uint64_t>(v))) < 0) {
+            return r;
+        }
+    }
+    return sd_bus_message_close_container(raw);
+}
+
+int verifyPlacement(sd_bus_message* m, void* ud, sd_bus_error* err) {
+    std::uint64_t memory = 0;
+    std::uint64_t minMemory = 0;
+    int r = sd_bus_message_read(m, "tt", &memory, &minMemory);
+    if (r < 0) {
+        return r;
+    }
+    std::optional<Bytes> failoverReserve;
+    if ((r = sd_bus_message_enter_container(m, 'a', "{sv}")) < 0) {
+        return r;
+    }
+    while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+        const char* key = nullptr;
+        if ((r = sd_bus_message_read(m, "s", &key)) < 0) {
+            return r;
+        }
+        if (std::strcmp(key, "failover_reserve") == 0) {
+            std::uint64_t v = 0;
+            if (sd_bus_message_read(m, "v", "t", &v) < 0) {
+                return setError(err, apiError("InvalidArgument",
+                                              "option failover_reserve must be a uint64 (t)"));
+            }
+            failoverReserve = v;
+        } else {
+            return setError(err, apiError("InvalidArgument",
+                                          std::string("unknown option '") + key +
+                                              "' (known: failover_reserve)"));
+        }
+        if ((r = sd_bus_message_exit_container(m)) < 0) {
+            return r;
+        }
+    }
+    if (r < 0 || (r = sd_bus_message_exit_container(m)) < 0) {
+        return r;
+    }
+    if (memory == 0 || memory == kNoLimit) {
+        return setError(err, apiError("InvalidArgument",
+                                      "memory must be a size in bytes above 0 and below 'max'"));
+    }
+    if (minMemory > memory) {
+        return setError(err, apiError("InvalidArgument", "min_memory " + std::to_string(minMemory) +
+                                                             " is above memory " +
+                                                             std::to_string(memory)));
+    }
+    const auto v = self(ud).manager().verifyPlacement(memory, minMemory, failoverReserve);
+    sd_bus_message* raw = nullptr;
+    if ((r = sd_bus_message_new_method_return(m, &raw)) < 0) {
+        return r;
+    }
+    io::MessagePtr reply(raw);
+    const std::string kind(core::toString(v.kind));
+    if ((r = sd_bus_message_append(raw, "ss", kind.c_str(), v.message.c_str())) < 0) {
+        return r;
+    }
+    if ((r = appendNumbers(raw, v.numbers)) < 0) {
+        return r;
+    }
+    if (v.kind == core::VerdictKind::Hard) {
+        log::notice("Placement refused: {MESSAGE}", "MESSAGE", v.message, "MESSAGE_ID",
+                    log::kMessagePlacementRefused);
+    }
+    return sd_bus_send(nullptr, raw, nullptr);
+}
+
+int verify(sd_bus_message* m, void* ud, sd_bus_error*) {
+    const auto findings = self(ud).manager().verify();
+    sd_bus_message* raw = nullptr;
+    int r = sd_bus_message_new_method_return(m, &raw);
+    if (r < 0) {
+        return r;
+    }
+    io::MessagePtr reply(raw);
+    if ((r = sd_bus_message_open_container(raw, 'a', "(sss)")) < 0) {
+        return r;
+    }
+    for (const auto& f : findings) {
+        if ((r = sd_bus_message_append(raw, "(sss)", f.severity.c_str(), f.code.c_str(),
+                                       f.message.c_str())) < 0) {
+            return r;
+        }
+    }
+    if ((r = sd_bus_message_close_container(raw)) < 0) {
+        return r;
+    }
+    return sd_bus_send(nullptr, raw, nullptr);
+}
+
+int reload(sd_bus_message* m, void* ud, sd_bus_error* err) {
+    if (!requireRoot(m, err)) {
+        return -EACCES;
+    }
+    auto res = self(ud).manager().reload();
+    if (!res.ok()) {
+        return setError(err, res.error());
+    }
+    return sd_bus_reply_method_return(m, "");
+}
+
+const sd_bus_vtable kManagerVtable[] = {
+    SD_BUS_VTABLE_START(0),
+    SD_BUS_PROPERTY("Version", "s", getVersion, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_PROPERTY("MemoryTotal", "t", getMemoryTotal, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("MemoryAvailable", "t", getMemoryAvailable, 0,
+                    SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("SwapTotal", "t", getSwapTotal, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("SwapFree", "t", getSwapFree, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("NodeReserved", "t", getNodeReserved, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("MemoryRatio", "d", getMemoryRatio, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("PressureLevel", "u", getPressureLevel, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("AdmissionOpen", "b", getAdmissionOpen, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("DryRun", "b", getDryRun, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_METHOD_WITH_NAMES("ListClasses", "", , "a(so)", SD_BUS_PARAM(classes), listClasses,
+                             SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("ListWorkloads", "", , "a(ssso)", SD_BUS_PARAM(workloads),
+                             listWorkloads, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("AssignWorkload", "ssttb",
+                             SD_BUS_PARAM(id) SD_BUS_PARAM(class) SD_BUS_PARAM(request)
+                                 SD_BUS_PARAM(limit) SD_BUS_PARAM(persist),
+                             "o", SD_BUS_PARAM(workload), assignWorkload, 0),
+    SD_BUS_METHOD_WITH_NAMES("UnassignWorkload", "s", SD_BUS_PARAM(id), "", , unassignWorkload, 0),
+    SD_BUS_METHOD_WITH_NAMES("RunWorkload", "ssttas",
+                             SD_BUS_PARAM(name) SD_BUS_PARAM(class) SD_BUS_PARAM(request)
+                                 SD_BUS_PARAM(limit) SD_BUS_PARAM(argv),
+                             "o", SD_BUS_PARAM(workload), runWorkload, 0),
+    SD_BUS_METHOD_WITH_NAMES("VerifyPlacement", "tta{sv}",
+                             SD_BUS_PARAM(memory) SD_BUS_PARAM(min_memory) SD_BUS_PARAM(options),
+                             "ssa{st}",
+                             SD_BUS_PARAM(verdict) SD_BUS_PARAM(message) SD_BUS_PARAM(numbers),
+                             verifyPlacement, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("Verify", "", , "a(sss)", SD_BUS_PARAM(findings), verify,
+                             SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD("Reload", "", "", reload, 0),
+    SD_BUS_SIGNAL_WITH_NAMES("PressureLevelChanged", "us", SD_BUS_PARAM(level) SD_BUS_PARAM(reason),
+                             0),
+    SD_BUS_SIGNAL_WITH_NAMES("WorkloadKilled", "sssa{st}",
+                             SD_BUS_PARAM(id) SD_BUS_PARAM(class) SD_BUS_PARAM(reason)
+                                 SD_BUS_PARAM(numbers),
+                             0),
+    SD_BUS_VTABLE_END,
+};
+
+// ---------------------------------------------------------------- Class
+
+const core::ClassPolicy* classAt(void* ud, const char* path) {
+    const std::string p(path);
+    const std::string prefix = std::string(kClassPrefix) + "/";
+    if (!p.starts_with(prefix)) {
+        return nullptr;
+    }
+    return core::findClass(self(ud).manager().config().classes, p.substr(prefix.size()));
+}
+
+int findClassObject(sd_bus*, const char* path, const char*, void* ud, void** found, sd_bus_error*) {
+    if (classAt(ud, path) == nullptr) {
+        return 0;
+    }
+    *found = ud;
+    return 1;
+}
+
+int enumerateClasses(sd_bus*, const char*, void* ud, char*** nodes, sd_bus_error*) {
+    const auto& classes = self(ud).manager().config().classes;
+    auto** out = static_cast<char**>(std::calloc(classes.size() + 1, sizeof(char*))); // NOLINT
+    if (out == nullptr) {
+        return -ENOMEM;
+    }
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+        out[i] = strdup(classObjectPath(classes[i].name).c_str());
+    }
+    *nodes = out;
+    return 0;
+}
+
+int classProperty(sd_bus*, const char* path, const char*, const char* property,
+                  sd_bus_message* reply, void* ud, sd_bus_error* err) {
+    const auto* c = classAt(ud, path);
+    if (c == nullptr) {
+        return sd_bus_error_setf(err, SD_BUS_ERROR_UNKNOWN_OBJECT, "no class at %s", path);
+    }
+    const std::string_view p(property);
+    if (p == "Name") {
+        return sd_bus_message_append(reply, "s", c->name.c_str());
+    }
+    if (p == "Rank") {
+        return sd_bus_message_append(reply, "u", c->rank);
+    }
+    if (p == "Protection") {
+        const std::string s(core::toString(c->protection));
+        return sd_bus_message_append(reply, "s", s.c_str());
+    }
+    if (p == "ThrottlingFactor") {
+        return sd_bus_message_append(
+            reply, "d", c->throttlingFactor ? static_cast<double>(*c->throttlingFactor) / 10000.0 : 0.0);
+    }
+    if (p == "Killable") {
+        return sd_bus_message_append(reply, "b", static_cast<int>(c->killable));
+    }
+    if (p == "Slice") {
+        return sd_bus_message_append(reply, "s", c->slice().c_str());
+    }
+    if (p == "Workloads") {
+        int r = sd_bus_message_open_container(reply, 'a', "o");
+        if (r < 0) {
+            return r;
+        }
+        for (const auto& id : self(ud).manager().workloadsOfClass(c->name)) {
+            if ((r = sd_bus_message_append(reply, "o", workloadObjectPath(id).c_str())) < 0) {
+                return r;
+            }
+        }
+        return sd_bus_message_close_container(reply);
+    }
+    if (p == "MemoryCurrent") {
+        return appendT(reply, self(ud).manager().classMemoryCurrent(c->name));
+    }
+    return -ENOENT;
+}
+
+const sd_bus_vtable kClassVtable[] = {
+    SD_BUS_VTABLE_START(0),
+    SD_BUS_PROPERTY("Name", "s", classProperty, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_PROPERTY("Rank", "u", classProperty, 0, 0),
+    SD_BUS_PROPERTY("Protection", "s", classProperty, 0, 0),
+    SD_BUS_PROPERTY("ThrottlingFactor", "d", classProperty, 0, 0),
+    SD_BUS_PROPERTY("Killable", "b", classProperty, 0, 0),
+    SD_BUS_PROPERTY("Slice", "s", classProperty, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_PROPERTY("Workloads", "ao", classProperty, 0, 0),
+    SD_BUS_PROPERTY("MemoryCurrent", "t", classProperty, 0, 0),
+    SD_BUS_VTABLE_END,
+};
+
+// ---------------------------------------------------------------- Workload
+
+const ManagedWorkload* workloadAt(void* ud, const char* path) {
+    char* external = nullptr;
+    if (sd_bus_path_decode(path, kWorkloadPrefix, &external) <= 0) {
+        return nullptr;
+    }
+    CString id(external);
+    const auto& all = self(ud).manager().workloads();
+    auto it = all.find(id.get());
+    return it == all.end() ? nullptr : &it->second;
+}
+
+int findWorkloadObject(sd_bus*, const char* path, const char*, void* ud, void** found,
+                       sd_bus_error*) {
+    if (workloadAt(ud, path) == nullptr) {
+        return 0;
+    }
+    *found = ud;
+    return 1;
+}
+
+int enumerateWorkloads(sd_bus*, const char*, void* ud, char*** nodes, sd_bus_error*) {
+    const auto& all = self(ud).manager().workloads();
+    auto** out = static_cast<char**>(std::calloc(all.size() + 1, sizeof(char*))); // NOLINT
+    if (out == nullptr) {
+        return -ENOMEM;
+    }
+    std::size_t i = 0;
+    for (const auto& [id, w] : all) {
+        out[i++] = strdup(workloadObjectPath(id).c_str());
+    }
+    *nodes = out;
+    return 0;
+}
+
+int workloadProperty(sd_bus*, const char* path, const char*, const char* property,
+                     sd_bus_message* reply, void* ud, sd_bus_error* err) {
+    const auto* w = workloadAt(ud, path);
+    if (w == nullptr) {
+        return sd_bus_error_setf(err, SD_BUS_ERROR_UNKNOWN_OBJECT, "no workload at %s", path);
+    }
+    const std::string_view p(property);
+    if (p == "Id") {
+        return sd_bus_message_append(reply, "s", w->workload.id.c_str());
+    }
+    if (p == "Kind") {
+        const std::string s(core::toString(w->workload.kind));
+        return sd_bus_message_append(reply, "s", s.c_str());
+    }
+    if (p == "Class") {
+        return sd_bus_message_append(reply, "s", w->workload.className.c_str());
+    }
+    if (p == "Unit") {
+        return sd_bus_message_append(reply, "s", w->unit.c_str());
+    }
+    if (p == "Persistent") {
+        return sd_bus_message_append(reply, "b", static_cast<int>(w->persistent));
+    }
+    const auto& t = w->tiers;
+    if (p == "Request") {
+        return appendT(reply, w->workload.request);
+    }
+    if (p == "Limit") {
+        return appendT(reply, limitToBus(w->workload.limit));
+    }
+    if (p == "MemoryMin") {
+        return appendT(reply, t.memoryMin);
+    }
+    if (p == "MemoryLow") {
+        return appendT(reply, t.memoryLow);
+    }
+    if (p == "MemoryHigh") {
+        return appendT(reply, limitToBus(t.memoryHigh));
+    }
+    if (p == "MemoryMax") {
+        return appendT(reply, limitToBus(t.memoryMax));
+    }
+    if (p == "MemorySwapMax") {
+        return appendT(reply, limitToBus(t.swapMax));
+    }
+    if (p == "MemoryCurrent") {
+        return appendT(reply, w->memoryCurrent);
+    }
+    if (p == "SwapCurrent") {
+        return appendT(reply, w->swapCurrent);
+    }
+    return -ENOENT;
+}
+
+const sd_bus_vtable kWorkloadVtable[] = {
+    SD_BUS_VTABLE_START(0),
+    SD_BUS_PROPERTY("Id", "s", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_PROPERTY("Kind", "s", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_PROPERTY("Class", "s", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("Unit", "s", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("Request", "t", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("Limit", "t", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("MemoryMin", "t", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("MemoryLow", "t", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("MemoryHigh", "t", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("MemoryMax", "t", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("MemorySwapMax", "t", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("MemoryCurrent", "t", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("SwapCurrent", "t", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("Persistent", "b", workloadProperty, 0, 0),
+    SD_BUS_VTABLE_END,
+};
+
+} // namespace
+
+std::string classObjectPath(const std::string& name) {
+    return std::string(kClassPrefix) + "/" + name;
+}
+
+std::string workloadObjectPath(const std::string& id) {
+    char* out = nullptr;
+    if (sd_bus_path_encode(kWorkloadPrefix, id.c_str(), &out) < 0 || out == nullptr) {
+        return std::string(kWorkloadPrefix) + "/_";
+    }
+    CString owned(out);
+    return owned.get();
+}
+
+BusService::BusService(sd_bus* bus, io::BusPump& pump, Manager& manager)
+    : bus_(bus), pump_(pump), manager_(manager) {}
+
+Status BusService::start() {
+    auto add = [this](int r, sd_bus_slot* slot, const char* what) -> Status {
+        if (r < 0) {
+            return io::busError(r, what);
+        }
+        slots_.emplace_back(slot);
+        return okStatus();
+    };
+    sd_bus_slot* slot = nullptr;
+    Status st = add(sd_bus_add_object_vtable(bus_, &slot, kManagerPath, kManagerInterface,
+                                             kManagerVtable, this),
+                    slot, "cannot register /org/memqos1");
+    if (!st) {
+        return st;
+    }
+    slot = nullptr;
+    if (!(st = add(sd_bus_add_fallback_vtable(bus_, &slot, kClassPrefix, kClassInterface,
+                                              kClassVtable, findClassObject, this),
+                   slot, "cannot register class objects"))) {
+        return st;
+    }
+    slot = nullptr;
+    if (!(st = add(sd_bus_add_node_enumerator(bus_, &slot, kClassPrefix, enumerateClasses, this),
+                   slot, "cannot register the class enumerator"))) {
+        return st;
+    }
+    slot = nullptr;
+    if (!(st = add(sd_bus_add_fallback_vtable(bus_, &slot, kWorkloadPrefix, kWorkloadInterface,
+                                              kWorkloadVtable, findWorkloadObject, this),
+                   slot, "cannot register workload objects"))) {
+        return st;
+    }
+    slot = nullptr;
+    if (!(st = add(sd_bus_add_node_enumerator(bus_, &slot, kWorkloadPrefix, enumerateWorkloads,
+                                              this),
+                   slot, "cannot register the workload enumerator"))) {
+        return st;
+    }
+    const int r = sd_bus_request_name(bus_, kBusName, 0);
+    if (r < 0) {
+        return io::busError(r, std::string("cannot own the name ") + kBusName +
+                                   " (another memqosd running, or the bus policy "
+                                   "org.memqos1.conf not installed?)");
+    }
+    manager_.setListener(this);
+    return okStatus();
+}
+
+void BusService::managerPropertiesChanged(const std::vector<const char*>& names) {
+    std::vector<char*> strv;
+    for (const char* n : names) {
+        strv.push_back(const_cast<char*>(n)); // NOLINT: sd-bus takes char** but does not write
+    }
+    strv.push_back(nullptr);
+    sd_bus_emit_properties_changed_strv(bus_, kManagerPath, kManagerInterface, strv.data());
+    pump_.kick();
+}
+
+void BusService::pressureLevelChanged(std::uint32_t level, const std::string& reason) {
+    sd_bus_emit_signal(bus_, kManagerPath, kManagerInterface, "PressureLevelChanged", "us", level,
+                       reason.c_str());
+    pump_.kick();
+}
+
+} // namespace memqos::daemon

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// org.memqos1 on the bus: the Manager object at /org/memqos1 and the Class
+// and Workload objects below it (fallback vtables: the objects follow the
+// Manager's state, nothing to register per workload). dbus/*.xml is the
+// contract; the bus suite compares it with this code's introspection.
+
+#include "manager.hpp"
+
+#include "memqos/io/bus.hpp"
+
+#include <string>
+#include <vector>
+
+namespace memqos::daemon {
+
+inline constexpr const char* kBusName = "org.memqos1";
+inline constexpr const char* kManagerPath = "/org/memqos1";
+inline constexpr const char* kManagerInterface = "org.memqos1.Manager";
+inline constexpr const char* kClassPrefix = "/org/memqos1/class";
+inline constexpr const char* kClassInterface = "org.memqos1.Class";
+inline constexpr const char* kWorkloadPrefix = "/org/memqos1/workload";
+inline constexpr const char* kWorkloadInterface = "org.memqos1.Workload";
+
+std::string classObjectPath(const std::string& name);
+std::string workloadObjectPath(const std::string& id);
+
+class BusService final : public Listener {
+public:
+    BusService(sd_bus* bus, io::BusPump& pump, Manager& manager);
+    ~BusService() override = default;
+    BusService(const BusService&) = delete;
+    BusService& operator=(const BusService&) = delete;
+
+    // Registers the objects and requests the name (at start-up, synchronous).
+    Status start();
+
+    void managerPropertiesChanged(const std::vector<const char*>& names) override;
+    void pressureLevelChanged(std::uint32_t level, const std::string& reason) override;
+
+    // For the vtable trampolines.
+    sd_bus* bus() const { return bus_; }
+    io::BusPump& pump() { return pump_; }
+    Manager& manager() { return manager_; }
+
+private:
+    sd_bus* bus_;
+    io::BusPump& pump_;
+    Manager& manager_;
+    std::vector<io::SlotPtr> slots_;
+};
+
+} // namespace memqos::daemon

@@ -1,0 +1,708 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "manager.hpp"
+
+#include "memqos/io/log.hpp"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace memqos::daemon {
+namespace {
+
+// A limit above this many times MemTotal is a typo, not a plan.
+constexpr Bytes kAbsurdFactor = 64;
+
+std::string classList(const std::vector<core::ClassPolicy>& classes) {
+    std::string out;
+    for (const auto& c : classes) {
+        out += (out.empty() ? "" : ", ") + c.name;
+    }
+    return out;
+}
+
+std::string stripSlash(const std::string& cg) {
+    return cg.starts_with('/') ? cg.substr(1) : cg;
+}
+
+} // namespace
+
+Manager::Manager(config::Config config, ConfigReader reader, io::SystemdManager& systemd,
+                 io::StateStore& store, io::CgroupFs cgroups, io::ProcFs proc, bool dryRun)
+    : config_(std::move(config)), reader_(std::move(reader)), systemd_(systemd), store_(store),
+      cgroups_(std::move(cgroups)), proc_(std::move(proc)), dryRun_(dryRun || config_.manager.dryRun) {}
+
+Bytes Manager::nodeReserved() const {
+    return config_.overcommit.nodeReserved.resolve(system_.mem.memTotal);
+}
+
+std::vector<std::string> Manager::workloadsOfClass(const std::string& className) const {
+    std::vector<std::string> out;
+    for (const auto& [id, m] : workloads_) {
+        if (m.workload.className == className) {
+            out.push_back(id);
+        }
+    }
+    return out;
+}
+
+Bytes Manager::classMemoryCurrent(const std::string& className) const {
+    auto it = classCurrent_.find(className);
+    return it == classCurrent_.end() ? 0 : it->second;
+}
+
+void Manager::sampleSystem() {
+    auto sys = proc_.system();
+    if (!sys) {
+        log::warning("Cannot sample the node: {ERROR}", "ERROR", sys.error().what);
+        return;
+    }
+    const auto before = system_.mem;
+    system_ = std::move(*sys);
+    std::vector<const char*> changed;
+    if (before.memTotal != system_.mem.memTotal) {
+        changed.push_back("MemoryTotal");
+        changed.push_back("NodeReserved");
+    }
+    if (before.memAvailable != system_.mem.memAvailable) {
+        changed.push_back("MemoryAvailable");
+    }
+    if (before.swapTotal != system_.mem.swapTotal) {
+        changed.push_back("SwapTotal");
+    }
+    if (before.swapFree != system_.mem.swapFree) {
+        changed.push_back("SwapFree");
+    }
+    if (listener_ != nullptr && !changed.empty()) {
+        listener_->managerPropertiesChanged(changed);
+    }
+}
+
+void Manager::start(std::function<void(Status)> ready) {
+    sampleSystem();
+    auto loaded = store_.loadAll();
+    for (const auto& p : loaded.problems) {
+        log::warning("Ignoring a stored assignment: {ERROR}", "ERROR", p);
+    }
+    for (auto& a : loaded.assignments) {
+        if (core::findClass(config_.classes, a.workload.className) == nullptr) {
+            log::warning("Stored assignment of {WORKLOAD} names class {CLASS}, which the "
+                         "configuration no longer has; ignoring it",
+                         "WORKLOAD", a.workload.id, "CLASS", a.workload.className);
+            continue;
+        }
+        ManagedWorkload m;
+        m.workload = a.workload;
+        m.persistent = a.persistent;
+        m.source = Source::Api;
+        m.unit = m.workload.kind == core::WorkloadKind::Vm ? "" : m.workload.id;
+        workloads_[m.workload.id] = std::move(m);
+    }
+    recomputeTiers();
+    log::info("Loaded {COUNT} stored assignments", "COUNT", workloads_.size());
+
+    // Workloads already running inside class slices.
+    for (const auto& cls : config_.classes) {
+        const std::string slicePath = io::classSlicePath(cls.name);
+        auto kids = cgroups_.children(slicePath);
+        if (!kids) {
+            continue; // slice not started yet: nothing inside
+        }
+        for (const auto& k : *kids) {
+            if ((k.ends_with(".service") || k.ends_with(".scope")) && !workloads_.contains(k)) {
+                adopt(k, slicePath + "/" + k, Source::Slice);
+            }
+        }
+    }
+
+    io::SystemdManager::Events events;
+    events.reloaded = [this] { onSystemdReloaded(); };
+    events.unitStarted = [this](const std::string& u) { onUnitStarted(u); };
+    events.unitRemoved = [this](const std::string& u) { onUnitRemoved(u); };
+    systemd_.subscribe(std::move(events), [this, ready = std::move(ready)](Status st) mutable {
+        if (!st) {
+            ready(st);
+            return;
+        }
+        // Rules: match the units systemd has loaded now; later ones arrive
+        // through UnitNew/JobRemoved.
+        systemd_.listUnits([this, ready = std::move(ready)](
+                               Result<std::vector<io::UnitInfo>> units) mutable {
+            if (!units) {
+                ready(units.error());
+                return;
+            }
+            for (const auto& u : *units) {
+                if (!workloads_.contains(u.name) && ruleFor(u.name) != nullptr) {
+                    adopt(u.name, "", Source::Rule);
+                }
+            }
+            // Every unit's cgroup path, then the tiers.
+            auto ids = std::make_shared<std::vector<std::string>>();
+            for (const auto& [id, m] : workloads_) {
+                if (!m.unit.empty()) {
+                    ids->push_back(id);
+                }
+            }
+            auto remaining = std::make_shared<std::size_t>(ids->size());
+            if (ids->empty()) {
+                reconcile();
+            }
+            for (const auto& id : *ids) {
+                refreshUnit(id, [this, remaining] {
+                    if (--*remaining == 0) {
+                        reconcile();
+                    }
+                });
+            }
+            ready(okStatus());
+        });
+    });
+}
+
+const config::WorkloadRule* Manager::ruleFor(const std::string& unit) const {
+    for (const auto& r : config_.rules) {
+        if (::fnmatch(r.match.c_str(), unit.c_str(), 0) == 0) {
+            return &r;
+        }
+    }
+    return nullptr;
+}
+
+std::optional<std::string> Manager::classOfCgroup(const std::string& cgroupPath) const {
+    for (const auto& cls : config_.classes) {
+        const std::string prefix = io::classSlicePath(cls.name) + "/";
+        if (cgroupPath.starts_with(prefix)) {
+            return cls.name;
+        }
+    }
+    return std::nullopt;
+}
+
+void Manager::adopt(const std::string& unit, const std::string& cgroupPath, Source source) {
+    ManagedWorkload m;
+    m.workload.id = unit;
+    m.workload.kind = core::kindFromId(unit).value_or(core::WorkloadKind::Service);
+    m.unit = unit;
+    m.cgroupPath = cgroupPath;
+    m.source = source;
+    if (source == Source::Rule) {
+        const auto* r = ruleFor(unit);
+        if (r == nullptr) {
+            return;
+        }
+        m.workload.className = r->className;
+        m.workload.request = r->request;
+        m.workload.limit = r->limit;
+        m.workload.priority = r->priority;
+    } else {
+        auto cls = classOfCgroup(cgroupPath);
+        if (!cls) {
+            return;
+        }
+        m.workload.className = *cls;
+    }
+    auto tiers = tiersFor(m.workload);
+    if (!tiers) {
+        log::warning("Not managing {UNIT}: {ERROR}", "UNIT", unit, "ERROR", tiers.error().what);
+        return;
+    }
+    m.tiers = *tiers;
+    log::info("Managing {UNIT} in class {CLASS} ({SOURCE})", "UNIT", unit, "CLASS",
+              m.workload.className, "SOURCE", source == Source::Rule ? "rule" : "slice");
+    workloads_[unit] = std::move(m);
+}
+
+Result<core::Tiers> Manager::tiersFor(const core::Workload& w) const {
+    const auto* cls = core::findClass(config_.classes, w.className);
+    if (cls == nullptr) {
+        return invalid("class '" + w.className + "' does not exist");
+    }
+    return core::computeTiers(*cls, w, system_.mem.memTotal, proc_.pageSize());
+}
+
+void Manager::recomputeTiers() {
+    for (auto it = workloads_.begin(); it != workloads_.end();) {
+        auto t = tiersFor(it->second.workload);
+        if (!t) {
+            log::warning("Dropping {WORKLOAD}: {ERROR}", "WORKLOAD", it->first, "ERROR",
+                         t.error().what);
+            it = workloads_.erase(it);
+            continue;
+        }
+        it->second.tiers = *t;
+        ++it;
+    }
+}
+
+void Manager::refreshUnit(const std::string& id, std::function<void()> then) {
+    auto it = workloads_.find(id);
+    if (it == workloads_.end() || it->second.unit.empty()) {
+        then();
+        return;
+    }
+    systemd_.getUnit(it->second.unit, [this, id, then = std::move(then)](Result<io::UnitInfo> u) {
+        auto w = workloads_.find(id);
+        if (w != workloads_.end() && u) {
+            w->second.cgroupPath = stripSlash(u->controlGroup);
+        } else if (!u) {
+            log::debug("Cannot look up {UNIT}: {ERROR}", "UNIT", id, "ERROR", u.error().what);
+        }
+        then();
+    });
+}
+
+void Manager::reconcile() {
+    std::vector<PlacedTiers> placed;
+    for (const auto& [id, m] : workloads_) {
+        if (!m.unit.empty()) {
+            placed.push_back({m.unit, m.cgroupPath, m.tiers});
+        }
+    }
+    const auto desired = desiredProperties(placed, applied_);
+    for (auto& [unit, props] : changedProperties(desired, applied_)) {
+        if (auto f = inFlight_.find(unit); f != inFlight_.end() && f->second == props) {
+            continue; // the same call is already on its way
+        }
+        if (dryRun_) {
+            log::notice("Dry run: would set memory properties of {UNIT}", "UNIT", unit);
+            applied_[unit] = props;
+            continue;
+        }
+        inFlight_[unit] = props;
+        systemd_.setUnitProperties(unit, props, [this, unit, props](Status st) {
+            if (auto f = inFlight_.find(unit); f != inFlight_.end() && f->second == props) {
+                inFlight_.erase(f);
+            }
+            if (st) {
+                applied_[unit] = props;
+                log::info("Set memory properties of {UNIT}", "UNIT", unit, "MESSAGE_ID",
+                          log::kMessagePropertiesChanged);
+            } else {
+                log::warning("Cannot set memory properties of {UNIT}: {ERROR}", "UNIT", unit,
+                             "ERROR", st.error().what);
+            }
+        });
+    }
+}
+
+void Manager::onSystemdReloaded() {
+    // A daemon-reload re-reads unit files; runtime properties survive it, but
+    // re-sending is cheap and covers units whose files changed under us.
+    log::info("systemd reloaded; re-applying tiers");
+    applied_.clear();
+    auto remaining = std::make_shared<std::size_t>(workloads_.size());
+    if (workloads_.empty()) {
+        return;
+    }
+    std::vector<std::string> ids;
+    for (const auto& [id, m] : workloads_) {
+        ids.push_back(id);
+    }
+    for (const auto& id : ids) {
+        refreshUnit(id, [this, remaining] {
+            if (--*remaining == 0) {
+                reconcile();
+            }
+        });
+    }
+}
+
+void Manager::onUnitStarted(const std::string& unit) {
+    if (auto it = workloads_.find(unit); it != workloads_.end()) {
+        applied_.erase(unit); // a restarted unit gets its tiers again
+        refreshUnit(unit, [this] { reconcile(); });
+        return;
+    }
+    if (!(unit.ends_with(".service") || unit.ends_with(".scope"))) {
+        return;
+    }
+    if (ruleFor(unit) != nullptr) {
+        adopt(unit, "", Source::Rule);
+        refreshUnit(unit, [this] { reconcile(); });
+        return;
+    }
+    // Started inside a class slice (systemd-run --slice=memqos-shared.slice …)?
+    for (const auto& cls : config_.classes) {
+        const std::string path = io::classSlicePath(cls.name) + "/" + unit;
+        if (cgroups_.resolve(path) && std::filesystem::is_directory(*cgroups_.resolve(path))) {
+            adopt(unit, path, Source::Slice);
+            reconcile();
+            return;
+        }
+    }
+}
+
+void Manager::onUnitRemoved(const std::string& unit) {
+    auto it = workloads_.find(unit);
+    if (it == workloads_.end()) {
+        return;
+    }
+    applied_.erase(unit);
+    if (it->second.source != Source::Api) {
+        workloads_.erase(it); // found by rule or slice: found again when it returns
+        reconcile();
+    }
+}
+
+ApiResult<core::Workload> Manager::validate(const std::string& id, const std::string& className,
+                                            Bytes request, Bytes limit) const {
+    if (auto st = core::validateWorkloadId(id); !st) {
+        return apiError("InvalidUnit", "workload id '" + id + "': " + st.error().what);
+    }
+    if (core::findClass(config_.classes, className) == nullptr) {
+        return apiError("UnknownClass", "class '" + className + "' does not exist (known: " +
+                                            classList(config_.classes) + ")");
+    }
+    const Bytes total = system_.mem.memTotal;
+    if (limit == 0) {
+        return apiError("SizeOutOfRange",
+                        "limit 0 would leave the workload no memory; give a size, or "
+                        "18446744073709551615 for no limit");
+    }
+    if (request == kNoLimit) {
+        return apiError("SizeOutOfRange", "request cannot be 'max'; use 0 for no request");
+    }
+    if (total > 0 && limit != kNoLimit && limit / kAbsurdFactor > total) {
+        return apiError("SizeOutOfRange", "limit " + std::to_string(limit) +
+                                              " is more than 64 times MemTotal (" +
+                                              std::to_string(total) + ")");
+    }
+    if (total > 0 && request > total) {
+        return apiError("SizeOutOfRange", "request " + std::to_string(request) +
+                                              " is more than MemTotal (" + std::to_string(total) +
+                                              "): it could never be guaranteed");
+    }
+    if (limit != kNoLimit && request > limit) {
+        return apiError("RequestAboveLimit", "request " + std::to_string(request) +
+                                                 " is above limit " + std::to_string(limit));
+    }
+    core::Workload w;
+    w.id = id;
+    w.kind = *core::kindFromId(id);
+    w.className = className;
+    w.request = request;
+    w.limit = limitFromBus(limit);
+    if (w.kind == core::WorkloadKind::Vm) {
+        return apiError("NotSupported", "VM workloads ('" + id +
+                                            "') need the libvirt integration, which this "
+                                            "version of memqosd does not have yet");
+    }
+    return w;
+}
+
+void Manager::assign(const std::string& id, const std::string& className, Bytes request,
+                     Bytes limit, bool persist, Reply<std::string> reply) {
+    auto v = validate(id, className, request, limit);
+    if (!v.ok()) {
+        reply(v.error());
+        return;
+    }
+    auto tiers = tiersFor(v.value());
+    if (!tiers) {
+        reply(apiError("InvalidArgument", tiers.error().what));
+        return;
+    }
+    systemd_.getUnit(id, [this, w = v.value(), t = *tiers, persist,
+                          reply = std::move(reply)](Result<io::UnitInfo> u) {
+        if (!u) {
+            reply(apiError("SystemdFailed", "cannot look up " + w.id + ": " + u.error().what));
+            return;
+        }
+        if (u->loadState == "not-found") {
+            reply(apiError("NoSuchUnit", "unit " + w.id + " does not exist (systemd has no "
+                                                          "unit file or running unit of that name)"));
+            return;
+        }
+        if (u->loadState != "loaded") {
+            reply(apiError("NoSuchUnit", "unit " + w.id + " cannot be managed: its load state "
+                                                          "is '" + u->loadState + "'"));
+            return;
+        }
+        const std::optional<ManagedWorkload> previous =
+            workloads_.contains(w.id) ? std::optional(workloads_.at(w.id)) : std::nullopt;
+        // State first: a crash after this line re-applies at start-up.
+        if (auto st = store_.save(io::Assignment{w, persist}); !st) {
+            reply(apiError("Failed", "cannot store the assignment: " + st.error().what));
+            return;
+        }
+        ManagedWorkload m;
+        m.workload = w;
+        m.persistent = persist;
+        m.source = Source::Api;
+        m.unit = w.id;
+        m.cgroupPath = stripSlash(u->controlGroup);
+        m.tiers = t;
+        workloads_[w.id] = m;
+        const auto props = unitProperties(t);
+        auto finish = [this, w, previous, reply](Status st) {
+            if (!st) {
+                // Change nothing: restore what was there before.
+                if (previous) {
+                    workloads_[w.id] = *previous;
+                    (void)store_.save(io::Assignment{previous->workload, previous->persistent});
+                } else {
+                    workloads_.erase(w.id);
+                    (void)store_.remove(w.id);
+                }
+                reply(apiError("SystemdFailed", "systemd refused the memory properties of " +
+                                                    w.id + ": " + st.error().what));
+                return;
+            }
+            log::notice("Assigned {WORKLOAD} to class {CLASS}", "WORKLOAD", w.id, "CLASS",
+                        w.className, "REQUEST", w.request, "LIMIT", limitToBus(w.limit));
+            reconcile(); // the ancestors' sums
+            reply(w.id);
+        };
+        if (dryRun_) {
+            applied_[w.id] = props;
+            finish(okStatus());
+            return;
+        }
+        inFlight_[w.id] = props;
+        systemd_.setUnitProperties(w.id, props, [this, id = w.id, props, finish](Status st) {
+            inFlight_.erase(id);
+            if (st) {
+                applied_[id] = props;
+            }
+            finish(st);
+        });
+    });
+}
+
+void Manager::unassign(const std::string& id, Reply<Done> reply) {
+    auto it = workloads_.find(id);
+    if (it == workloads_.end()) {
+        reply(apiError("NoSuchWorkload", "'" + id + "' is not managed by memqos"));
+        return;
+    }
+    if (auto st = store_.remove(id); !st) {
+        reply(apiError("Failed", "cannot remove the stored assignment: " + st.error().what));
+        return;
+    }
+    const std::string unit = it->second.unit;
+    workloads_.erase(it);
+    applied_.erase(unit);
+    log::notice("Unassigned {WORKLOAD}", "WORKLOAD", id);
+    if (unit.empty() || dryRun_) {
+        reconcile();
+        reply(Done{});
+        return;
+    }
+    // Take back what memqos set: no protection, no limits.
+    io::MemoryProperties clear;
+    clear.memoryMin = 0;
+    clear.memoryLow = 0;
+    clear.memoryHigh = Limit{};
+    clear.memoryMax = Limit{};
+    clear.memorySwapMax = Limit{};
+    systemd_.setUnitProperties(unit, clear, [this, reply, unit](Status st) {
+        if (!st) {
+            log::warning("Cannot clear memory properties of {UNIT}: {ERROR}", "UNIT", unit,
+                         "ERROR", st.error().what);
+        }
+        reconcile();
+        reply(Done{});
+    });
+}
+
+void Manager::run(const std::string& name, const std::string& className, Bytes request,
+                  Bytes limit, const std::vector<std::string>& argv, Reply<std::string> reply) {
+    const std::string unit = name.ends_with(".service") ? name : name + ".service";
+    if (argv.empty() || argv.front().empty()) {
+        reply(apiError("InvalidArgument", "argv is empty: give the command to run"));
+        return;
+    }
+    if (!argv.front().starts_with('/')) {
+        reply(apiError("InvalidArgument", "argv[0] '" + argv.front() +
+                                              "' must be an absolute path (systemd does not "
+                                              "search PATH for transient units)"));
+        return;
+    }
+    auto v = validate(unit, className, request, limit);
+    if (!v.ok()) {
+        reply(v.error());
+        return;
+    }
+    if (workloads_.contains(unit)) {
+        reply(apiError("InvalidUnit", "unit " + unit + " is already managed"));
+        return;
+    }
+    auto tiers = tiersFor(v.value());
+    if (!tiers) {
+        reply(apiError("InvalidArgument", tiers.error().what));
+        return;
+    }
+    const auto* cls = core::findClass(config_.classes, className);
+    const auto props = unitProperties(*tiers);
+    ManagedWorkload m;
+    m.workload = v.value();
+    m.source = Source::Api;
+    m.unit = unit;
+    m.cgroupPath = io::unitCgroupPath(className, unit);
+    m.tiers = *tiers;
+    auto finish = [this, m, props, reply](Status st) {
+        if (!st) {
+            reply(apiError("SystemdFailed", "cannot start " + m.unit + ": " + st.error().what));
+            return;
+        }
+        // Runtime only: a transient unit does not outlive a reboot either.
+        (void)store_.save(io::Assignment{m.workload, false});
+        workloads_[m.unit] = m;
+        applied_[m.unit] = props;
+        log::notice("Started {UNIT} in class {CLASS}", "UNIT", m.unit, "CLASS",
+                    m.workload.className);
+        reconcile();
+        reply(m.unit);
+    };
+    if (dryRun_) {
+        finish(okStatus());
+        return;
+    }
+    systemd_.startTransientService(unit, cls->slice(), props, argv, finish);
+}
+
+core::Verdict Manager::verifyPlacement(Bytes memory, Bytes /*minMemory*/,
+                                       std::optional<Bytes> failoverReserve) const {
+    core::PlacementInput in;
+    in.memTotal = system_.mem.memTotal;
+    in.nodeReserve = nodeReserved();
+    for (const auto& [id, m] : workloads_) {
+        if (m.workload.kind != core::WorkloadKind::Vm) {
+            in.services = core::saturatingAdd(in.services, m.workload.request);
+        }
+    }
+    in.instances = 0; // the instance record arrives with the Ganeti integration
+    in.reserved = failoverReserve.value_or(
+        config_.overcommit.failoverReserve.resolve(system_.mem.memTotal));
+    in.memoryRatio = config_.overcommit.memoryRatio;
+    in.swapTotal = system_.mem.swapTotal;
+    return core::checkPlacement(in, memory);
+}
+
+std::vector<core::Finding> Manager::verify() const {
+    core::PlacementInput in;
+    in.memTotal = system_.mem.memTotal;
+    in.nodeReserve = nodeReserved();
+    Bytes protectedMin = 0;
+    std::map<std::string, core::ClassCoverage> coverage;
+    for (const auto& [id, m] : workloads_) {
+        if (m.workload.kind != core::WorkloadKind::Vm) {
+            in.services = core::saturatingAdd(in.services, m.workload.request);
+        }
+        // Services' requests are already out of `available`: only VMs'
+        // guaranteed memory is compared with it (none until libvirt).
+        if (m.workload.kind == core::WorkloadKind::Vm) {
+            protectedMin = core::saturatingAdd(protectedMin, m.tiers.memoryMin);
+        }
+        auto& c = coverage[m.workload.className];
+        c.className = m.workload.className;
+        c.membersMin = core::saturatingAdd(c.membersMin, m.tiers.memoryMin);
+        c.membersLow = core::saturatingAdd(c.membersLow, m.tiers.memoryLow);
+    }
+    std::vector<core::ClassCoverage> cov;
+    for (auto& [name, c] : coverage) {
+        auto sample = cgroups_.sample(io::classSlicePath(name));
+        if (sample && sample->has_value()) {
+            c.sliceMin = (*sample)->memoryMin;
+            c.sliceLow = (*sample)->memoryLow;
+            cov.push_back(c);
+        }
+    }
+    in.reserved = config_.overcommit.failoverReserve.resolve(system_.mem.memTotal);
+    in.memoryRatio = config_.overcommit.memoryRatio;
+    in.swapTotal = system_.mem.swapTotal;
+    return core::verifyPlacement(in, protectedMin, cov);
+}
+
+ApiResult<Done> Manager::reload() {
+    auto next = reader_();
+    if (!next) {
+        log::warning("Configuration rejected, keeping the old one: {ERROR}", "ERROR",
+                     next.error().what, "MESSAGE_ID", log::kMessageConfigRejected);
+        return apiError("ConfigInvalid",
+                        "the new configuration is invalid; the old one stays in force: " +
+                            next.error().what);
+    }
+    config_ = std::move(*next);
+    dryRun_ = dryRun_ || config_.manager.dryRun;
+    recomputeTiers();
+    reconcile();
+    log::notice("Configuration reloaded");
+    if (listener_ != nullptr) {
+        listener_->managerPropertiesChanged({"MemoryRatio", "NodeReserved"});
+    }
+    return Done{};
+}
+
+void Manager::tick(TimePoint now) {
+    sampleSystem();
+    for (auto& [id, m] : workloads_) {
+        if (m.cgroupPath.empty()) {
+            continue;
+        }
+        auto s = cgroups_.sample(m.cgroupPath);
+        if (s && s->has_value()) {
+            m.memoryCurrent = (*s)->memoryCurrent;
+            m.swapCurrent = (*s)->swapCurrent;
+        } else {
+            if (!s) {
+                log::debug("Cannot sample {CGROUP}: {ERROR}", "CGROUP", m.cgroupPath, "ERROR",
+                           s.error().what);
+            }
+            m.memoryCurrent = 0;
+            m.swapCurrent = 0;
+        }
+    }
+    core::Snapshot snap;
+    snap.now = now;
+    snap.system = system_;
+    for (const auto& cls : config_.classes) {
+        auto s = cgroups_.sample(io::classSlicePath(cls.name));
+        core::ClassSample cs;
+        cs.name = cls.name;
+        if (s && s->has_value()) {
+            cs.cgroup = **s;
+            classCurrent_[cls.name] = (*s)->memoryCurrent;
+        } else {
+            classCurrent_[cls.name] = 0;
+        }
+        snap.classes.push_back(std::move(cs));
+    }
+    for (const auto& [id, m] : workloads_) {
+        core::WorkloadSample ws;
+        ws.workload = m.workload;
+        if (!m.cgroupPath.empty()) {
+            core::CgroupSample cg;
+            cg.path = m.cgroupPath;
+            cg.memoryCurrent = m.memoryCurrent;
+            cg.swapCurrent = m.swapCurrent;
+            ws.cgroup = cg;
+        }
+        snap.workloads.push_back(std::move(ws));
+    }
+    auto outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
+    const auto before = pressure_;
+    pressure_ = outcome.state;
+    for (const auto& r : outcome.decisions.reasons) {
+        log::notice("Pressure: {REASON}", "REASON", r);
+    }
+    if (before.level != pressure_.level && listener_ != nullptr) {
+        listener_->pressureLevelChanged(pressure_.level, pressure_.reason);
+    }
+    if (listener_ != nullptr) {
+        std::vector<const char*> changed;
+        if (before.level != pressure_.level) {
+            changed.push_back("PressureLevel");
+        }
+        if (before.admissionOpen != pressure_.admissionOpen) {
+            changed.push_back("AdmissionOpen");
+        }
+        if (!changed.empty()) {
+            listener_->managerPropertiesChanged(changed);
+        }
+    }
+}
+
+} // namespace memqos::daemon

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The daemon's state and the operations behind the D-Bus API. Effects go
+// through small interfaces (SystemdManager, StateStore, CgroupFs/ProcFs
+// roots), so the whole class runs against mocks and fixture trees in tests.
+// Everything runs on the io thread; replies are callbacks that run later.
+
+#include "api_error.hpp"
+#include "reconcile.hpp"
+
+#include "memqos/config/config.hpp"
+#include "memqos/core/placement.hpp"
+#include "memqos/core/pressure.hpp"
+#include "memqos/core/tiers.hpp"
+#include "memqos/io/cgroupfs.hpp"
+#include "memqos/io/procfs.hpp"
+#include "memqos/io/state_store.hpp"
+#include "memqos/io/systemd.hpp"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace memqos::daemon {
+
+// Why memqos manages a workload.
+enum class Source {
+    Api,   // AssignWorkload / RunWorkload (kept in the state store)
+    Rule,  // a [Rule.*] of the configuration matched the unit name
+    Slice, // the unit runs inside a class slice
+};
+
+struct ManagedWorkload {
+    core::Workload workload;
+    bool persistent = false;
+    Source source = Source::Api;
+    std::string unit;       // systemd unit ("" until known)
+    std::string cgroupPath; // relative, no leading '/' ("" until the unit runs)
+    core::Tiers tiers;
+    Bytes memoryCurrent = 0;
+    Bytes swapCurrent = 0;
+};
+
+// What the D-Bus layer wants to hear.
+class Listener {
+public:
+    virtual ~Listener() = default;
+    virtual void managerPropertiesChanged(const std::vector<const char*>& names) = 0;
+    virtual void pressureLevelChanged(std::uint32_t level, const std::string& reason) = 0;
+};
+
+// Re-reads the configuration (Reload, SIGHUP): the validated config, or the
+// problems that make it invalid.
+using ConfigReader = std::function<Result<config::Config>()>;
+
+class Manager {
+public:
+    template <typename T>
+    using Reply = std::function<void(ApiResult<T>)>;
+
+    Manager(config::Config config, ConfigReader reader, io::SystemdManager& systemd,
+            io::StateStore& store, io::CgroupFs cgroups, io::ProcFs proc, bool dryRun);
+
+    void setListener(Listener* listener) { listener_ = listener; }
+
+    // Loads persisted assignments, samples the node, subscribes to systemd,
+    // discovers rule and slice workloads; `ready` runs once systemd answered.
+    void start(std::function<void(Status)> ready);
+
+    // One tick: sample node and cgroups, run the pressure ladder (decisions
+    // are logged; the pressure engine executes them in a later version).
+    void tick(TimePoint now);
+
+    // --- D-Bus API (see dbus/org.memqos1.Manager.xml) ---
+    void assign(const std::string& id, const std::string& className, Bytes request, Bytes limit,
+                bool persist, Reply<std::string> reply);
+    void unassign(const std::string& id, Reply<Done> reply);
+    void run(const std::string& name, const std::string& className, Bytes request, Bytes limit,
+             const std::vector<std::string>& argv, Reply<std::string> reply);
+    core::Verdict verifyPlacement(Bytes memory, Bytes minMemory,
+                                  std::optional<Bytes> failoverReserve) const;
+    std::vector<core::Finding> verify() const;
+    ApiResult<Done> reload();
+
+    // --- state for properties ---
+    const config::Config& config() const { return config_; }
+    const std::map<std::string, ManagedWorkload>& workloads() const { return workloads_; }
+    std::vector<std::string> workloadsOfClass(const std::string& className) const;
+    Bytes memoryTotal() const { return system_.mem.memTotal; }
+    Bytes memoryAvailable() const { return system_.mem.memAvailable; }
+    Bytes swapTotal() const { return system_.mem.swapTotal; }
+    Bytes swapFree() const { return system_.mem.swapFree; }
+    Bytes nodeReserved() const;
+    std::uint32_t pressureLevel() const { return pressure_.level; }
+    bool admissionOpen() const { return pressure_.admissionOpen; }
+    bool dryRun() const { return dryRun_; }
+    Bytes classMemoryCurrent(const std::string& className) const;
+
+    // Units memqos sent properties to, with what it sent (tests, Verify).
+    const std::map<std::string, io::MemoryProperties>& applied() const { return applied_; }
+
+private:
+    ApiResult<core::Workload> validate(const std::string& id, const std::string& className,
+                                       Bytes request, Bytes limit) const;
+    Result<core::Tiers> tiersFor(const core::Workload& w) const;
+    void recomputeTiers();
+    void refreshUnit(const std::string& id, std::function<void()> then);
+    void onUnitStarted(const std::string& unit);
+    void onUnitRemoved(const std::string& unit);
+    void onSystemdReloaded();
+    void adopt(const std::string& unit, const std::string& cgroupPath, Source source);
+    std::optional<std::string> classOfCgroup(const std::string& cgroupPath) const;
+    const config::WorkloadRule* ruleFor(const std::string& unit) const;
+    void reconcile();
+    void sampleSystem();
+
+    config::Config config_;
+    ConfigReader reader_;
+    io::SystemdManager& systemd_;
+    io::StateStore& store_;
+    io::CgroupFs cgroups_;
+    io::ProcFs proc_;
+    bool dryRun_;
+    Listener* listener_ = nullptr;
+
+    std::map<std::string, ManagedWorkload> workloads_;
+    std::map<std::string, io::MemoryProperties> applied_;
+    std::map<std::string, io::MemoryProperties> inFlight_;
+    std::map<std::string, Bytes> classCurrent_;
+    core::SystemSample system_;
+    core::PressureState pressure_;
+};
+
+} // namespace memqos::daemon

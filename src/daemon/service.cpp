@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "service.hpp"
+
+#include "bus_service.hpp"
+#include "manager.hpp"
+
+#include "memqos/io/bus.hpp"
+#include "memqos/io/config_loader.hpp"
+#include "memqos/io/file.hpp"
+#include "memqos/io/log.hpp"
+#include "memqos/io/state_store.hpp"
+#include "memqos/io/systemd_dbus.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <systemd/sd-daemon.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+namespace memqos::daemon {
+namespace {
+
+// The configuration as the daemon reads it: warnings logged, errors fatal,
+// command-line roots applied over the file's.
+Result<config::Config> readConfig(const Options& o, bool logWarnings) {
+    io::LoadOptions lo;
+    if (o.configFile) {
+        lo.mainFile = *o.configFile;
+    }
+    lo.dropIns = o.dropIns;
+    auto loaded = io::loadConfig(lo);
+    std::string errors;
+    for (const auto& p : loaded.validated.problems) {
+        if (p.severity == config::Severity::Error) {
+            errors += (errors.empty() ? "" : "; ") + p.format();
+        } else if (logWarnings) {
+            log::warning("{PROBLEM}", "PROBLEM", p.format());
+        }
+    }
+    if (!errors.empty()) {
+        return invalid(errors);
+    }
+    auto cfg = loaded.validated.config;
+    if (o.cgroupRoot) {
+        cfg.manager.cgroupRoot = *o.cgroupRoot;
+    }
+    if (o.procRoot) {
+        cfg.manager.procRoot = *o.procRoot;
+    }
+    if (o.stateDir) {
+        cfg.manager.stateDirectory = *o.stateDir;
+    }
+    return cfg;
+}
+
+// systemd-oomd's rule: say plainly what the host lacks, then stop.
+Status checkHost(const config::Config& cfg) {
+    const std::filesystem::path controllers =
+        std::filesystem::path(cfg.manager.cgroupRoot) / "cgroup.controllers";
+    auto text = io::readFile(controllers);
+    if (!text) {
+        return invalid("no cgroup v2 hierarchy at " + cfg.manager.cgroupRoot + " (" +
+                       text.error().what + "); boot with systemd.unified_cgroup_hierarchy=1");
+    }
+    if (text->find("memory") == std::string::npos) {
+        return invalid("the cgroup v2 memory controller is not enabled at " +
+                       cfg.manager.cgroupRoot);
+    }
+    const std::filesystem::path psi = std::filesystem::path(cfg.manager.procRoot) / "pressure/memory";
+    if (auto p = io::readFile(psi); !p) {
+        return invalid("no PSI (" + p.error().what + "); boot with psi=1");
+    }
+    return okStatus();
+}
+
+TimePoint monotonicNow() {
+    return std::chrono::duration_cast<TimePoint>(
+        std::chrono::steady_clock::now().time_since_epoch());
+}
+
+std::filesystem::path runtimeDirectory(const Options& o, const config::Config& cfg) {
+    if (o.runtimeDir) {
+        return *o.runtimeDir;
+    }
+    if (o.stateDir) {
+        // Tests give one directory: keep the runtime copies beside it.
+        return std::filesystem::path(cfg.manager.stateDirectory) / "runtime";
+    }
+    if (const char* rd = std::getenv("RUNTIME_DIRECTORY"); rd != nullptr && *rd == '/') {
+        return rd;
+    }
+    return "/run/memqos";
+}
+
+} // namespace
+
+int runService(const Options& options) {
+    auto cfg = readConfig(options, true);
+    if (!cfg) {
+        log::error("Invalid configuration: {ERROR}", "ERROR", cfg.error().what);
+        return kExitConfig;
+    }
+    if (auto st = checkHost(*cfg); !st) {
+        log::error("Cannot run: {ERROR}", "ERROR", st.error().what);
+        return kExitUnavailable;
+    }
+    auto bus = io::openBus(options.busAddress, "memqosd");
+    if (!bus) {
+        log::error("{ERROR}", "ERROR", bus.error().what);
+        return kExitUnavailable;
+    }
+
+    boost::asio::io_context io;
+    io::BusPump pump(io, bus->get());
+    io::SystemdDbus systemd(bus->get(), pump);
+    const std::filesystem::path stateDir = cfg->manager.stateDirectory;
+    io::StateStore store(stateDir / "assignments", runtimeDirectory(options, *cfg) / "assignments");
+    Manager manager(
+        *cfg, [&options] { return readConfig(options, true); }, systemd, store,
+        io::CgroupFs(cfg->manager.cgroupRoot), io::ProcFs(cfg->manager.procRoot),
+        options.dryRun);
+    BusService service(bus->get(), pump, manager);
+    if (auto st = service.start(); !st) {
+        log::error("{ERROR}", "ERROR", st.error().what);
+        return kExitUnavailable;
+    }
+    pump.start();
+
+    int exitCode = kExitOk;
+    auto status = [&manager] {
+        const std::string s = "STATUS=Managing " + std::to_string(manager.workloads().size()) +
+                              " workloads, pressure level " +
+                              std::to_string(manager.pressureLevel());
+        sd_notify(0, s.c_str());
+    };
+
+    boost::asio::steady_timer tickTimer(io);
+    std::function<void()> scheduleTick = [&] {
+        tickTimer.expires_after(manager.config().manager.interval);
+        tickTimer.async_wait([&](const boost::system::error_code& ec) {
+            if (ec) {
+                return;
+            }
+            manager.tick(monotonicNow());
+            status();
+            scheduleTick();
+        });
+    };
+
+    manager.start([&](Status st) {
+        if (!st) {
+            log::error("Cannot talk to systemd: {ERROR}", "ERROR", st.error().what);
+            exitCode = kExitUnavailable;
+            io.stop();
+            return;
+        }
+        manager.tick(monotonicNow());
+        sd_notify(0, "READY=1");
+        status();
+        log::info("memqosd {VERSION} ready", "VERSION", MEMQOS_VERSION, "DRY_RUN",
+                  manager.dryRun());
+        scheduleTick();
+    });
+
+    boost::asio::steady_timer watchdog(io);
+    std::uint64_t watchdogUsec = 0;
+    std::function<void()> feedWatchdog = [&] {
+        sd_notify(0, "WATCHDOG=1");
+        watchdog.expires_after(std::chrono::microseconds(watchdogUsec / 2));
+        watchdog.async_wait([&](const boost::system::error_code& ec) {
+            if (!ec) {
+                feedWatchdog();
+            }
+        });
+    };
+    if (sd_watchdog_enabled(0, &watchdogUsec) > 0 && watchdogUsec > 0) {
+        feedWatchdog();
+    }
+
+    boost::asio::signal_set signals(io, SIGHUP, SIGTERM, SIGINT);
+    std::function<void()> waitSignal = [&] {
+        signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+            if (ec) {
+                return;
+            }
+            if (sig == SIGHUP) {
+                sd_notify(0, "RELOADING=1");
+                auto r = manager.reload();
+                if (!r.ok()) {
+                    log::warning("Reload refused: {ERROR}", "ERROR", r.error().message);
+                }
+                sd_notify(0, "READY=1");
+                waitSignal();
+                return;
+            }
+            log::info("Stopping on signal {SIGNAL}", "SIGNAL", sig);
+            sd_notify(0, "STOPPING=1");
+            pump.stop();
+            io.stop();
+        });
+    };
+    waitSignal();
+
+    io.run();
+    return exitCode;
+}
+
+} // namespace memqos::daemon

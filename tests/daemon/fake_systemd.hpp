@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// A SystemdManager that records every call and answers later, when the test
+// calls flush(): the same order of events as the real asynchronous client.
+
+#include "memqos/io/systemd.hpp"
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace memqos::test {
+
+class FakeSystemd : public io::SystemdManager {
+public:
+    struct SetCall {
+        std::string unit;
+        io::MemoryProperties props;
+    };
+
+    std::map<std::string, io::UnitInfo> units;   // what getUnit/listUnits know
+    std::vector<SetCall> setCalls;
+    std::vector<std::string> started;            // startTransientService units
+    std::vector<std::string> startedSlices;
+    std::vector<std::vector<std::string>> startedArgv;
+    std::vector<std::string> getUnitCalls;
+    Status failSet = okStatus();                 // answer of setUnitProperties
+    Events events;
+    bool subscribed = false;
+
+    void addUnit(const std::string& name, const std::string& cgroup, const std::string& load = "loaded") {
+        units[name] = io::UnitInfo{name, load, cgroup.empty() ? "inactive" : "active", cgroup};
+    }
+
+    // Runs queued answers (and the answers they queue) until none is left.
+    void flush() {
+        while (!queue_.empty()) {
+            auto f = std::move(queue_.front());
+            queue_.pop_front();
+            f();
+        }
+    }
+
+    void subscribe(Events e, Done done) override {
+        events = std::move(e);
+        subscribed = true;
+        later([done] { done(okStatus()); });
+    }
+    void getUnit(const std::string& unit, Then<io::UnitInfo> then) override {
+        getUnitCalls.push_back(unit);
+        io::UnitInfo info{unit, "not-found", "inactive", ""};
+        if (auto it = units.find(unit); it != units.end()) {
+            info = it->second;
+        }
+        later([then, info] { then(info); });
+    }
+    void listUnits(Then<std::vector<io::UnitInfo>> then) override {
+        std::vector<io::UnitInfo> out;
+        for (const auto& [n, u] : units) {
+            out.push_back(u);
+        }
+        later([then, out] { then(out); });
+    }
+    void setUnitProperties(const std::string& unit, const io::MemoryProperties& props,
+                           Done done) override {
+        setCalls.push_back({unit, props});
+        Status st = failSet;
+        later([done, st] { done(st); });
+    }
+    void startTransientService(const std::string& unit, const std::string& slice,
+                               const io::MemoryProperties& props,
+                               const std::vector<std::string>& argv, Done done) override {
+        started.push_back(unit);
+        startedSlices.push_back(slice);
+        startedArgv.push_back(argv);
+        setCalls.push_back({unit, props});
+        later([done] { done(okStatus()); });
+    }
+    void killUnit(const std::string&, int, Done done) override {
+        later([done] { done(okStatus()); });
+    }
+
+    // Properties last sent to `unit`, or nullptr.
+    const io::MemoryProperties* lastSet(const std::string& unit) const {
+        for (auto it = setCalls.rbegin(); it != setCalls.rend(); ++it) {
+            if (it->unit == unit) {
+                return &it->props;
+            }
+        }
+        return nullptr;
+    }
+
+private:
+    void later(std::function<void()> f) { queue_.push_back(std::move(f)); }
+    std::deque<std::function<void()>> queue_;
+};
+
+} // namespace memqos::test

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: Apache-2.0
+// Component tests: the Manager against a fake systemd, a fixture cgroup and
+// proc tree in a temp dir, and a real StateStore there.
+#include "fake_systemd.hpp"
+#include "manager.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace fs = std::filesystem;
+using namespace memqos;
+using memqos::daemon::ApiResult;
+using memqos::daemon::Manager;
+using memqos::test::FakeSystemd;
+
+namespace {
+
+constexpr Bytes kMemTotal = 8 * kGiB;
+
+void writeFile(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+}
+
+class ManagerTest : public testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/memqos-manager-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        writeFile(dir_ / "cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+        writeFile(dir_ / "cgroup/system.slice/nginx.service/memory.current", "104857600\n");
+        for (const char* f : {"memory.min", "memory.low"}) {
+            writeFile(dir_ / "cgroup/system.slice/nginx.service" / f, "0\n");
+        }
+        for (const char* f : {"memory.high", "memory.max"}) {
+            writeFile(dir_ / "cgroup/system.slice/nginx.service" / f, "max\n");
+        }
+        writeFile(dir_ / "cgroup/system.slice/nginx.service/memory.stat", "anon 1\n");
+        writeFile(dir_ / "cgroup/system.slice/nginx.service/cgroup.procs", "4242\n");
+        writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
+                                         "MemFree:         4194304 kB\n"
+                                         "MemAvailable:    6291456 kB\n"
+                                         "SwapTotal:       2097152 kB\n"
+                                         "SwapFree:        2097152 kB\n");
+        writeFile(dir_ / "proc/pressure/memory", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                                                 "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+        writeFile(dir_ / "proc/vmstat", "pgscan_kswapd 0\n");
+        writeFile(dir_ / "proc/zoneinfo", "Node 0, zone   Normal\n"
+                                          "  pages free     500000\n"
+                                          "        boost    0\n"
+                                          "        min      11000\n"
+                                          "        low      13750\n"
+                                          "        high     16500\n"
+                                          "        spanned  2097152\n"
+                                          "        present  2097152\n"
+                                          "        managed  2000000\n");
+        writeFile(dir_ / "proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
+        systemd_.addUnit("nginx.service", "/system.slice/nginx.service");
+        systemd_.addUnit("db.service", "/system.slice/db.service");
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    std::unique_ptr<Manager> makeManager(bool dryRun = false) {
+        auto m = std::make_unique<Manager>(
+            config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
+            io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), dryRun);
+        bool ready = false;
+        m->start([&](Status st) {
+            EXPECT_TRUE(st.ok());
+            ready = true;
+        });
+        systemd_.flush();
+        EXPECT_TRUE(ready);
+        return m;
+    }
+
+    ApiResult<std::string> assign(Manager& m, const std::string& id, const std::string& cls,
+                                  Bytes request, Bytes limit, bool persist = true) {
+        std::optional<ApiResult<std::string>> out;
+        m.assign(id, cls, request, limit, persist, [&](ApiResult<std::string> r) { out = r; });
+        systemd_.flush();
+        EXPECT_TRUE(out.has_value()) << "no reply";
+        return out.value_or(daemon::apiError("NoReply", ""));
+    }
+
+    fs::path dir_;
+    config::Config config_;
+    FakeSystemd systemd_;
+    io::StateStore store_{fs::path("/nonexistent"), fs::path("/nonexistent")};
+};
+
+class ManagerStoreTest : public ManagerTest {
+protected:
+    void SetUp() override {
+        ManagerTest::SetUp();
+        store_ = io::StateStore(dir_ / "state/assignments", dir_ / "run/assignments");
+    }
+};
+
+TEST_F(ManagerStoreTest, AssignSharedAppliesKubernetesTiersAndParentSum) {
+    auto m = makeManager();
+    auto r = assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB);
+    ASSERT_TRUE(r.ok()) << r.error().name << ": " << r.error().message;
+    EXPECT_EQ(r.value(), "nginx.service");
+
+    const auto* p = systemd_.lastSet("nginx.service");
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->memoryLow, std::optional<Bytes>(268435456));
+    EXPECT_EQ(p->memoryMin, std::optional<Bytes>(0));
+    EXPECT_EQ(p->memoryHigh, std::optional<Limit>(Limit(993210368)));
+    EXPECT_EQ(p->memoryMax, std::optional<Limit>(Limit(1073741824)));
+    EXPECT_EQ(p->memorySwapMax, std::optional<Limit>(Limit{})); // shared may swap: "max"
+
+    const auto* slice = systemd_.lastSet("system.slice");
+    ASSERT_NE(slice, nullptr) << "protection not pushed up to the parent slice";
+    EXPECT_EQ(slice->memoryLow, std::optional<Bytes>(268435456));
+    EXPECT_FALSE(slice->memoryMax.has_value());
+    EXPECT_TRUE(fs::exists(dir_ / "state/assignments"));
+    EXPECT_EQ(m->workloads().at("nginx.service").cgroupPath, "system.slice/nginx.service");
+}
+
+TEST_F(ManagerStoreTest, ParentSliceGetsTheSumOfItsWorkloads) {
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    ASSERT_TRUE(assign(*m, "db.service", "dedicated", 512 * kMiB, 512 * kMiB).ok());
+    const auto* slice = systemd_.lastSet("system.slice");
+    ASSERT_NE(slice, nullptr);
+    EXPECT_EQ(slice->memoryLow, std::optional<Bytes>(256 * kMiB));
+    EXPECT_EQ(slice->memoryMin, std::optional<Bytes>(512 * kMiB));
+    const auto* db = systemd_.lastSet("db.service");
+    ASSERT_NE(db, nullptr);
+    EXPECT_EQ(db->memoryMin, std::optional<Bytes>(512 * kMiB));
+    EXPECT_EQ(db->memoryHigh, std::optional<Limit>(Limit{})); // request == limit: no high
+    EXPECT_EQ(db->memorySwapMax, std::optional<Limit>(Limit(0))); // dedicated: no swap
+}
+
+TEST_F(ManagerStoreTest, SendsOnlyWhatDiffers) {
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    const auto calls = systemd_.setCalls.size();
+    m->tick(TimePoint(std::chrono::seconds(100)));
+    systemd_.flush();
+    ASSERT_TRUE(m->reload().ok()); // same config: same tiers
+    systemd_.flush();
+    EXPECT_EQ(systemd_.setCalls.size(), calls);
+}
+
+struct BadAssign {
+    std::string id;
+    std::string cls;
+    Bytes request;
+    Bytes limit;
+    std::string error;
+};
+
+class ManagerBadInput : public ManagerStoreTest, public testing::WithParamInterface<BadAssign> {};
+
+TEST_P(ManagerBadInput, NamedErrorAndNothingChanges) {
+    auto m = makeManager();
+    const auto& c = GetParam();
+    auto r = assign(*m, c.id, c.cls, c.request, c.limit);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().name, "org.memqos1.Error." + c.error) << r.error().message;
+    EXPECT_FALSE(r.error().message.empty());
+    EXPECT_TRUE(systemd_.setCalls.empty());
+    EXPECT_TRUE(m->workloads().empty());
+    EXPECT_TRUE(store_.loadAll().assignments.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ManagerBadInput,
+    testing::Values(BadAssign{"nginx.service", "gold", 0, kNoLimit, "UnknownClass"},
+                    BadAssign{"nginx.service", "shared", 2 * kGiB, 1 * kGiB, "RequestAboveLimit"},
+                    BadAssign{"nginx.service", "shared", 0, 0, "SizeOutOfRange"},
+                    BadAssign{"nginx.service", "shared", 0, 600 * kGiB, "SizeOutOfRange"},
+                    BadAssign{"nginx.service", "shared", 9 * kGiB, kNoLimit, "SizeOutOfRange"},
+                    BadAssign{"../etc/passwd.service", "shared", 0, kNoLimit, "InvalidUnit"},
+                    BadAssign{"nginx", "shared", 0, kNoLimit, "InvalidUnit"},
+                    BadAssign{"", "shared", 0, kNoLimit, "InvalidUnit"},
+                    BadAssign{"ghost.service", "shared", 0, kNoLimit, "NoSuchUnit"}),
+    [](const testing::TestParamInfo<BadAssign>& p) { return std::to_string(p.index) + "_" + p.param.error; });
+
+TEST_F(ManagerStoreTest, SystemdRefusalRollsBack) {
+    auto m = makeManager();
+    systemd_.failSet = invalid("org.freedesktop.DBus.Error.AccessDenied: nope");
+    auto r = assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().name, "org.memqos1.Error.SystemdFailed");
+    EXPECT_NE(r.error().message.find("AccessDenied"), std::string::npos);
+    EXPECT_TRUE(m->workloads().empty());
+    EXPECT_TRUE(store_.loadAll().assignments.empty());
+}
+
+TEST_F(ManagerStoreTest, PersistentAssignmentSurvivesARestart) {
+    {
+        auto m = makeManager();
+        ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB, true).ok());
+        ASSERT_TRUE(assign(*m, "db.service", "shared", 0, kNoLimit, false).ok());
+    }
+    systemd_.setCalls.clear();
+    auto m = makeManager(); // a new daemon (kill -9 and restart)
+    ASSERT_EQ(m->workloads().size(), 2U);
+    EXPECT_TRUE(m->workloads().at("nginx.service").persistent);
+    EXPECT_FALSE(m->workloads().at("db.service").persistent);
+    const auto* p = systemd_.lastSet("nginx.service");
+    ASSERT_NE(p, nullptr) << "tiers not re-applied after restart";
+    EXPECT_EQ(p->memoryHigh, std::optional<Limit>(Limit(993210368)));
+}
+
+TEST_F(ManagerStoreTest, ReappliesAfterDaemonReloadAndUnitRestart) {
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    systemd_.setCalls.clear();
+    systemd_.events.reloaded();
+    systemd_.flush();
+    EXPECT_NE(systemd_.lastSet("nginx.service"), nullptr);
+    EXPECT_NE(systemd_.lastSet("system.slice"), nullptr);
+    systemd_.setCalls.clear();
+    systemd_.events.unitStarted("nginx.service");
+    systemd_.flush();
+    EXPECT_NE(systemd_.lastSet("nginx.service"), nullptr);
+}
+
+TEST_F(ManagerStoreTest, UnassignClearsTiersAndParentSum) {
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    std::optional<ApiResult<daemon::Done>> out;
+    m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { out = r; });
+    systemd_.flush();
+    ASSERT_TRUE(out && out->ok());
+    const auto* p = systemd_.lastSet("nginx.service");
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->memoryLow, std::optional<Bytes>(0));
+    EXPECT_EQ(p->memoryMax, std::optional<Limit>(Limit{}));
+    const auto* slice = systemd_.lastSet("system.slice");
+    ASSERT_NE(slice, nullptr);
+    EXPECT_EQ(slice->memoryLow, std::optional<Bytes>(0));
+    EXPECT_TRUE(store_.loadAll().assignments.empty());
+
+    std::optional<ApiResult<daemon::Done>> again;
+    m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { again = r; });
+    ASSERT_TRUE(again && !again->ok());
+    EXPECT_EQ(again->error().name, "org.memqos1.Error.NoSuchWorkload");
+}
+
+TEST_F(ManagerStoreTest, RunStartsATransientServiceInTheClassSlice) {
+    auto m = makeManager();
+    std::optional<ApiResult<std::string>> out;
+    m->run("batch1", "reclaimed", 0, 512 * kMiB, {"/bin/sleep", "60"},
+           [&](ApiResult<std::string> r) { out = r; });
+    systemd_.flush();
+    ASSERT_TRUE(out && out->ok()) << out->error().message;
+    EXPECT_EQ(out->value(), "batch1.service");
+    ASSERT_EQ(systemd_.started.size(), 1U);
+    EXPECT_EQ(systemd_.startedSlices[0], "memqos-reclaimed.slice");
+    EXPECT_EQ(systemd_.startedArgv[0], (std::vector<std::string>{"/bin/sleep", "60"}));
+    EXPECT_EQ(m->workloads().at("batch1.service").cgroupPath,
+              "memqos.slice/memqos-reclaimed.slice/batch1.service");
+
+    std::optional<ApiResult<std::string>> bad;
+    m->run("x", "shared", 0, kNoLimit, {"sleep"}, [&](ApiResult<std::string> r) { bad = r; });
+    ASSERT_TRUE(bad && !bad->ok());
+    EXPECT_EQ(bad->error().name, "org.memqos1.Error.InvalidArgument");
+}
+
+TEST_F(ManagerStoreTest, DryRunDecidesButSendsNothing) {
+    auto m = makeManager(true);
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    EXPECT_TRUE(systemd_.setCalls.empty());
+    EXPECT_TRUE(m->dryRun());
+    EXPECT_EQ(m->workloads().at("nginx.service").tiers.memoryHigh, Limit(993210368));
+}
+
+TEST_F(ManagerStoreTest, RuleAdoptsMatchingUnitsAtStart) {
+    config::WorkloadRule rule;
+    rule.name = "web";
+    rule.match = "nginx*.service";
+    rule.className = "shared";
+    rule.request = 128 * kMiB;
+    rule.limit = 512 * kMiB;
+    config_.rules.push_back(rule);
+    auto m = makeManager();
+    ASSERT_TRUE(m->workloads().contains("nginx.service"));
+    EXPECT_FALSE(m->workloads().contains("db.service"));
+    const auto* p = systemd_.lastSet("nginx.service");
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->memoryLow, std::optional<Bytes>(128 * kMiB));
+}
+
+TEST_F(ManagerStoreTest, TickSamplesUsageAndNode) {
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    m->tick(TimePoint(std::chrono::seconds(5)));
+    EXPECT_EQ(m->memoryTotal(), kMemTotal);
+    EXPECT_EQ(m->memoryAvailable(), 6 * kGiB);
+    EXPECT_EQ(m->swapTotal(), 2 * kGiB);
+    EXPECT_EQ(m->workloads().at("nginx.service").memoryCurrent, 104857600U);
+    EXPECT_EQ(m->pressureLevel(), 0U);
+    EXPECT_TRUE(m->admissionOpen());
+}
+
+TEST_F(ManagerStoreTest, VerifyPlacementCountsManagedServices) {
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "db.service", "dedicated", 1 * kGiB, 1 * kGiB).ok());
+    // available = 8 GiB − 1 GiB reserve − 1 GiB services = 6 GiB
+    auto fits = m->verifyPlacement(6 * kGiB, 6 * kGiB, std::nullopt);
+    EXPECT_EQ(fits.kind, core::VerdictKind::Fits) << fits.message;
+    auto hard = m->verifyPlacement(6 * kGiB + 4096, 0, std::nullopt);
+    EXPECT_EQ(hard.kind, core::VerdictKind::Hard) << hard.message;
+    auto soft = m->verifyPlacement(5 * kGiB, 0, Bytes(2 * kGiB));
+    EXPECT_EQ(soft.kind, core::VerdictKind::Soft) << soft.message;
+}
+
+} // namespace
