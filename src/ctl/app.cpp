@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app.hpp"
+
+#include <ctime>
+#include <unistd.h>
+
+#include "bus_client.hpp"
+#include "bus_error.hpp"
+#include "command.hpp"
+#include "monitor.hpp"
+#include "output.hpp"
+#include "render.hpp"
+
+#ifndef MEMQOS_VERSION
+#define MEMQOS_VERSION "unknown"
+#endif
+
+namespace memqos::ctl {
+namespace {
+
+int fail(const Error& error) {
+    writeErr("memqosctl: " + error.what + "\n");
+    return exitCodeFor(error);
+}
+
+// Properties of every listed object; one that vanished between the list and
+// GetAll (UnknownObject) is skipped, it is no longer there to show.
+template <typename Item, typename Ref>
+Result<std::vector<Item>> fetchAll(BusClient& client, const std::vector<Ref>& refs,
+                                   const char* interface,
+                                   Item (*make)(std::string, const PropertyMap&)) {
+    std::vector<Item> items;
+    for (const auto& ref : refs) {
+        auto props = client.getAll(ref.objectPath, interface);
+        if (!props) {
+            if (props.error().what.starts_with("org.freedesktop.DBus.Error.UnknownObject")) {
+                continue;
+            }
+            return props.error();
+        }
+        items.push_back(make(ref.objectPath, *props));
+    }
+    return items;
+}
+
+int status(BusClient& client, Format format) {
+    auto props = client.getAll(kManagerPath, kManagerInterface);
+    if (!props) {
+        return fail(props.error());
+    }
+    auto classes = client.listClasses();
+    if (!classes) {
+        return fail(classes.error());
+    }
+    auto workloads = client.listWorkloads();
+    if (!workloads) {
+        return fail(workloads.error());
+    }
+    writeOut(renderStatus(managerStatusFromProperties(*props, classes->size(), workloads->size()),
+                          format));
+    return kExitOk;
+}
+
+int classes(BusClient& client, Format format) {
+    auto refs = client.listClasses();
+    if (!refs) {
+        return fail(refs.error());
+    }
+    auto infos = fetchAll(client, *refs, kClassInterface, classFromProperties);
+    if (!infos) {
+        return fail(infos.error());
+    }
+    writeOut(renderClasses(*infos, format));
+    return kExitOk;
+}
+
+int workloads(BusClient& client, Format format) {
+    auto refs = client.listWorkloads();
+    if (!refs) {
+        return fail(refs.error());
+    }
+    auto infos = fetchAll(client, *refs, kWorkloadInterface, workloadFromProperties);
+    if (!infos) {
+        return fail(infos.error());
+    }
+    writeOut(renderWorkloads(*infos, format));
+    return kExitOk;
+}
+
+int execute(const Command& cmd, BusClient& client) {
+    const Format format = cmd.json ? Format::Json : Format::Text;
+    switch (cmd.verb) {
+    case Verb::Status:
+        return status(client, format);
+    case Verb::Classes:
+        return classes(client, format);
+    case Verb::Workloads:
+        return workloads(client, format);
+    case Verb::Assign: {
+        auto path =
+            client.assignWorkload(cmd.id, cmd.className, cmd.request, cmd.limit, cmd.persist);
+        if (!path) {
+            return fail(path.error());
+        }
+        writeOut(renderWorkloadPath(*path, format));
+        return kExitOk;
+    }
+    case Verb::Unassign: {
+        if (auto r = client.unassignWorkload(cmd.id); !r) {
+            return fail(r.error());
+        }
+        writeOut(renderNothing(format));
+        return kExitOk;
+    }
+    case Verb::Run: {
+        const std::string name = cmd.unitName.empty()
+                                     ? defaultRunName(static_cast<std::int64_t>(getpid()),
+                                                      static_cast<std::int64_t>(std::time(nullptr)))
+                                     : cmd.unitName;
+        auto path = client.runWorkload(name, cmd.className, cmd.request, cmd.limit, cmd.argv);
+        if (!path) {
+            return fail(path.error());
+        }
+        writeOut(renderWorkloadPath(*path, format));
+        return kExitOk;
+    }
+    case Verb::VerifyPlacement: {
+        auto verdict = client.verifyPlacement(cmd.memory, cmd.minMemory, cmd.failoverReserve);
+        if (!verdict) {
+            return fail(verdict.error());
+        }
+        writeOut(renderPlacement(*verdict, format));
+        const int code = placementExitCode(*verdict);
+        if (verdict->verdict == "soft") {
+            writeErr("memqosctl: warning: soft placement violation: " + verdict->message + "\n");
+        } else if (verdict->verdict == "hard") {
+            writeErr("memqosctl: hard placement violation: " + verdict->message + "\n");
+        } else if (code == kExitDaemonError) {
+            writeErr("memqosctl: unexpected verdict '" + verdict->verdict + "' from memqosd\n");
+        }
+        return code;
+    }
+    case Verb::Verify: {
+        auto findings = client.verify();
+        if (!findings) {
+            return fail(findings.error());
+        }
+        writeOut(renderFindings(*findings, format));
+        return verifyExitCode(*findings);
+    }
+    case Verb::Reload: {
+        if (auto r = client.reload(); !r) {
+            return fail(r.error());
+        }
+        writeOut(renderNothing(format));
+        return kExitOk;
+    }
+    case Verb::Monitor:
+        return runMonitor(client, format);
+    case Verb::None:
+        break;
+    }
+    writeOut(helpText());
+    return kExitUsage;
+}
+
+} // namespace
+
+int runCtl(const std::vector<std::string>& args, const std::optional<std::string>& envBusAddress) {
+    auto parsed = parseCommandLine(args, envBusAddress);
+    if (!parsed) {
+        writeErr("memqosctl: " + parsed.error().what +
+                 "\nTry 'memqosctl --help' for more information.\n");
+        return kExitUsage;
+    }
+    const Command& cmd = *parsed;
+    switch (cmd.action) {
+    case Action::Help:
+        writeOut(cmd.verb == Verb::None ? helpText() : commandHelp(cmd.verb));
+        return kExitOk;
+    case Action::Version:
+        writeOut("memqosctl " MEMQOS_VERSION "\n");
+        return kExitOk;
+    case Action::Execute:
+        break;
+    }
+
+    auto client = BusClient::connect(cmd.bus);
+    if (!client) {
+        return fail(client.error());
+    }
+    const int code = execute(cmd, *client);
+    flushOut();
+    return code;
+}
+
+} // namespace memqos::ctl

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "command.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "size.hpp"
+
+namespace memqos::ctl {
+namespace {
+
+struct VerbInfo {
+    Verb verb;
+    std::string_view name;
+    std::string_view synopsis; // after "memqosctl [OPTIONS] "
+    std::string_view summary;
+    std::string_view details; // extra lines for COMMAND --help
+};
+
+constexpr std::array<VerbInfo, 10> kVerbs{{
+    {Verb::Status, "status", "status", "Show node memory, swap, ratio, pressure and admission", ""},
+    {Verb::Classes, "classes", "classes", "List the colocation classes", ""},
+    {Verb::Workloads, "workloads", "workloads", "List the managed workloads and their tiers", ""},
+    {Verb::Assign, "assign", "assign ID CLASS [--request SIZE] [--limit SIZE] [--runtime]",
+     "Put a workload (unit or vm:DOMAIN) in a class",
+     "  ID is \"nginx.service\", \"x.scope\" or \"vm:<domain>\".\n"
+     "  --request SIZE   memory it must always get (default: none)\n"
+     "  --limit SIZE     memory it may never exceed, or \"max\" (default: max)\n"
+     "  --runtime        until reboot only (default: persistent)\n"
+     "Prints the workload's object path. Needs root.\n"},
+    {Verb::Unassign, "unassign", "unassign ID", "Stop managing a workload, clear its tiers",
+     "Needs root.\n"},
+    {Verb::Run, "run",
+     "run [--name NAME] --class CLASS [--request SIZE] [--limit SIZE] [--] ARGV...",
+     "Start a command as a transient service in a class",
+     "  --name NAME      unit name (default: memqos-run-<pid>-<time>.service)\n"
+     "  --class CLASS    the class (required)\n"
+     "  --request SIZE   memory it must always get (default: none)\n"
+     "  --limit SIZE     memory it may never exceed, or \"max\" (default: max)\n"
+     "Everything after \"--\" (or from the first argument on) is the command.\n"
+     "Prints the workload's object path. Needs root.\n"},
+    {Verb::VerifyPlacement, "verify-placement",
+     "verify-placement MEMORY [MIN_MEMORY] [--failover-reserve SIZE]",
+     "Would a VM of MEMORY fit under the memory ratio?",
+     "  MEMORY is the VM's maximum memory, MIN_MEMORY its minimum (default: MEMORY).\n"
+     "  --failover-reserve SIZE   memory kept for failovers (default: from the config)\n"
+     "Exit status 0 when it fits or is a soft violation (a warning on stderr),\n"
+     "2 on a hard violation.\n"},
+    {Verb::Verify, "verify", "verify", "Check the node and the configuration",
+     "Exit status 2 when a finding has severity \"error\".\n"},
+    {Verb::Reload, "reload", "reload", "Make memqosd re-read its configuration",
+     "An invalid configuration is refused and the old one kept. Needs root.\n"},
+    {Verb::Monitor, "monitor", "monitor", "Follow pressure changes, kills and property changes",
+     "One line per event with a timestamp (one JSON object per line with --json);\n"
+     "exit status 0 on SIGINT or SIGTERM.\n"},
+}};
+
+const VerbInfo* findVerb(std::string_view name) {
+    for (const auto& v : kVerbs) {
+        if (v.name == name) {
+            return &v;
+        }
+    }
+    return nullptr;
+}
+
+const VerbInfo* findVerb(Verb verb) {
+    for (const auto& v : kVerbs) {
+        if (v.verb == verb) {
+            return &v;
+        }
+    }
+    return nullptr;
+}
+
+constexpr std::string_view kExitCodes =
+    "Exit status:\n"
+    "  0   success\n"
+    "  1   memqosd returned an error (shown as NAME: MESSAGE)\n"
+    "  2   verify found an error, or verify-placement a hard violation\n"
+    "  3   cannot reach memqosd (no bus, not running, or access denied)\n"
+    "  64  usage error (unknown command or option, bad size, missing argument)\n";
+
+constexpr std::string_view kSizes =
+    "Sizes are bytes or a number with a K, M, G or T suffix (binary: 1K = 1024),\n"
+    "fractions allowed (\"1.5G\"); \"max\" means no limit.\n";
+
+// Command-line state while parsing.
+class Parser {
+public:
+    Parser(const std::vector<std::string>& args, const std::optional<std::string>& env)
+        : args_(args) {
+        if (env && !env->empty()) {
+            cmd_.bus = {BusChoice::Kind::Address, *env};
+        }
+    }
+
+    Result<Command> parse();
+
+private:
+    void fail(std::string what) {
+        if (!error_) {
+            error_ = std::move(what);
+        }
+    }
+    // The value of option `name`: after '=' or the next argument.
+    std::optional<std::string> optionValue(std::string_view name,
+                                           const std::optional<std::string>& inlineValue,
+                                           std::size_t& i);
+    void sizeOption(std::string_view name, const std::optional<std::string>& value,
+                    AllowMax allowMax, Bytes& out);
+    bool commandOption(std::string_view name, const std::optional<std::string>& inlineValue,
+                       std::size_t& i);
+    void checkPositionals();
+
+    const std::vector<std::string>& args_;
+    Command cmd_;
+    std::vector<std::string> positionals_;
+    std::optional<std::string> error_;
+    bool help_ = false;
+    bool version_ = false;
+    bool classGiven_ = false;
+};
+
+std::optional<std::string> Parser::optionValue(std::string_view name,
+                                               const std::optional<std::string>& inlineValue,
+                                               std::size_t& i) {
+    if (inlineValue) {
+        return inlineValue;
+    }
+    if (i + 1 >= args_.size()) {
+        fail("option '" + std::string(name) + "' needs a value");
+        return std::nullopt;
+    }
+    return args_[++i];
+}
+
+void Parser::sizeOption(std::string_view name, const std::optional<std::string>& value,
+                        AllowMax allowMax, Bytes& out) {
+    if (!value) {
+        return;
+    }
+    auto size = parseSize(*value, allowMax);
+    if (!size) {
+        fail(std::string(name) + ": " + size.error().what);
+        return;
+    }
+    out = *size;
+}
+
+bool Parser::commandOption(std::string_view name, const std::optional<std::string>& inlineValue,
+                           std::size_t& i) {
+    const Verb verb = cmd_.verb;
+    const bool takesSizes = verb == Verb::Assign || verb == Verb::Run;
+    if (takesSizes && name == "--request") {
+        sizeOption(name, optionValue(name, inlineValue, i), AllowMax::No, cmd_.request);
+        return true;
+    }
+    if (takesSizes && name == "--limit") {
+        sizeOption(name, optionValue(name, inlineValue, i), AllowMax::Yes, cmd_.limit);
+        return true;
+    }
+    if (verb == Verb::Assign && name == "--runtime") {
+        if (inlineValue) {
+            fail("option '--runtime' takes no value");
+        }
+        cmd_.persist = false;
+        return true;
+    }
+    if (verb == Verb::Run && name == "--name") {
+        if (auto v = optionValue(name, inlineValue, i)) {
+            if (v->empty()) {
+                fail("--name: the unit name is empty");
+            }
+            cmd_.unitName = *v;
+        }
+        return true;
+    }
+    if (verb == Verb::Run && name == "--class") {
+        if (auto v = optionValue(name, inlineValue, i)) {
+            if (v->empty()) {
+                fail("--class: the class name is empty");
+            }
+            cmd_.className = *v;
+            classGiven_ = true;
+        }
+        return true;
+    }
+    if (verb == Verb::VerifyPlacement && name == "--failover-reserve") {
+        Bytes reserve = 0;
+        const auto v = optionValue(name, inlineValue, i);
+        sizeOption(name, v, AllowMax::No, reserve);
+        if (v && !error_) {
+            cmd_.failoverReserve = reserve;
+        }
+        return true;
+    }
+    return false;
+}
+
+Result<Command> Parser::parse() {
+    bool optionsEnded = false; // after "--" outside `run`
+    for (std::size_t i = 0; i < args_.size(); ++i) {
+        const std::string& arg = args_[i];
+
+        if (cmd_.verb == Verb::Run && arg == "--") {
+            cmd_.argv.assign(args_.begin() + static_cast<std::ptrdiff_t>(i) + 1, args_.end());
+            break;
+        }
+        if (!optionsEnded && arg == "--") {
+            optionsEnded = true;
+            continue;
+        }
+        const bool isOption = !optionsEnded && arg.size() > 1 && arg[0] == '-';
+        if (!isOption) {
+            if (cmd_.verb == Verb::None) {
+                const VerbInfo* v = findVerb(arg);
+                if (v == nullptr) {
+                    fail("unknown command '" + arg + "'");
+                    continue;
+                }
+                cmd_.verb = v->verb;
+            } else if (cmd_.verb == Verb::Run) {
+                // Like systemd-run: the command starts at the first argument.
+                cmd_.argv.assign(args_.begin() + static_cast<std::ptrdiff_t>(i), args_.end());
+                break;
+            } else {
+                positionals_.push_back(arg);
+            }
+            continue;
+        }
+
+        std::string name = arg;
+        std::optional<std::string> inlineValue;
+        if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos) {
+            name = arg.substr(0, eq);
+            inlineValue = arg.substr(eq + 1);
+        }
+        const bool flag = !inlineValue;
+        if (name == "-h" || name == "--help") {
+            help_ = true;
+        } else if (name == "--version") {
+            version_ = true;
+        } else if (name == "--json") {
+            cmd_.json = true;
+        } else if (name == "--system") {
+            cmd_.bus = {BusChoice::Kind::System, {}};
+        } else if (name == "--bus-address") {
+            if (auto v = optionValue(name, inlineValue, i)) {
+                if (v->empty()) {
+                    fail("--bus-address: the address is empty");
+                }
+                cmd_.bus = {BusChoice::Kind::Address, *v};
+            }
+            continue;
+        } else if (commandOption(name, inlineValue, i)) {
+            continue;
+        } else if (cmd_.verb == Verb::None) {
+            fail("unknown option '" + name + "'");
+            continue;
+        } else {
+            fail("unknown option '" + name + "' for '" + std::string(verbName(cmd_.verb)) + "'");
+            continue;
+        }
+        if (!flag) {
+            fail("option '" + name + "' takes no value");
+        }
+    }
+
+    if (help_) {
+        cmd_.action = Action::Help;
+        return cmd_;
+    }
+    if (version_) {
+        cmd_.action = Action::Version;
+        return cmd_;
+    }
+    if (!error_) {
+        checkPositionals();
+    }
+    if (error_) {
+        return invalid(*error_);
+    }
+    return cmd_;
+}
+
+void Parser::checkPositionals() {
+    const auto count = positionals_.size();
+    const std::string verb(verbName(cmd_.verb));
+    auto expect = [&](std::size_t min, std::size_t max, std::string_view names) {
+        if (count < min) {
+            fail("'" + verb + "' needs " + std::string(names));
+            return false;
+        }
+        if (count > max) {
+            fail("'" + verb + "': unexpected argument '" + positionals_[max] + "'");
+            return false;
+        }
+        return true;
+    };
+
+    switch (cmd_.verb) {
+    case Verb::None:
+        fail("no command given");
+        return;
+    case Verb::Status:
+    case Verb::Classes:
+    case Verb::Workloads:
+    case Verb::Verify:
+    case Verb::Reload:
+    case Verb::Monitor:
+        expect(0, 0, "");
+        return;
+    case Verb::Assign:
+        if (expect(2, 2, "ID and CLASS")) {
+            cmd_.id = positionals_[0];
+            cmd_.className = positionals_[1];
+            if (cmd_.id.empty() || cmd_.className.empty()) {
+                fail("'assign': ID and CLASS must not be empty");
+            }
+        }
+        return;
+    case Verb::Unassign:
+        if (expect(1, 1, "ID")) {
+            cmd_.id = positionals_[0];
+            if (cmd_.id.empty()) {
+                fail("'unassign': ID must not be empty");
+            }
+        }
+        return;
+    case Verb::Run:
+        if (!classGiven_) {
+            fail("'run' needs --class CLASS");
+        } else if (cmd_.argv.empty()) {
+            fail("'run' needs a command to run (after \"--\")");
+        }
+        return;
+    case Verb::VerifyPlacement:
+        if (expect(1, 2, "MEMORY")) {
+            Bytes memory = 0;
+            sizeOption("MEMORY", positionals_[0], AllowMax::No, memory);
+            cmd_.memory = memory;
+            cmd_.minMemory = memory;
+            if (count == 2) {
+                sizeOption("MIN_MEMORY", positionals_[1], AllowMax::No, cmd_.minMemory);
+            }
+        }
+        return;
+    }
+}
+
+} // namespace
+
+std::string_view verbName(Verb verb) {
+    const VerbInfo* v = findVerb(verb);
+    return v == nullptr ? std::string_view{} : v->name;
+}
+
+Result<Command> parseCommandLine(const std::vector<std::string>& args,
+                                 const std::optional<std::string>& envBusAddress) {
+    return Parser(args, envBusAddress).parse();
+}
+
+std::string helpText() {
+    std::string out =
+        "Usage: memqosctl [OPTIONS] COMMAND [ARGS...]\n"
+        "\n"
+        "Query and control memqosd, the memory QoS daemon, over D-Bus (org.memqos1).\n"
+        "\n"
+        "Commands:\n";
+    std::size_t width = 0;
+    for (const auto& v : kVerbs) {
+        width = std::max(width, v.name.size());
+    }
+    for (const auto& v : kVerbs) {
+        out += "  ";
+        out += v.name;
+        out.append(width - v.name.size() + 2, ' ');
+        out += v.summary;
+        out += '\n';
+    }
+    out += "\n"
+           "Options:\n"
+           "  --json                 print one JSON document (sizes in bytes)\n"
+           "  --system               talk to memqosd on the system bus (default)\n"
+           "  --bus-address ADDRESS  use this D-Bus address instead (also $MEMQOS_BUS_ADDRESS)\n"
+           "  -h, --help             show this help (COMMAND --help: that command's)\n"
+           "  --version              show the version\n"
+           "\n";
+    out += kSizes;
+    out += "\n";
+    out += kExitCodes;
+    out += "\nSee memqosctl(1).\n";
+    return out;
+}
+
+std::string commandHelp(Verb verb) {
+    const VerbInfo* v = findVerb(verb);
+    if (v == nullptr) {
+        return helpText();
+    }
+    std::string out = "Usage: memqosctl [OPTIONS] ";
+    out += v->synopsis;
+    out += "\n\n";
+    out += v->summary;
+    out += ".\n";
+    if (!v->details.empty()) {
+        out += "\n";
+        out += v->details;
+    }
+    if (verb == Verb::Assign || verb == Verb::Run || verb == Verb::VerifyPlacement) {
+        out += "\n";
+        out += kSizes;
+    }
+    out += "\nOptions --json, --system and --bus-address work with every command.\n\n";
+    out += kExitCodes;
+    return out;
+}
+
+std::string defaultRunName(std::int64_t pid, std::int64_t unixSeconds) {
+    return "memqos-run-" + std::to_string(pid) + "-" + std::to_string(unixSeconds) + ".service";
+}
+
+} // namespace memqos::ctl

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// memqosctl's command line → Command, a pure function (no environment access:
+// MEMQOS_BUS_ADDRESS is passed in), so every case is unit-tested.
+
+#include "memqos/core/types.hpp"
+#include "memqos/util/result.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memqos::ctl {
+
+// Exit codes scripts can rely on (also in --help and memqosctl(1)).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitDaemonError = 1;  // memqosd answered with an error
+inline constexpr int kExitVerifyFailed = 2; // verify: an "error" finding; hard placement violation
+inline constexpr int kExitUnreachable = 3;  // no bus, memqosd not running, access denied
+inline constexpr int kExitUsage = 64;       // EX_USAGE: bad command line
+
+enum class Verb {
+    None,
+    Status,
+    Classes,
+    Workloads,
+    Assign,
+    Unassign,
+    Run,
+    VerifyPlacement,
+    Verify,
+    Reload,
+    Monitor,
+};
+
+enum class Action { Execute, Help, Version };
+
+struct BusChoice {
+    enum class Kind { System, Address };
+    Kind kind = Kind::System;
+    std::string address; // when kind == Address: a D-Bus address ("unix:path=/run/x")
+};
+
+struct Command {
+    Action action = Action::Execute;
+    Verb verb = Verb::None; // with Action::Help: whose help (None = the overview)
+    bool json = false;
+    BusChoice bus;
+
+    // assign / unassign / run
+    std::string id;        // assign, unassign: workload id
+    std::string className; // assign, run
+    Bytes request = 0;     // 0 = none
+    Bytes limit = kNoLimit;
+    bool persist = true;           // assign: false with --runtime
+    std::string unitName;          // run --name; empty = defaultRunName()
+    std::vector<std::string> argv; // run
+
+    // verify-placement
+    Bytes memory = 0;
+    Bytes minMemory = 0; // = memory unless given
+    std::optional<Bytes> failoverReserve;
+};
+
+// `args` excludes argv[0]. `envBusAddress` is $MEMQOS_BUS_ADDRESS (nullopt or
+// empty when unset); --bus-address and --system override it. On error, `what`
+// is one line without the "memqosctl: " prefix; the caller exits kExitUsage.
+Result<Command> parseCommandLine(const std::vector<std::string>& args,
+                                 const std::optional<std::string>& envBusAddress);
+
+std::string_view verbName(Verb verb);
+
+// The overview (--help) and one command's help (COMMAND --help).
+std::string helpText();
+std::string commandHelp(Verb verb);
+
+// "memqos-run-<pid>-<unixtime>.service", the default unit name of `run`.
+std::string defaultRunName(std::int64_t pid, std::int64_t unixSeconds);
+
+} // namespace memqos::ctl

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Plain data that memqosctl reads from the org.memqos1 API, and the pure
+// mapping from D-Bus property dictionaries to it. No sd-bus here: the bus
+// client turns every reply into a Value tree first, so everything after that
+// is testable with literals.
+
+#include "memqos/core/types.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace memqos::ctl {
+
+// Any D-Bus value. Integers keep their signedness (y q u t → unsigned, n i x →
+// signed); o and g are strings; a struct is an Array; a{..} is an Object with
+// keys in wire order (basic-type keys are converted to strings).
+struct Value;
+struct ValueMember; // {name, value}, defined below
+using ValueArray = std::vector<Value>;
+// Not std::pair<std::string, Value>: std::pair cannot be instantiated with
+// the still-incomplete Value inside Value's own variant (clang rejects it).
+using ValueObject = std::vector<ValueMember>;
+struct Value {
+    std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, std::string, ValueArray,
+                 ValueObject>
+        v;
+
+    // Lenient accessors: a value of another type gives the fallback, so a
+    // daemon that is newer or older than us degrades to zeros, not errors.
+    std::uint64_t asU64(std::uint64_t fallback = 0) const;
+    double asDouble(double fallback = 0.0) const;
+    bool asBool(bool fallback = false) const;
+    std::string asString() const;
+    std::size_t size() const; // elements of an array/object, else 0
+};
+
+struct ValueMember {
+    std::string name;
+    Value value;
+};
+
+// Properties of one object (GetAll): name → value.
+using PropertyMap = std::map<std::string, Value, std::less<>>;
+
+const Value& property(const PropertyMap& props, std::string_view name);
+
+// Pressure ladder level names, as in the Manager's PressureLevel doc.
+std::string_view pressureLevelName(std::uint32_t level);
+
+struct ManagerStatus {
+    std::string version;
+    Bytes memoryTotal = 0;
+    Bytes memoryAvailable = 0;
+    Bytes swapTotal = 0;
+    Bytes swapFree = 0;
+    Bytes nodeReserved = 0;
+    double memoryRatio = 0.0;
+    std::uint32_t pressureLevel = 0;
+    bool admissionOpen = false;
+    bool dryRun = false;
+    std::size_t classCount = 0;
+    std::size_t workloadCount = 0;
+};
+
+struct ClassInfo {
+    std::string objectPath;
+    std::string name;
+    std::uint32_t rank = 0;
+    std::string protection;
+    double throttlingFactor = 0.0;
+    bool killable = false;
+    std::string slice;
+    std::vector<std::string> workloads; // object paths
+    Bytes memoryCurrent = 0;
+};
+
+struct WorkloadInfo {
+    std::string objectPath;
+    std::string id;
+    std::string kind;
+    std::string className;
+    std::string unit;
+    Bytes request = 0;
+    Bytes limit = kNoLimit;
+    Bytes memoryMin = 0;
+    Bytes memoryLow = 0;
+    Bytes memoryHigh = kNoLimit;
+    Bytes memoryMax = kNoLimit;
+    Bytes memorySwapMax = kNoLimit;
+    Bytes memoryCurrent = 0;
+    Bytes swapCurrent = 0;
+    bool persistent = false;
+};
+
+struct PlacementVerdict {
+    std::string verdict; // "fits" | "soft" | "hard"
+    std::string message;
+    std::vector<std::pair<std::string, std::uint64_t>> numbers; // as the daemon sent them
+};
+
+struct Finding {
+    std::string severity; // "error" | "warning" | "info"
+    std::string code;
+    std::string message;
+};
+
+// One monitor event. `kind` is the signal's member name; `args` are its
+// arguments by their XML names (PropertiesChanged: "interface", "changed",
+// "invalidated"; NameOwnerChanged for org.memqos1: "owner", empty when the
+// daemon went away).
+struct Event {
+    std::string timestamp; // ISO 8601 local time, milliseconds
+    std::string kind;
+    ValueObject args;
+};
+
+ManagerStatus managerStatusFromProperties(const PropertyMap& props, std::size_t classCount,
+                                          std::size_t workloadCount);
+ClassInfo classFromProperties(std::string objectPath, const PropertyMap& props);
+WorkloadInfo workloadFromProperties(std::string objectPath, const PropertyMap& props);
+
+} // namespace memqos::ctl

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// Rendering of memqosctl's output from plain structs, pure: text tables with
+// human sizes ("256M", "max"), or JSON documents with raw byte counts and the
+// D-Bus API's names ("MemoryHigh"; method out-args by their XML names,
+// "verdict", "findings"). Every string ends with a newline.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model.hpp"
+
+namespace memqos::ctl {
+
+enum class Format { Text, Json };
+
+class JsonWriter;
+
+std::string renderStatus(const ManagerStatus& status, Format format);
+std::string renderClasses(const std::vector<ClassInfo>& classes, Format format);
+std::string renderWorkloads(const std::vector<WorkloadInfo>& workloads, Format format);
+std::string renderPlacement(const PlacementVerdict& verdict, Format format);
+std::string renderFindings(const std::vector<Finding>& findings, Format format);
+// assign/run: the workload's object path (text) or {"workload": path} (JSON).
+std::string renderWorkloadPath(std::string_view path, Format format);
+// Commands without output: nothing (text) or {} (JSON, so scripts always parse).
+std::string renderNothing(Format format);
+// One monitor line: "<timestamp> <kind> <details>" or a compact JSON object.
+std::string renderEvent(const Event& event, Format format);
+
+// Exit codes decided by what the daemon answered (see command.hpp).
+// Unknown verdicts count as errors of the daemon (kExitDaemonError).
+int placementExitCode(const PlacementVerdict& verdict);
+int verifyExitCode(const std::vector<Finding>& findings);
+
+// Building blocks, exposed for tests.
+void writeJsonValue(JsonWriter& json, const Value& value);
+std::string formatValue(const Value& value);
+std::string formatDouble(double d);
+// True for a number named like a ratio or a count ("ratio_permille",
+// "victims_count"), printed raw; other numbers in a{st} are sizes.
+bool isPlainNumberKey(std::string_view key);
+
+} // namespace memqos::ctl

@@ -1,0 +1,639 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""memqosctl against a fake memqosd on a private bus.
+
+Starts its own dbus-daemon (killed by PID at exit), runs python-dbusmock on it
+as org.memqos1 with canned properties, objects and method replies, then runs
+the built memqosctl with --bus-address and checks output, JSON and exit codes:
+0 success, 1 daemon error, 2 hard verdict / error finding, 3 unreachable,
+64 usage. Exit 77 (meson: skipped) when dbus-daemon or python3-dbusmock is
+missing.
+
+Usage: run_ctl_bus_test.py PATH/TO/memqosctl
+"""
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HARD_TIMEOUT_S = 100  # meson's own timeout is 120 s
+CALL_TIMEOUT_S = 20
+
+GIB = 1 << 30
+MIB = 1 << 20
+NO_LIMIT = (1 << 64) - 1
+
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+class HardTimeout(Exception):
+    pass
+
+
+def on_alarm(_signum, _frame):
+    raise HardTimeout(f'bus test exceeded {HARD_TIMEOUT_S} s')
+
+
+class Results:
+    def __init__(self):
+        self.passed = 0
+        self.failed = []
+
+    def check(self, cond, what, detail=''):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed.append(what)
+            print(f'FAIL: {what}' + (f'\n  {detail}' if detail else ''), flush=True)
+        return cond
+
+
+class Ctl:
+    """Runs memqosctl against the private bus."""
+
+    def __init__(self, path, address):
+        self.path = path
+        self.address = address
+
+    def env(self, extra=None):
+        env = dict(os.environ)
+        env.pop('MEMQOS_BUS_ADDRESS', None)
+        env['LC_ALL'] = 'C.UTF-8'
+        env['TZ'] = 'UTC'
+        if extra:
+            env.update(extra)
+        return env
+
+    def run(self, *args, address=True, env=None):
+        cmd = [self.path]
+        if address:
+            cmd += ['--bus-address', self.address]
+        cmd += list(args)
+        p = subprocess.run(cmd, capture_output=True, timeout=CALL_TIMEOUT_S, env=self.env(env),
+                           check=False)
+        return p.returncode, p.stdout.decode('utf-8'), p.stderr.decode('utf-8')
+
+
+def wait_for_name(bus, name, present=True, timeout=10.0):
+    import dbus  # pylint: disable=import-outside-toplevel
+    deadline = time.monotonic() + timeout
+    dbus_iface = dbus.Interface(bus.get_object('org.freedesktop.DBus', '/org/freedesktop/DBus'),
+                                'org.freedesktop.DBus')
+    while time.monotonic() < deadline:
+        if bool(dbus_iface.NameHasOwner(name)) == present:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def read_line(stream, timeout):
+    """One line from a pipe within `timeout` seconds, '' on timeout or EOF."""
+    deadline = time.monotonic() + timeout
+    buf = b''
+    fd = stream.fileno()
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        ch = os.read(fd, 1)
+        if not ch:
+            break
+        buf += ch
+        if ch == b'\n':
+            break
+    return buf.decode('utf-8')
+
+
+def setup_mock(bus):
+    """Canned org.memqos1: Manager properties and methods, 4 classes, 2 workloads."""
+    import dbus  # pylint: disable=import-outside-toplevel
+    import dbusmock  # pylint: disable=import-outside-toplevel
+
+    mock = dbus.Interface(bus.get_object('org.memqos1', '/org/memqos1'), dbusmock.MOCK_IFACE)
+    mock.AddProperties('org.memqos1.Manager', {
+        'Version': dbus.String('0.1.0-mock'),
+        'MemoryTotal': dbus.UInt64(16 * GIB),
+        'MemoryAvailable': dbus.UInt64(9 * GIB + GIB // 2),
+        'SwapTotal': dbus.UInt64(4 * GIB),
+        'SwapFree': dbus.UInt64(3 * GIB),
+        'NodeReserved': dbus.UInt64(GIB),
+        'MemoryRatio': dbus.Double(1.5),
+        'PressureLevel': dbus.UInt32(1),
+        'AdmissionOpen': dbus.Boolean(False),
+        'DryRun': dbus.Boolean(True),
+    })
+
+    classes = [
+        ('system', 0, 'min', 0.0, False, 512 * MIB, []),
+        ('dedicated', 1, 'min', 0.0, False, 2 * GIB, ['vm_3aweb1']),
+        ('shared', 2, 'low', 0.9, True, 3 * GIB + GIB // 4, ['nginx_2eservice']),
+        ('reclaimed', 3, 'none', 0.9, True, 0, []),
+    ]
+    for name, rank, protection, factor, killable, current, workloads in classes:
+        mock.AddObject(f'/org/memqos1/class/{name}', 'org.memqos1.Class', {
+            'Name': dbus.String(name),
+            'Rank': dbus.UInt32(rank),
+            'Protection': dbus.String(protection),
+            'ThrottlingFactor': dbus.Double(factor),
+            'Killable': dbus.Boolean(killable),
+            'Slice': dbus.String(f'memqos-{name}.slice'),
+            'Workloads': dbus.Array([dbus.ObjectPath(f'/org/memqos1/workload/{w}')
+                                     for w in workloads], signature='o'),
+            'MemoryCurrent': dbus.UInt64(current),
+        }, [])
+
+    workloads = [
+        # id, kind, class, unit, request, limit, min, low, high, max, swapmax, current, persist
+        ('nginx.service', 'service', 'shared', 'nginx.service \u2192 "web" caf\u00e9\\\t',
+         256 * MIB, GIB, 0, 256 * MIB, 993210368, GIB, NO_LIMIT, 300 * MIB, True),
+        ('vm:web1', 'vm', 'dedicated', 'machine-qemu\\x2d1\\x2dweb1.scope',
+         2 * GIB, 2 * GIB, 2 * GIB, 0, NO_LIMIT, 2 * GIB, 0, 2 * GIB - 1, False),
+    ]
+    for (wid, kind, cls, unit, request, limit, mmin, low, high, mmax, swapmax, current,
+         persist) in workloads:
+        path = '/org/memqos1/workload/' + ''.join(
+            c if c.isalnum() else f'_{ord(c):02x}' for c in wid)
+        mock.AddObject(path, 'org.memqos1.Workload', {
+            'Id': dbus.String(wid), 'Kind': dbus.String(kind), 'Class': dbus.String(cls),
+            'Unit': dbus.String(unit), 'Request': dbus.UInt64(request),
+            'Limit': dbus.UInt64(limit), 'MemoryMin': dbus.UInt64(mmin),
+            'MemoryLow': dbus.UInt64(low), 'MemoryHigh': dbus.UInt64(high),
+            'MemoryMax': dbus.UInt64(mmax), 'MemorySwapMax': dbus.UInt64(swapmax),
+            'MemoryCurrent': dbus.UInt64(current), 'SwapCurrent': dbus.UInt64(0),
+            'Persistent': dbus.Boolean(persist),
+        }, [])
+
+    unknown_class = (
+        'if args[1] not in ("system", "dedicated", "shared", "reclaimed"):\n'
+        '    raise dbus.exceptions.DBusException(\n'
+        '        "class \'%s\' does not exist (known: system, dedicated, shared, reclaimed)"'
+        ' % args[1], name="org.memqos1.Error.UnknownClass")\n')
+    mock.AddMethods('org.memqos1.Manager', [
+        ('ListClasses', '', 'a(so)',
+         'ret = [(n, "/org/memqos1/class/" + n) for n in '
+         '("system", "dedicated", "shared", "reclaimed")]'),
+        ('ListWorkloads', '', 'a(ssso)',
+         'ret = [("nginx.service", "service", "shared", '
+         '"/org/memqos1/workload/nginx_2eservice"), '
+         '("vm:web1", "vm", "dedicated", "/org/memqos1/workload/vm_3aweb1")]'),
+        ('AssignWorkload', 'ssttb', 'o',
+         unknown_class + 'ret = "/org/memqos1/workload/nginx_2eservice"'),
+        ('UnassignWorkload', 's', '',
+         'if args[0] != "nginx.service":\n'
+         '    raise dbus.exceptions.DBusException("workload \'%s\' is not managed by memqos"'
+         ' % args[0], name="org.memqos1.Error.NoSuchWorkload")\n'),
+        ('RunWorkload', 'ssttas', 'o', unknown_class + 'ret = "/org/memqos1/workload/batch"'),
+        ('VerifyPlacement', 'tta{sv}', 'ssa{st}',
+         'm = args[0]\n'
+         'reserved = int(args[2].get("failover_reserve", 0))\n'
+         'nums = {"available": 14 * 2**30, "instances": 4 * 2**30, "reserved": reserved,'
+         ' "memory": m, "ratio_permille": 1000}\n'
+         'if m <= 4 * 2**30: ret = ("fits", "fits: 8G of 14G", nums)\n'
+         'elif m <= 8 * 2**30: ret = ("soft", "fits only without the failover reserve", nums)\n'
+         'else: ret = ("hard", "does not fit: 4G + %d > 14G x 1.0" % m, nums)\n'),
+        ('Verify', '', 'a(sss)',
+         'ret = [("warning", "swap-short", "swap 4G < (1.5 - 1) x 14G"),'
+         ' ("info", "ratio", "memory ratio 1.5")]'),
+        ('Reload', '', '', ''),
+    ])
+    return mock
+
+
+def test_not_running(r, ctl):
+    rc, out, err = ctl.run('status')
+    r.check(rc == 3, 'not running: exit 3', f'rc={rc} err={err!r}')
+    r.check('memqosd is not running' in err and 'systemctl status memqosd' in err,
+            'not running: says which and what to do', err)
+    r.check(out == '', 'not running: nothing on stdout', out)
+
+
+def test_unreachable_and_usage(r, ctl, tmp):
+    rc, _, err = ctl.run('--bus-address', f'unix:path={tmp}/no-such-socket', 'status',
+                         address=False)
+    r.check(rc == 3, 'bogus address: exit 3', f'rc={rc} err={err!r}')
+    r.check(err.startswith('memqosctl: cannot connect to the bus at'), 'bogus address: message',
+            err)
+    rc, _, err = ctl.run('status', address=False,
+                         env={'MEMQOS_BUS_ADDRESS': f'unix:path={tmp}/nope',
+                              'DBUS_SYSTEM_BUS_ADDRESS': f'unix:path={tmp}/nope'})
+    r.check(rc == 3 and f'{tmp}/nope' in err, '$MEMQOS_BUS_ADDRESS is used', err)
+
+    for args, needle in [(['bogus'], "unknown command 'bogus'"),
+                         (['assign'], "'assign' needs ID and CLASS"),
+                         (['assign', 'a.service', 'shared', '--request', '12Q'], "bad size '12Q'"),
+                         (['verify-placement'], 'needs MEMORY'),
+                         (['status', '--frobnicate'], "unknown option '--frobnicate'"),
+                         ([], 'no command given')]:
+        rc, out, err = ctl.run(*args)
+        r.check(rc == 64, f'usage {args}: exit 64', f'rc={rc} err={err!r}')
+        r.check(needle in err and "Try 'memqosctl --help'" in err, f'usage {args}: message', err)
+        r.check(out == '', f'usage {args}: nothing on stdout', out)
+
+    rc, out, _ = ctl.run('--help', address=False)
+    r.check(rc == 0 and 'Exit status:' in out and '64' in out, '--help lists exit codes', out)
+    rc, out, _ = ctl.run('verify-placement', '--help', address=False)
+    r.check(rc == 0 and '--failover-reserve' in out, 'COMMAND --help', out)
+    rc, out, _ = ctl.run('--version', address=False)
+    r.check(rc == 0 and out.startswith('memqosctl '), '--version', out)
+
+
+def test_status(r, ctl):
+    rc, out, err = ctl.run('status')
+    r.check(rc == 0, 'status: exit 0', f'rc={rc} err={err!r}')
+    for needle in ['Version:           0.1.0-mock', 'Memory total:      16G',
+                   'Memory available:  9.5G', 'Swap total:        4G', 'Swap free:         3G',
+                   'Node reserved:     1G', 'Memory ratio:      1.5',
+                   'Pressure level:    1 (admission-closed)', 'Admission:         closed',
+                   'Dry run:           yes', 'Classes:           4', 'Workloads:         2']:
+        r.check(needle in out, f'status shows {needle!r}', out)
+
+    rc, out, err = ctl.run('--json', 'status')
+    r.check(rc == 0, 'status --json: exit 0', err)
+    try:
+        doc = json.loads(out)
+    except ValueError as e:
+        r.check(False, 'status --json parses', f'{e}: {out!r}')
+        return
+    expected = {'Version': '0.1.0-mock', 'MemoryTotal': 16 * GIB,
+                'MemoryAvailable': 9 * GIB + GIB // 2, 'SwapTotal': 4 * GIB,
+                'SwapFree': 3 * GIB, 'NodeReserved': GIB, 'MemoryRatio': 1.5,
+                'PressureLevel': 1, 'PressureLevelName': 'admission-closed',
+                'AdmissionOpen': False, 'DryRun': True, 'ClassCount': 4, 'WorkloadCount': 2}
+    for key, value in expected.items():
+        r.check(doc.get(key) == value, f'status --json {key} == {value!r}', repr(doc.get(key)))
+
+
+def test_classes(r, ctl):
+    rc, out, err = ctl.run('classes')
+    r.check(rc == 0, 'classes: exit 0', err)
+    lines = out.splitlines()
+    r.check(lines and lines[0].split() == ['NAME', 'RANK', 'PROTECTION', 'THROTTLE', 'KILLABLE',
+                                           'SLICE', 'WORKLOADS', 'MEMORY'],
+            'classes: header', out)
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    r.check(rows.get('system') == ['system', '0', 'min', 'off', 'no', 'memqos-system.slice',
+                                   '0', '512M'], 'classes: system row', out)
+    r.check(rows.get('shared') == ['shared', '2', 'low', '0.9', 'yes', 'memqos-shared.slice',
+                                   '1', '3.3G'], 'classes: shared row', out)
+    r.check([line.split()[0] for line in lines[1:]] == ['system', 'dedicated', 'shared',
+                                                        'reclaimed'],
+            'classes: in the daemon\'s rank order', out)
+
+    rc, out, err = ctl.run('classes', '--json')
+    r.check(rc == 0, 'classes --json: exit 0', err)
+    doc = json.loads(out)
+    r.check(isinstance(doc, list) and len(doc) == 4, 'classes --json: 4 entries', out)
+    shared = next((c for c in doc if c.get('Name') == 'shared'), {})
+    r.check(shared.get('MemoryCurrent') == 3 * GIB + GIB // 4, 'classes --json MemoryCurrent',
+            repr(shared))
+    r.check(shared.get('ThrottlingFactor') == 0.9 and shared.get('Killable') is True
+            and shared.get('Workloads') == ['/org/memqos1/workload/nginx_2eservice'],
+            'classes --json fields', repr(shared))
+
+
+def test_workloads(r, ctl):
+    rc, out, err = ctl.run('workloads')
+    r.check(rc == 0, 'workloads: exit 0', err)
+    lines = out.splitlines()
+    r.check(lines and lines[0].split() == ['ID', 'KIND', 'CLASS', 'REQUEST', 'LIMIT', 'MIN',
+                                           'LOW', 'HIGH', 'MAX', 'SWAPMAX', 'CURRENT', 'PERSIST'],
+            'workloads: header', out)
+    r.check(len(lines) == 3, 'workloads: 2 rows', out)
+    if len(lines) == 3:
+        r.check(lines[1].split() == ['nginx.service', 'service', 'shared', '256M', '1G', '0',
+                                     '256M', '947.2M', '1G', 'max', '300M', 'yes'],
+                'workloads: nginx row', lines[1])
+        r.check(lines[2].split() == ['vm:web1', 'vm', 'dedicated', '2G', '2G', '2G', '0', 'max',
+                                     '2G', '0', '2G', 'no'], 'workloads: vm row', lines[2])
+        r.check(len(set(len(line) for line in lines[:1])) == 1 and
+                lines[0].index('PERSIST') == lines[1].index('yes'), 'workloads: aligned', out)
+
+    rc, out, err = ctl.run('--json', 'workloads')
+    r.check(rc == 0, 'workloads --json: exit 0', err)
+    doc = json.loads(out)
+    nginx = next((w for w in doc if w.get('Id') == 'nginx.service'), {})
+    r.check(nginx.get('MemoryHigh') == 993210368 and nginx.get('MemorySwapMax') == NO_LIMIT
+            and nginx.get('Request') == 256 * MIB and nginx.get('Persistent') is True,
+            'workloads --json numbers', repr(nginx))
+    r.check(nginx.get('Unit') == 'nginx.service \u2192 "web" caf\u00e9\\\t',
+            'workloads --json escapes quotes, backslashes, controls; keeps UTF-8', repr(nginx))
+    r.check('\u2192' in out and 'caf\u00e9' in out, 'workloads --json: UTF-8 passed through',
+            out)
+
+
+def test_assign_run(r, ctl, mock):
+    mock.ClearCalls()
+    rc, out, err = ctl.run('assign', 'nginx.service', 'shared')
+    r.check(rc == 0 and out == '/org/memqos1/workload/nginx_2eservice\n', 'assign: prints path',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('assign', 'vm:web1', 'dedicated', '--request', '1.5G', '--limit',
+                           '2G', '--runtime', '--json')
+    r.check(rc == 0 and json.loads(out) == {'workload': '/org/memqos1/workload/nginx_2eservice'},
+            'assign --json', f'rc={rc} out={out!r} err={err!r}')
+    calls = [tuple(c[1]) for c in mock.GetMethodCalls('AssignWorkload')]
+    r.check(calls[:2] == [('nginx.service', 'shared', 0, NO_LIMIT, True),
+                          ('vm:web1', 'dedicated', GIB + GIB // 2, 2 * GIB, False)],
+            'assign: request 0 / limit max / persist by default; sizes and --runtime passed',
+            repr(calls))
+
+    rc, out, err = ctl.run('assign', 'nginx.service', 'gold')
+    r.check(rc == 1, 'assign unknown class: exit 1', f'rc={rc}')
+    r.check(err == "memqosctl: org.memqos1.Error.UnknownClass: class 'gold' does not exist "
+                   "(known: system, dedicated, shared, reclaimed)\n",
+            'assign unknown class: daemon error shown as it is', repr(err))
+    r.check(out == '', 'assign unknown class: nothing on stdout', out)
+
+    rc, out, err = ctl.run('unassign', 'nginx.service')
+    r.check(rc == 0 and out == '', 'unassign: exit 0, quiet', f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('--json', 'unassign', 'nginx.service')
+    r.check(rc == 0 and json.loads(out) == {}, 'unassign --json: {}', out)
+    rc, _, err = ctl.run('unassign', 'nope.service')
+    r.check(rc == 1 and 'org.memqos1.Error.NoSuchWorkload' in err, 'unassign unknown: exit 1',
+            err)
+
+    mock.ClearCalls()
+    rc, out, err = ctl.run('run', '--name', 'batch', '--class', 'reclaimed', '--limit', '512M',
+                           '--', 'stress-ng', '--vm', '1')
+    r.check(rc == 0 and out == '/org/memqos1/workload/batch\n', 'run: prints path',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('run', '--class', 'shared', 'sleep', '1')
+    r.check(rc == 0, 'run: default name', err)
+    calls = [tuple(c[1]) for c in mock.GetMethodCalls('RunWorkload')]
+    r.check(len(calls) == 2 and calls[0] == ('batch', 'reclaimed', 0, 512 * MIB,
+                                             ['stress-ng', '--vm', '1']),
+            'run: arguments passed', repr(calls))
+    if len(calls) == 2:
+        name = str(calls[1][0])
+        r.check(name.startswith('memqos-run-') and name.endswith('.service')
+                and list(calls[1][3:]) == [NO_LIMIT, ['sleep', '1']],
+                'run: default name memqos-run-<pid>-<time>.service', repr(calls[1]))
+
+
+def test_placement(r, ctl, mock):
+    mock.ClearCalls()
+    rc, out, err = ctl.run('verify-placement', '2G')
+    r.check(rc == 0 and 'Verdict:  fits' in out and err == '', 'placement fits: exit 0',
+            f'rc={rc} out={out!r} err={err!r}')
+    r.check('available' in out and '14G' in out and '15032385536' in out,
+            'placement: numbers shown', out)
+    rc, out, err = ctl.run('verify-placement', '6G', '--failover-reserve', '2G')
+    r.check(rc == 0 and 'Verdict:  soft' in out, 'placement soft: exit 0', f'rc={rc} {out!r}')
+    r.check(err.startswith('memqosctl: warning: soft placement violation:'),
+            'placement soft: warning on stderr', err)
+    rc, out, err = ctl.run('--json', 'verify-placement', '12G', '8G')
+    r.check(rc == 2, 'placement hard: exit 2', f'rc={rc} err={err!r}')
+    doc = json.loads(out)
+    r.check(doc.get('verdict') == 'hard' and doc.get('numbers', {}).get('available') == 14 * GIB
+            and doc['numbers'].get('memory') == 12 * GIB, 'placement --json numbers', out)
+    calls = [tuple(c[1]) for c in mock.GetMethodCalls('VerifyPlacement')]
+    r.check(len(calls) == 3 and calls[0][:2] == (2 * GIB, 2 * GIB) and dict(calls[0][2]) == {},
+            'placement: min defaults to memory, no options', repr(calls))
+    if len(calls) == 3:
+        r.check(dict(calls[1][2]) == {'failover_reserve': 2 * GIB},
+                'placement: failover_reserve option', repr(calls[1]))
+        r.check(calls[2][:2] == (12 * GIB, 8 * GIB), 'placement: MIN_MEMORY', repr(calls[2]))
+
+
+def test_verify_reload(r, ctl, mock):
+    rc, out, err = ctl.run('verify')
+    r.check(rc == 0, 'verify warnings only: exit 0', f'rc={rc} err={err!r}')
+    r.check(out.splitlines()[0].split() == ['SEVERITY', 'CODE', 'MESSAGE']
+            and 'swap-short' in out, 'verify: table', out)
+    mock.AddMethod('org.memqos1.Manager', 'Verify', '', 'a(sss)',
+                   'ret = [("error", "no-psi", "kernel without PSI \\"memory\\"")]')
+    rc, out, err = ctl.run('verify', '--json')
+    r.check(rc == 2, 'verify error finding: exit 2', f'rc={rc} err={err!r}')
+    r.check(json.loads(out) == [{'severity': 'error', 'code': 'no-psi',
+                                 'message': 'kernel without PSI "memory"'}],
+            'verify --json', out)
+
+    rc, out, err = ctl.run('reload')
+    r.check(rc == 0 and out == '' and err == '', 'reload: exit 0', f'{rc} {out!r} {err!r}')
+    mock.AddMethod('org.memqos1.Manager', 'Reload', '', '',
+                   'raise dbus.exceptions.DBusException("memqosd.conf: [Pressure] '
+                   'KillThreshold=abc: not a percentage", name="org.memqos1.Error.ConfigInvalid")')
+    rc, _, err = ctl.run('reload')
+    r.check(rc == 1 and err.startswith('memqosctl: org.memqos1.Error.ConfigInvalid: memqosd.conf'),
+            'reload invalid config: exit 1', f'{rc} {err!r}')
+    mock.AddMethod('org.memqos1.Manager', 'Reload', '', '',
+                   'raise dbus.exceptions.DBusException("Reload is root only",'
+                   ' name="org.freedesktop.DBus.Error.AccessDenied")')
+    rc, _, err = ctl.run('reload')
+    r.check(rc == 3 and 'access denied' in err and 'sudo' in err, 'reload access denied: exit 3',
+            f'{rc} {err!r}')
+
+
+def start_monitor(ctl, *args):
+    p = subprocess.Popen([ctl.path, '--bus-address', ctl.address, 'monitor', *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ctl.env())
+    banner = ''
+    for _ in range(3):  # a warning may come first ("memqosd is not on the bus")
+        line = read_line(p.stderr, 10)
+        banner += line
+        if not line or 'Monitoring memqosd' in line:
+            break
+    return p, banner
+
+
+def stop(p, sig=signal.SIGTERM):
+    if p.poll() is None:
+        p.send_signal(sig)
+    try:
+        return p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        return None
+
+
+def test_monitor(r, ctl, mock):
+    import dbus  # pylint: disable=import-outside-toplevel
+
+    p, banner = start_monitor(ctl, '--json')
+    try:
+        r.check('Monitoring memqosd' in banner, 'monitor: subscribed', repr(banner))
+        mock.EmitSignal('org.memqos1.Manager', 'PressureLevelChanged', 'us',
+                        [dbus.UInt32(2), 'psi some avg10 41.2 > 40'])
+        mock.EmitSignal('org.memqos1.Manager', 'WorkloadKilled', 'sssa{st}',
+                        ['vm:batch', 'reclaimed', 'level 3 "kill"',
+                         dbus.Dictionary({'usage': dbus.UInt64(2 * GIB)}, signature='st')])
+        mock.UpdateProperties('org.memqos1.Manager',
+                              {'MemoryAvailable': dbus.UInt64(GIB), 'PressureLevel': dbus.UInt32(2)})
+        events = []
+        for _ in range(3):
+            line = read_line(p.stdout, 10)
+            if not line:
+                break
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                r.check(False, 'monitor --json: a line is JSON', repr(line))
+        r.check(len(events) == 3, 'monitor --json: 3 events', repr(events))
+        if len(events) == 3:
+            r.check(events[0].get('event') == 'PressureLevelChanged' and events[0].get('level') == 2
+                    and events[0].get('level_name') == 'throttle' and events[0].get('timestamp'),
+                    'monitor: PressureLevelChanged', repr(events[0]))
+            r.check(events[1].get('event') == 'WorkloadKilled' and events[1].get('id') == 'vm:batch'
+                    and events[1].get('reason') == 'level 3 "kill"'
+                    and events[1].get('numbers') == {'usage': 2 * GIB},
+                    'monitor: WorkloadKilled', repr(events[1]))
+            r.check(events[2].get('event') == 'PropertiesChanged'
+                    and events[2].get('changed') == {'MemoryAvailable': GIB, 'PressureLevel': 2},
+                    'monitor: PropertiesChanged', repr(events[2]))
+        rc = stop(p, signal.SIGTERM)
+        r.check(rc == 0, 'monitor: SIGTERM → exit 0', repr(rc))
+    finally:
+        stop(p, signal.SIGKILL)
+
+    p, banner = start_monitor(ctl)
+    try:
+        r.check('Monitoring memqosd' in banner, 'monitor text: subscribed', repr(banner))
+        mock.EmitSignal('org.memqos1.Manager', 'PressureLevelChanged', 'us',
+                        [dbus.UInt32(0), 'calm again'])
+        line = read_line(p.stdout, 10)
+        r.check(line.endswith(' PressureLevelChanged level=0 (normal): calm again\n')
+                and line[:4].isdigit(), 'monitor text: one line with a timestamp', repr(line))
+        rc = stop(p, signal.SIGINT)
+        r.check(rc == 0, 'monitor: SIGINT → exit 0', repr(rc))
+    finally:
+        stop(p, signal.SIGKILL)
+
+
+def test_monitor_daemon_leaves(r, ctl, mock_proc, bus):
+    """Last: stops the mock and then the bus under a running monitor."""
+    p, banner = start_monitor(ctl)
+    try:
+        r.check('Monitoring memqosd' in banner, 'monitor: subscribed before the daemon leaves',
+                repr(banner))
+        mock_proc.terminate()
+        mock_proc.wait(timeout=10)
+        line = read_line(p.stdout, 10)
+        r.check('NameOwnerChanged: memqosd left the bus' in line, 'monitor: daemon left',
+                repr(line))
+        r.check(wait_for_name(bus, 'org.memqos1', present=False), 'mock gone')
+        rc, _, err = ctl.run('status')
+        r.check(rc == 3 and 'memqosd is not running' in err, 'status after the daemon left: 3',
+                f'{rc} {err!r}')
+    finally:
+        stop(p, signal.SIGKILL)
+
+
+def test_monitor_bus_dies(r, ctl, daemon_proc):
+    p, banner = start_monitor(ctl)
+    try:
+        r.check('Monitoring memqosd' in banner, 'monitor: subscribed before the bus dies',
+                repr(banner))
+        r.check('warning: memqosd is not on the bus' in banner,
+                'monitor: warns when memqosd is not on the bus', repr(banner))
+        daemon_proc.terminate()
+        daemon_proc.wait(timeout=10)
+        rc = p.wait(timeout=10)
+        err = p.stderr.read().decode('utf-8')
+        r.check(rc == 3, 'monitor: lost bus → exit 3', f'{rc} {err!r}')
+    finally:
+        stop(p, signal.SIGKILL)
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 64
+    ctl_path = os.path.abspath(sys.argv[1])
+    try:
+        import dbus  # pylint: disable=import-outside-toplevel
+        import dbusmock  # noqa: F401 pylint: disable=import-outside-toplevel,unused-import
+    except ImportError as e:
+        print(f'SKIP: {e} (install python3-dbusmock)')
+        return 77
+    daemon_bin = shutil.which('dbus-daemon')
+    if daemon_bin is None:
+        print('SKIP: dbus-daemon not found')
+        return 77
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(HARD_TIMEOUT_S)
+    r = Results()
+    procs = []
+    tmp = tempfile.mkdtemp(prefix='memqosctl-bus-')
+    mock_log_path = os.path.join(tmp, 'mock.log')
+    try:
+        conf = os.path.join(tmp, 'bus.conf')
+        with open(conf, 'w', encoding='utf-8') as f:
+            f.write(BUS_CONFIG.format(socket=os.path.join(tmp, 'bus')))
+        daemon = subprocess.Popen([daemon_bin, '--config-file', conf, '--print-address=1',
+                                   '--nofork'], stdout=subprocess.PIPE)
+        procs.append(daemon)
+        address = read_line(daemon.stdout, 10).strip()
+        if not address:
+            print('FAIL: dbus-daemon printed no address')
+            return 1
+        print(f'private bus: {address} (dbus-daemon pid {daemon.pid})', flush=True)
+        ctl = Ctl(ctl_path, address)
+        bus = dbus.bus.BusConnection(address)
+
+        test_unreachable_and_usage(r, ctl, tmp)
+        test_not_running(r, ctl)
+
+        env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address)
+        with open(mock_log_path, 'w', encoding='utf-8') as mock_log:
+            mock_proc = subprocess.Popen(
+                ['/usr/bin/python3', '-m', 'dbusmock', '--session', 'org.memqos1', '/org/memqos1',
+                 'org.memqos1.Manager'], env=env, stdout=mock_log, stderr=subprocess.STDOUT)
+        procs.append(mock_proc)
+        if not r.check(wait_for_name(bus, 'org.memqos1'), 'dbusmock owns org.memqos1'):
+            return 1
+        mock = setup_mock(bus)
+
+        test_status(r, ctl)
+        test_classes(r, ctl)
+        test_workloads(r, ctl)
+        test_assign_run(r, ctl, mock)
+        test_placement(r, ctl, mock)
+        test_verify_reload(r, ctl, mock)
+        test_monitor(r, ctl, mock)
+        test_monitor_daemon_leaves(r, ctl, mock_proc, bus)
+        bus.close()
+        test_monitor_bus_dies(r, ctl, daemon)
+    except Exception:  # pylint: disable=broad-except
+        traceback.print_exc()
+        r.failed.append('exception')
+    finally:
+        signal.alarm(0)
+        for p in reversed(procs):  # only the processes this script started, by PID
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        if r.failed and os.path.exists(mock_log_path):
+            with open(mock_log_path, encoding='utf-8', errors='replace') as f:
+                print('--- dbusmock log ---\n' + f.read())
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    print(f'{r.passed} passed, {len(r.failed)} failed')
+    return 1 if r.failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

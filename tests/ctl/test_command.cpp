@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "command.hpp"
+
+namespace memqos::ctl {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Result<Command> parse(const std::vector<std::string>& args,
+                      const std::optional<std::string>& env = std::nullopt) {
+    return parseCommandLine(args, env);
+}
+
+Command ok(const std::vector<std::string>& args,
+           const std::optional<std::string>& env = std::nullopt) {
+    auto r = parse(args, env);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().what);
+    return r.ok() ? *r : Command{};
+}
+
+std::string usageError(const std::vector<std::string>& args) {
+    auto r = parse(args);
+    EXPECT_FALSE(r.ok());
+    return r.ok() ? std::string{} : r.error().what;
+}
+
+TEST(ParseCommandLine, SimpleVerbs) {
+    EXPECT_EQ(ok({"status"}).verb, Verb::Status);
+    EXPECT_EQ(ok({"classes"}).verb, Verb::Classes);
+    EXPECT_EQ(ok({"workloads"}).verb, Verb::Workloads);
+    EXPECT_EQ(ok({"verify"}).verb, Verb::Verify);
+    EXPECT_EQ(ok({"reload"}).verb, Verb::Reload);
+    EXPECT_EQ(ok({"monitor"}).verb, Verb::Monitor);
+    EXPECT_EQ(ok({"status"}).action, Action::Execute);
+    EXPECT_FALSE(ok({"status"}).json);
+}
+
+TEST(ParseCommandLine, DefaultsToTheSystemBus) {
+    const Command c = ok({"status"});
+    EXPECT_EQ(c.bus.kind, BusChoice::Kind::System);
+}
+
+TEST(ParseCommandLine, BusAddressFromOptionOrEnvironment) {
+    Command c = ok({"--bus-address", "unix:path=/tmp/b", "status"});
+    EXPECT_EQ(c.bus.kind, BusChoice::Kind::Address);
+    EXPECT_EQ(c.bus.address, "unix:path=/tmp/b");
+
+    c = ok({"--bus-address=unix:path=/tmp/c", "status"});
+    EXPECT_EQ(c.bus.address, "unix:path=/tmp/c");
+
+    c = ok({"status"}, "unix:path=/tmp/env");
+    EXPECT_EQ(c.bus.kind, BusChoice::Kind::Address);
+    EXPECT_EQ(c.bus.address, "unix:path=/tmp/env");
+
+    c = ok({"status"}, "");
+    EXPECT_EQ(c.bus.kind, BusChoice::Kind::System) << "an empty variable is unset";
+
+    c = ok({"--bus-address", "unix:path=/tmp/opt", "status"}, "unix:path=/tmp/env");
+    EXPECT_EQ(c.bus.address, "unix:path=/tmp/opt");
+
+    c = ok({"--system", "status"}, "unix:path=/tmp/env");
+    EXPECT_EQ(c.bus.kind, BusChoice::Kind::System) << "--system overrides the environment";
+}
+
+TEST(ParseCommandLine, GlobalOptionsAlsoAfterTheCommand) {
+    const Command c = ok({"workloads", "--json"});
+    EXPECT_TRUE(c.json);
+    EXPECT_EQ(c.verb, Verb::Workloads);
+    EXPECT_EQ(ok({"status", "--bus-address", "unix:path=/x"}).bus.address, "unix:path=/x");
+}
+
+TEST(ParseCommandLine, AssignDefaults) {
+    const Command c = ok({"assign", "nginx.service", "shared"});
+    EXPECT_EQ(c.verb, Verb::Assign);
+    EXPECT_EQ(c.id, "nginx.service");
+    EXPECT_EQ(c.className, "shared");
+    EXPECT_EQ(c.request, 0U);
+    EXPECT_EQ(c.limit, kNoLimit);
+    EXPECT_TRUE(c.persist);
+}
+
+TEST(ParseCommandLine, AssignWithSizes) {
+    const Command c =
+        ok({"assign", "vm:web1", "dedicated", "--request", "1.5G", "--limit=2G", "--runtime"});
+    EXPECT_EQ(c.id, "vm:web1");
+    EXPECT_EQ(c.request, kGiB + kGiB / 2);
+    EXPECT_EQ(c.limit, 2 * kGiB);
+    EXPECT_FALSE(c.persist);
+    EXPECT_EQ(ok({"assign", "a.service", "shared", "--limit", "max"}).limit, kNoLimit);
+    EXPECT_EQ(ok({"--json", "assign", "--request", "1M", "a.service", "shared"}).request, kMiB);
+}
+
+TEST(ParseCommandLine, AssignErrors) {
+    EXPECT_THAT(usageError({"assign"}), HasSubstr("'assign' needs ID and CLASS"));
+    EXPECT_THAT(usageError({"assign", "x.service"}), HasSubstr("needs ID and CLASS"));
+    EXPECT_THAT(usageError({"assign", "a", "b", "c"}), HasSubstr("unexpected argument 'c'"));
+    EXPECT_THAT(usageError({"assign", "a", "b", "--request", "lots"}),
+                HasSubstr("--request: bad size 'lots'"));
+    EXPECT_THAT(usageError({"assign", "a", "b", "--request", "max"}),
+                HasSubstr("only allowed for a limit"));
+    EXPECT_THAT(usageError({"assign", "a", "b", "--request"}),
+                HasSubstr("option '--request' needs a value"));
+    EXPECT_THAT(usageError({"assign", "a", "b", "--runtime=yes"}), HasSubstr("takes no value"));
+    EXPECT_THAT(usageError({"assign", "a", "b", "--failover-reserve", "1G"}),
+                HasSubstr("unknown option '--failover-reserve' for 'assign'"));
+    EXPECT_THAT(usageError({"assign", "", "shared"}), HasSubstr("must not be empty"));
+}
+
+TEST(ParseCommandLine, Unassign) {
+    EXPECT_EQ(ok({"unassign", "nginx.service"}).id, "nginx.service");
+    EXPECT_THAT(usageError({"unassign"}), HasSubstr("'unassign' needs ID"));
+    EXPECT_THAT(usageError({"unassign", "a", "b"}), HasSubstr("unexpected argument 'b'"));
+}
+
+TEST(ParseCommandLine, RunWithDoubleDash) {
+    const Command c = ok({"run", "--class", "reclaimed", "--request", "256M", "--limit", "1G", "--",
+                          "stress-ng", "--vm", "1", "--json"});
+    EXPECT_EQ(c.verb, Verb::Run);
+    EXPECT_EQ(c.className, "reclaimed");
+    EXPECT_EQ(c.request, 256 * kMiB);
+    EXPECT_EQ(c.limit, kGiB);
+    EXPECT_TRUE(c.unitName.empty());
+    EXPECT_FALSE(c.json) << "--json after -- belongs to the command";
+    EXPECT_THAT(c.argv, ElementsAre("stress-ng", "--vm", "1", "--json"));
+}
+
+TEST(ParseCommandLine, RunCommandStartsAtFirstArgument) {
+    const Command c = ok({"run", "--name", "batch", "--class=shared", "sleep", "--help"});
+    EXPECT_EQ(c.unitName, "batch");
+    EXPECT_EQ(c.action, Action::Execute) << "--help belongs to sleep";
+    EXPECT_THAT(c.argv, ElementsAre("sleep", "--help"));
+}
+
+TEST(ParseCommandLine, RunErrors) {
+    EXPECT_THAT(usageError({"run", "--", "sleep", "1"}), HasSubstr("'run' needs --class CLASS"));
+    EXPECT_THAT(usageError({"run", "--class", "shared"}), HasSubstr("needs a command to run"));
+    EXPECT_THAT(usageError({"run", "--class", "shared", "--"}), HasSubstr("needs a command"));
+    EXPECT_THAT(usageError({"run", "--class"}), HasSubstr("needs a value"));
+    EXPECT_THAT(usageError({"run", "--class", "shared", "--limit", "1Z", "--", "x"}),
+                HasSubstr("--limit: bad size '1Z'"));
+    EXPECT_THAT(usageError({"run", "--name=", "--class", "x", "--", "y"}), HasSubstr("empty"));
+}
+
+TEST(ParseCommandLine, VerifyPlacement) {
+    Command c = ok({"verify-placement", "8G"});
+    EXPECT_EQ(c.verb, Verb::VerifyPlacement);
+    EXPECT_EQ(c.memory, 8 * kGiB);
+    EXPECT_EQ(c.minMemory, 8 * kGiB) << "MIN_MEMORY defaults to MEMORY";
+    EXPECT_FALSE(c.failoverReserve);
+
+    c = ok({"verify-placement", "8G", "4G", "--failover-reserve", "2G"});
+    EXPECT_EQ(c.minMemory, 4 * kGiB);
+    ASSERT_TRUE(c.failoverReserve);
+    EXPECT_EQ(*c.failoverReserve, 2 * kGiB);
+
+    c = ok({"verify-placement", "--failover-reserve=0", "1G"});
+    ASSERT_TRUE(c.failoverReserve);
+    EXPECT_EQ(*c.failoverReserve, 0U);
+}
+
+TEST(ParseCommandLine, VerifyPlacementErrors) {
+    EXPECT_THAT(usageError({"verify-placement"}), HasSubstr("needs MEMORY"));
+    EXPECT_THAT(usageError({"verify-placement", "8X"}), HasSubstr("MEMORY: bad size '8X'"));
+    EXPECT_THAT(usageError({"verify-placement", "8G", "nope"}),
+                HasSubstr("MIN_MEMORY: bad size 'nope'"));
+    EXPECT_THAT(usageError({"verify-placement", "max"}), HasSubstr("only allowed for a limit"));
+    EXPECT_THAT(usageError({"verify-placement", "1G", "1G", "1G"}),
+                HasSubstr("unexpected argument"));
+    EXPECT_THAT(usageError({"verify-placement", "1G", "--failover-reserve", "x"}),
+                HasSubstr("--failover-reserve: bad size"));
+}
+
+TEST(ParseCommandLine, UsageErrors) {
+    EXPECT_THAT(usageError({}), HasSubstr("no command given"));
+    EXPECT_THAT(usageError({"frobnicate"}), HasSubstr("unknown command 'frobnicate'"));
+    EXPECT_THAT(usageError({"--frob", "status"}), HasSubstr("unknown option '--frob'"));
+    EXPECT_THAT(usageError({"status", "extra"}), HasSubstr("unexpected argument 'extra'"));
+    EXPECT_THAT(usageError({"status", "--request", "1G"}),
+                HasSubstr("unknown option '--request' for 'status'"));
+    EXPECT_THAT(usageError({"--request", "1G", "assign", "a", "b"}),
+                HasSubstr("unknown option '--request'"));
+    EXPECT_THAT(usageError({"--json=yes", "status"}), HasSubstr("takes no value"));
+    EXPECT_THAT(usageError({"--bus-address"}), HasSubstr("needs a value"));
+    EXPECT_THAT(usageError({"--bus-address=", "status"}), HasSubstr("address is empty"));
+}
+
+TEST(ParseCommandLine, HelpAndVersionWin) {
+    Command c = ok({"--help"});
+    EXPECT_EQ(c.action, Action::Help);
+    EXPECT_EQ(c.verb, Verb::None);
+    EXPECT_EQ(ok({"-h"}).action, Action::Help);
+
+    c = ok({"assign", "--help"});
+    EXPECT_EQ(c.action, Action::Help) << "no 'needs ID and CLASS' error";
+    EXPECT_EQ(c.verb, Verb::Assign);
+    EXPECT_EQ(ok({"verify-placement", "bogus", "-h"}).action, Action::Help);
+
+    EXPECT_EQ(ok({"--version"}).action, Action::Version);
+    EXPECT_EQ(ok({"status", "--version"}).action, Action::Version);
+}
+
+TEST(Help, OverviewListsCommandsAndExitCodes) {
+    const std::string help = helpText();
+    for (const char* verb : {"status", "classes", "workloads", "assign", "unassign", "run",
+                             "verify-placement", "verify", "reload", "monitor"}) {
+        EXPECT_THAT(help, HasSubstr(std::string("  ") + verb + " ")) << verb;
+    }
+    for (const char* code : {"  0 ", "  1 ", "  2 ", "  3 ", "  64 "}) {
+        EXPECT_THAT(help, HasSubstr(code));
+    }
+    EXPECT_THAT(help, HasSubstr("--bus-address"));
+    EXPECT_THAT(help, HasSubstr("MEMQOS_BUS_ADDRESS"));
+}
+
+TEST(Help, PerCommand) {
+    EXPECT_THAT(commandHelp(Verb::Assign),
+                HasSubstr("Usage: memqosctl [OPTIONS] assign ID CLASS [--request SIZE]"));
+    EXPECT_THAT(commandHelp(Verb::VerifyPlacement), HasSubstr("--failover-reserve SIZE"));
+    EXPECT_THAT(commandHelp(Verb::Run), HasSubstr("--class CLASS"));
+    EXPECT_THAT(commandHelp(Verb::Monitor), HasSubstr("SIGTERM"));
+    EXPECT_THAT(commandHelp(Verb::Verify), HasSubstr("64"));
+}
+
+TEST(DefaultRunName, PidAndTime) {
+    EXPECT_EQ(defaultRunName(4242, 1700000000), "memqos-run-4242-1700000000.service");
+}
+
+} // namespace
+} // namespace memqos::ctl
