@@ -1,0 +1,29 @@
+# SPDX-License-Identifier: Apache-2.0
+# Helpers sourced by the VM cases (not a case itself: cases end in .sh).
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok: $*"; }
+
+# wait_for SECONDS DESCRIPTION CMD...: retry CMD until it succeeds.
+wait_for() {
+  local secs=$1 what=$2; shift 2
+  local end=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < end)) || fail "timed out after ${secs}s waiting for: $what"
+    sleep 0.5
+  done
+}
+
+# expect_file FILE VALUE: the file holds exactly VALUE.
+expect_file() {
+  local got
+  got=$(cat "$1" 2>&1) || fail "cannot read $1: $got"
+  [[ $got == "$2" ]] || fail "$1 is '$got', expected '$2'"
+  ok "$1 = $got"
+}
+
+mgr() { busctl call org.memqos1 /org/memqos1 org.memqos1.Manager "$@"; }
+
+wait_memqosd() {
+  wait_for 90 "memqosd active" systemctl is-active --quiet memqosd
+  wait_for 30 "org.memqos1 on the bus" busctl status org.memqos1
+}
