@@ -19,7 +19,7 @@ std::string bytesOrMax(const Limit& l) { return l ? std::to_string(*l) : std::st
 void printTiers(const config::Config& cfg, const Options& options, Bytes memTotal,
                 std::ostream& out, std::ostream& err) {
     auto request = config::parseSize(options.exampleRequest);
-    auto limit = config::parseLimitValue(options.exampleLimit);
+    auto limit = config::parseLimit(options.exampleLimit);
     if (!request || !limit) {
         err << "memqosd: --example-request/--example-limit: "
             << (!request ? request.error().what : limit.error().what) << "\n";

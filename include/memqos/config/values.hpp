@@ -51,10 +51,6 @@ Result<Bytes> parseSize(std::string_view text);
 Result<SizeSpec> parseSizeSpec(std::string_view text);
 // A size, or "max" / "infinity" for no limit (std::nullopt).
 Result<Limit> parseLimit(std::string_view text);
-// The same as parseLimit (the name src/daemon/check_config.cpp uses).
-inline Result<Limit> parseLimitValue(std::string_view text) {
-    return parseLimit(text);
-}
 Result<Usec> parseDuration(std::string_view text);
 // A duration greater than zero (intervals).
 Result<Usec> parsePositiveDuration(std::string_view text);

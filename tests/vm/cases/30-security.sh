@@ -28,7 +28,7 @@ refused() { # refused DESCRIPTION busctl-args...
 }
 refused AssignWorkload AssignWorkload ssttb sec.service shared 0 1073741824 true
 refused UnassignWorkload UnassignWorkload s sec.service
-refused RunWorkload RunWorkload sstta's x.service shared 0 1073741824 1 /bin/true
+refused RunWorkload RunWorkload ssttas x.service shared 0 1073741824 1 /bin/true
 refused Reload Reload
 [[ -z $(mgr ListWorkloads | grep sec.service || true) ]] || fail "sec.service got managed by a refused call"
 
