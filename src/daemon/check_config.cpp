@@ -82,11 +82,11 @@ int runCheckConfig(const Options& options, std::ostream& out, std::ostream& err)
         out << config::renderConfig(loaded.validated.config);
         const std::string procRoot =
             options.procRoot.value_or(loaded.validated.config.manager.procRoot);
-        auto sys = io::ProcFs(procRoot).system();
-        if (sys) {
-            printTiers(loaded.validated.config, options, sys->mem.memTotal, out, err);
+        auto mem = io::ProcFs(procRoot).meminfo();
+        if (mem) {
+            printTiers(loaded.validated.config, options, mem->memTotal, out, err);
         } else {
-            err << "memqosd: cannot read MemTotal: " << sys.error().what << "\n";
+            err << "memqosd: cannot read MemTotal: " << mem.error().what << "\n";
         }
     }
     if (bad) {

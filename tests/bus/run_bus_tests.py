@@ -1,0 +1,705 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""The bus suite: memqosd on a private system-like bus with the real policy.
+
+    run_bus_tests.py MEMQOSD MEMQOSCTL SOURCE_DIR
+
+Starts a private dbus-daemon (type system, including dbus/org.memqos1.conf),
+python-dbusmock's systemd template as the fake PID 1 and memqosd on fixture
+roots (tests/bus/busenv.py), then calls every org.memqos1.Manager member with
+busctl and with memqosctl, as root and as uid 65534 (setpriv). One line per
+check, "PASS name" or "FAIL name: why", then "N passed, N failed"; exit 1 on
+any failure, 124 on the hard timeout.
+
+Persistence: an assignment with persist=true is kept under --state-dir
+(assignments/), one with persist=false under the runtime directory, which with
+--state-dir and no --runtime-dir is STATE_DIR/runtime (like /run/memqos: it
+lasts until reboot, so it survives a daemon restart). Both are checked after a
+SIGKILL and a restart.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import busenv  # noqa: E402  pylint: disable=wrong-import-position
+
+HARD_TIMEOUT_S = 100
+MEMQOS = 'org.memqos1'
+ROOT = '/org/memqos1'
+MGR = 'org.memqos1.Manager'
+NOBODY = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups']
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+UINT64_MAX = 2**64 - 1
+
+CONFIG_GOOD = '[Overcommit]\nMemoryRatio=1.5\n'
+CONFIG_GOOD2 = '[Overcommit]\nMemoryRatio=2\n'
+CONFIG_BAD = '[Overcommit]\nMemoryRatio=abc\n'
+
+
+class HardTimeout(Exception):
+    pass
+
+
+class Suite:
+    def __init__(self, env, memqosctl, source_dir):
+        self.env = env
+        self.ctl = memqosctl
+        self.src = source_dir
+        self.passed = 0
+        self.failed = 0
+
+    # ---- reporting -----------------------------------------------------------
+    def check(self, name, ok, why=''):
+        if ok:
+            self.passed += 1
+            print(f'PASS {name}', flush=True)
+        else:
+            self.failed += 1
+            print(f'FAIL {name}: {why}', flush=True)
+        return ok
+
+    def run_check(self, name, fn):
+        """fn() returns None (pass) or a reason string; exceptions fail."""
+        try:
+            why = fn()
+        except HardTimeout:
+            raise
+        except Exception as e:  # pylint: disable=broad-except
+            why = f'{type(e).__name__}: {e}'
+        return self.check(name, why is None, why)
+
+    # ---- clients -------------------------------------------------------------
+    def busctl(self, *args, user=None, json_out=True):
+        cmd = (NOBODY if user == 'nobody' else []) + ['busctl', '--address=' + self.env.address]
+        if json_out:
+            cmd.append('--json=short')
+        cmd += list(args)
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=15, check=False)
+
+    def bcall(self, member, sig='', *args, user=None, path=ROOT, iface=MGR):
+        r = self.busctl('call', MEMQOS, path, iface, member, *([sig] if sig else []),
+                        *[str(a) for a in args], user=user)
+        if r.returncode != 0:
+            raise RuntimeError(f'busctl call {member}: exit {r.returncode}: {r.stderr.strip()}')
+        return json.loads(r.stdout)['data'] if r.stdout.strip() else []
+
+    def bprop(self, name, path=ROOT, iface=MGR, user=None):
+        r = self.busctl('get-property', MEMQOS, path, iface, name, user=user)
+        if r.returncode != 0:
+            raise RuntimeError(f'busctl get-property {name}: {r.stderr.strip()}')
+        return json.loads(r.stdout)['data']
+
+    def memqosctl(self, *args, user=None):
+        cmd = (NOBODY if user == 'nobody' else []) + [self.ctl, '--bus-address',
+                                                       self.env.address] + list(args)
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=15, check=False)
+
+    def state_files(self):
+        out = set()
+        for d, _dirs, files in os.walk(self.env.state_dir):
+            for f in files:
+                out.add(os.path.relpath(os.path.join(d, f), self.env.state_dir))
+        return out
+
+    def set_calls(self, unit=None):
+        out = []
+        for _m, args in self.env.calls('SetUnitProperties'):
+            if unit is None or str(args[0]) == unit:
+                out.append((str(args[0]), bool(args[1]),
+                            {str(k): (v if isinstance(v, str) else int(v)) for k, v in args[2]}))
+        return out
+
+    def wait_for(self, fn, timeout=5.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            v = fn()
+            if v or time.monotonic() > deadline:
+                return v
+            time.sleep(0.05)
+
+    # ---- the checks ----------------------------------------------------------
+    def run(self):
+        meminfo_total = 0
+        with open(os.path.join(self.env.proc_root, 'meminfo'), encoding='utf-8') as f:
+            for line in f:
+                if line.startswith('MemTotal:'):
+                    meminfo_total = int(line.split()[1]) * 1024
+        self.mem_total = meminfo_total
+
+        self.properties()
+        self.list_classes()
+        self.introspection()
+        self.assign()
+        self.workload_objects()
+        self.unassign_and_reassign()
+        self.run_workload()
+        self.verify_placement()
+        self.verify()
+        self.reload()
+        self.security()
+        self.bad_input()
+        self.systemd_reloading()
+        self.persistence()
+
+    def properties(self):
+        def via_busctl():
+            total = self.bprop('MemoryTotal')
+            if total != self.mem_total:
+                return f'MemoryTotal {total}, meminfo says {self.mem_total}'
+            if self.bprop('DryRun') is not False:
+                return 'DryRun is not false'
+            v = self.bprop('Version')
+            if not v or not v[0].isdigit():
+                return f'Version {v!r}'
+            r = self.busctl('call', MEMQOS, ROOT, 'org.freedesktop.DBus.Properties', 'GetAll',
+                            's', MGR)
+            if r.returncode != 0:
+                return r.stderr
+            props = json.loads(r.stdout)['data'][0]
+            contract = contract_members(self.src, 'Manager', MGR)[2]
+            missing = set(contract) - set(props)
+            if missing:
+                return f'GetAll lacks {sorted(missing)}'
+            if abs(props['MemoryRatio']['data'] - 1.5) > 1e-9:
+                return f"MemoryRatio {props['MemoryRatio']['data']} (config says 1.5)"
+            return None
+        self.run_check('properties (busctl)', via_busctl)
+
+        def via_ctl():
+            r = self.memqosctl('--json', 'status')
+            if r.returncode != 0:
+                r = self.memqosctl('status')
+                if r.returncode != 0:
+                    return f'exit {r.returncode}: {r.stderr.strip()}'
+            if str(self.mem_total) not in r.stdout and '62.8G' not in r.stdout \
+                    and '64' not in r.stdout:
+                return f'MemoryTotal not shown: {r.stdout!r}'
+            return None
+        self.run_check('properties (memqosctl status)', via_ctl)
+
+    def list_classes(self):
+        def via_busctl():
+            classes = self.bcall('ListClasses')[0]
+            names = [c[0] for c in classes]
+            if names != ['system', 'dedicated', 'shared', 'reclaimed']:
+                return f'classes {names}'
+            ranks = [self.bprop('Rank', path=p, iface='org.memqos1.Class') for _n, p in classes]
+            if ranks != sorted(ranks, reverse=True) or len(set(ranks)) != 4:
+                return f'ranks {ranks} not strictly decreasing'
+            self.class_paths = dict((n, p) for n, p in classes)
+            return None
+        self.run_check('ListClasses: 4 default classes ranked (busctl)', via_busctl)
+
+        def via_ctl():
+            r = self.memqosctl('classes')
+            if r.returncode != 0:
+                return f'exit {r.returncode}: {r.stderr.strip()}'
+            pos = [r.stdout.find(n) for n in ('system', 'dedicated', 'shared', 'reclaimed')]
+            if -1 in pos or pos != sorted(pos):
+                return f'output {r.stdout!r}'
+            return None
+        self.run_check('ListClasses (memqosctl classes)', via_ctl)
+
+    def introspect_xml(self, path, user=None):
+        r = self.busctl('introspect', '--xml-interface', MEMQOS, path, user=user,
+                        json_out=False)
+        if r.returncode != 0:
+            raise RuntimeError(f'introspect {path}: {r.stderr.strip()}')
+        return r.stdout
+
+    def introspection(self):
+        self.run_check('Introspect /org/memqos1 matches org.memqos1.Manager.xml',
+                       lambda: compare_interface(self.src, 'Manager', MGR,
+                                                 self.introspect_xml(ROOT)))
+
+        def cls():
+            path = self.class_paths['shared']
+            return compare_interface(self.src, 'Class', 'org.memqos1.Class',
+                                     self.introspect_xml(path))
+        self.run_check('Introspect class object matches org.memqos1.Class.xml', cls)
+
+    def assign(self):
+        self.env.clear_calls()
+
+        def via_busctl():
+            before = self.state_files()
+            out = self.bcall('AssignWorkload', 'ssttb', 'nginx.service', 'shared',
+                             256 * MIB, GIB, 'true')
+            if out != ['/org/memqos1/workload/nginx_2eservice']:
+                return f'returned {out}'
+            calls = self.wait_for(lambda: self.set_calls('nginx.service'))
+            want = {'MemoryLow': 268435456, 'MemoryHigh': 993210368, 'MemoryMax': 1073741824}
+            if not calls:
+                return 'no SetUnitProperties(nginx.service)'
+            name, runtime, props = calls[-1]
+            if not runtime:
+                return f'SetUnitProperties(nginx.service) runtime={runtime}, want true'
+            bad = {k: (props.get(k), v) for k, v in want.items() if props.get(k) != v}
+            if bad:
+                return f'nginx.service properties (got, want): {bad}; all: {props}'
+            sl = self.wait_for(lambda: [c for c in self.set_calls('system.slice')
+                                        if c[2].get('MemoryLow') == 268435456])
+            if not sl:
+                return f'no SetUnitProperties(system.slice, MemoryLow=268435456): ' \
+                       f'{self.set_calls("system.slice")}'
+            new = self.state_files() - before
+            if not new:
+                return 'persist=true left no file in the state dir'
+            return None
+        self.run_check('AssignWorkload nginx.service shared 256M/1G -> SetUnitProperties '
+                       '(busctl)', via_busctl)
+
+        def via_ctl():
+            self.env.clear_calls()
+            r = self.memqosctl('assign', 'postgres.service', 'shared', '--request', '256M',
+                               '--limit', '1G')
+            if r.returncode != 0:
+                return f'exit {r.returncode}: {r.stderr.strip()}'
+            if '/org/memqos1/workload/postgres_2eservice' not in r.stdout:
+                return f'output {r.stdout!r}'
+            calls = self.wait_for(lambda: self.set_calls('postgres.service'))
+            if not calls or calls[-1][2].get('MemoryHigh') != 993210368:
+                return f'calls {calls}'
+            sl = self.wait_for(lambda: [c for c in self.set_calls('system.slice')
+                                        if c[2].get('MemoryLow') == 2 * 268435456])
+            if not sl:
+                return f'system.slice not given the sum 512M: {self.set_calls("system.slice")}'
+            return None
+        self.run_check('AssignWorkload postgres.service (memqosctl assign)', via_ctl)
+
+    def workload_objects(self):
+        def props():
+            path = '/org/memqos1/workload/nginx_2eservice'
+            want = {'Id': 'nginx.service', 'Kind': 'service', 'Class': 'shared',
+                    'Unit': 'nginx.service', 'Request': 268435456, 'Limit': 1073741824,
+                    'MemoryLow': 268435456, 'MemoryHigh': 993210368,
+                    'MemoryMax': 1073741824, 'Persistent': True, 'MemoryMin': 0}
+            got = {k: self.bprop(k, path=path, iface='org.memqos1.Workload') for k in want}
+            bad = {k: (got[k], v) for k, v in want.items() if got[k] != v}
+            if bad:
+                return f'(got, want): {bad}'
+            return compare_interface(self.src, 'Workload', 'org.memqos1.Workload',
+                                     self.introspect_xml(path))
+        self.run_check('Workload object properties and Introspect vs Workload.xml', props)
+
+        def shared_class():
+            w = self.bprop('Workloads', path=self.class_paths['shared'], iface='org.memqos1.Class')
+            if sorted(w) != ['/org/memqos1/workload/nginx_2eservice',
+                             '/org/memqos1/workload/postgres_2eservice']:
+                return f'Workloads {w}'
+            return None
+        self.run_check('Class shared lists its workloads', shared_class)
+
+        def lw():
+            got = sorted(tuple(x) for x in self.bcall('ListWorkloads')[0])
+            want = [('nginx.service', 'service', 'shared', '/org/memqos1/workload/nginx_2eservice'),
+                    ('postgres.service', 'service', 'shared',
+                     '/org/memqos1/workload/postgres_2eservice')]
+            if got != want:
+                return f'{got}'
+            r = self.memqosctl('workloads')
+            if r.returncode != 0 or 'nginx.service' not in r.stdout or \
+                    'postgres.service' not in r.stdout:
+                return f'memqosctl workloads: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            return None
+        self.run_check('ListWorkloads (busctl and memqosctl workloads)', lw)
+
+    def unassign_and_reassign(self):
+        def via_busctl():
+            self.env.clear_calls()
+            self.bcall('UnassignWorkload', 's', 'postgres.service')
+            names = [x[0] for x in self.bcall('ListWorkloads')[0]]
+            if 'postgres.service' in names:
+                return f'still listed: {names}'
+            calls = self.wait_for(lambda: self.set_calls('postgres.service'))
+            if not calls or calls[-1][2].get('MemoryLow') != 0 or \
+                    calls[-1][2].get('MemoryMax') != UINT64_MAX:
+                return f'tiers not cleared: {calls}'
+            sl = self.wait_for(lambda: [c for c in self.set_calls('system.slice')
+                                        if c[2].get('MemoryLow') == 268435456])
+            if not sl:
+                return f'system.slice sum not lowered: {self.set_calls("system.slice")}'
+            if any('postgres' in f for f in self.state_files()):
+                return f'state file left: {self.state_files()}'
+            return None
+        self.run_check('UnassignWorkload (busctl)', via_busctl)
+
+        def via_ctl():
+            r = self.memqosctl('assign', 'postgres.service', 'shared', '--request', '128M',
+                               '--limit', '512M', '--runtime')
+            if r.returncode != 0:
+                return f'assign exit {r.returncode}: {r.stderr.strip()}'
+            if self.bprop('Persistent', path='/org/memqos1/workload/postgres_2eservice',
+                          iface='org.memqos1.Workload') is not False:
+                return '--runtime assignment is Persistent'
+            r = self.memqosctl('unassign', 'postgres.service')
+            if r.returncode != 0:
+                return f'unassign exit {r.returncode}: {r.stderr.strip()}'
+            names = [x[0] for x in self.bcall('ListWorkloads')[0]]
+            if 'postgres.service' in names:
+                return f'still listed: {names}'
+            return None
+        self.run_check('assign --runtime / unassign (memqosctl)', via_ctl)
+
+    def run_workload(self):
+        def check_start(unit, argv0):
+            calls = self.wait_for(lambda: [a for _m, a in self.env.calls('StartTransientUnit')
+                                           if str(a[0]) == unit])
+            if not calls:
+                return f'no StartTransientUnit({unit})'
+            props = {str(k): v for k, v in calls[-1][2]}
+            if str(props.get('Slice')) != 'memqos-reclaimed.slice':
+                return f"Slice={props.get('Slice')}"
+            ex = props.get('ExecStart')
+            if not ex or str(ex[0][0]) != argv0:
+                return f'ExecStart={ex}'
+            return None
+
+        def via_busctl():
+            self.env.clear_calls()
+            out = self.bcall('RunWorkload', 'ssttas', 'batch1', 'reclaimed', 0, 512 * MIB,
+                             2, '/bin/sleep', '1')
+            if out != ['/org/memqos1/workload/batch1_2eservice']:
+                return f'returned {out}'
+            return check_start('batch1.service', '/bin/sleep')
+        self.run_check('RunWorkload -> StartTransientUnit in memqos-reclaimed.slice (busctl)',
+                       via_busctl)
+
+        def via_ctl():
+            r = self.memqosctl('run', '--name', 'batch2', '--class', 'reclaimed', '--limit',
+                               '256M', '--', '/bin/true')
+            if r.returncode != 0:
+                return f'exit {r.returncode}: {r.stderr.strip()}'
+            return check_start('batch2.service', '/bin/true')
+        self.run_check('RunWorkload (memqosctl run)', via_ctl)
+
+        def cleanup():
+            for u in ('batch1.service', 'batch2.service'):
+                self.bcall('UnassignWorkload', 's', u)
+            return None
+        self.run_check('UnassignWorkload of the transient units', cleanup)
+
+    def placement(self, memory, reserve=None, user=None):
+        opts = ['0'] if reserve is None else ['1', 'failover_reserve', 't', str(reserve)]
+        verdict, message, numbers = self.bcall('VerifyPlacement', 'tta{sv}', memory, memory,
+                                               *opts, user=user)
+        return verdict, message, numbers
+
+    def verify_placement(self):
+        def verdicts():
+            v, m, n = self.placement(GIB)
+            if v != 'fits' or not m.startswith('fits'):
+                return f'1G: {v} {m}'
+            for k in ('available', 'instances', 'reserved', 'ratio_permille', 'memory_total'):
+                if k not in n:
+                    return f'numbers lack {k}: {n}'
+            if n['memory_total'] != self.mem_total or n['ratio_permille'] != 1500:
+                return f'numbers {n}'
+            cap = n['available'] * 3 // 2
+            v2, m2, _ = self.placement(cap - GIB, reserve=4 * GIB)
+            if v2 != 'soft':
+                return f'cap-1G with reserve 4G: {v2} {m2}'
+            v3, m3, _ = self.placement(cap + GIB)
+            if v3 != 'hard':
+                return f'cap+1G: {v3} {m3}'
+            self.capacity = cap
+            return None
+        self.run_check('VerifyPlacement fits/soft/hard with numbers (busctl)', verdicts)
+
+        def via_ctl():
+            r = self.memqosctl('verify-placement', '1G')
+            if r.returncode != 0 or 'fits' not in r.stdout + r.stderr:
+                return f'1G: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('verify-placement', str(self.capacity - GIB),
+                               '--failover-reserve', '4G')
+            if r.returncode != 0 or 'soft' not in r.stdout + r.stderr:
+                return f'soft: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('verify-placement', str(self.capacity + GIB))
+            if r.returncode != 2 or 'hard' not in r.stdout + r.stderr:
+                return f'hard: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            return None
+        self.run_check('VerifyPlacement (memqosctl verify-placement: exit 0/0/2)', via_ctl)
+
+    def verify(self):
+        def both():
+            findings = self.bcall('Verify')[0]
+            for f in findings:
+                if len(f) != 3 or f[0] not in ('error', 'warning', 'info'):
+                    return f'bad finding {f}'
+            r = self.memqosctl('verify')
+            want = 2 if any(f[0] == 'error' for f in findings) else 0
+            if r.returncode != want:
+                return f'memqosctl verify exit {r.returncode}, want {want}: {r.stdout!r} ' \
+                       f'{r.stderr!r}'
+            return None
+        self.run_check('Verify (busctl and memqosctl verify)', both)
+
+    def reload(self):
+        def good():
+            self.env.write_config(CONFIG_GOOD2)
+            self.bcall('Reload')
+            ratio = self.bprop('MemoryRatio')
+            if abs(ratio - 2.0) > 1e-9:
+                return f'MemoryRatio {ratio} after Reload, want 2'
+            return None
+        self.run_check('Reload of a good config (busctl)', good)
+
+        def bad():
+            self.env.write_config(CONFIG_BAD)
+            r = self.busctl('call', MEMQOS, ROOT, MGR, 'Reload')
+            if r.returncode == 0 or 'abc' not in r.stderr:
+                return f'busctl Reload: exit {r.returncode} {r.stderr!r}'
+            r = self.memqosctl('reload')
+            if r.returncode != 1 or not r.stderr.removeprefix('memqosctl: ').startswith(
+                    'org.memqos1.Error.ConfigInvalid: '):
+                return f'memqosctl reload: exit {r.returncode} {r.stderr!r}'
+            ratio = self.bprop('MemoryRatio')
+            if abs(ratio - 2.0) > 1e-9:
+                return f'MemoryRatio {ratio} after a refused Reload, want 2 (kept)'
+            return None
+        self.run_check('Reload of an invalid config -> ConfigInvalid, old kept', bad)
+
+        def restore():
+            self.env.write_config(CONFIG_GOOD)
+            r = self.memqosctl('reload')
+            if r.returncode != 0:
+                return f'exit {r.returncode}: {r.stderr.strip()}'
+            ratio = self.bprop('MemoryRatio')
+            return None if abs(ratio - 1.5) < 1e-9 else f'MemoryRatio {ratio}'
+        self.run_check('Reload back (memqosctl reload)', restore)
+
+    def security(self):
+        def reads():
+            if self.bprop('MemoryTotal', user='nobody') != self.mem_total:
+                return 'MemoryTotal as nobody'
+            if len(self.bcall('ListClasses', user='nobody')[0]) != 4:
+                return 'ListClasses as nobody'
+            if self.placement(GIB, user='nobody')[0] != 'fits':
+                return 'VerifyPlacement as nobody'
+            self.bcall('ListWorkloads', user='nobody')
+            self.bcall('Verify', user='nobody')
+            self.introspect_xml(ROOT, user='nobody')
+            for args in (['status'], ['classes'], ['workloads'], ['verify-placement', '1G']):
+                r = self.memqosctl(*args, user='nobody')
+                if r.returncode != 0:
+                    return f'memqosctl {args[0]} as nobody: exit {r.returncode} {r.stderr!r}'
+            return None
+        self.run_check('non-root reads properties, lists, VerifyPlacement, Introspect', reads)
+
+        calls = [
+            ('AssignWorkload', ['ssttb', 'nginx.service', 'shared', '1', '2', 'false'],
+             ['assign', 'nginx.service', 'shared', '--limit', '1G']),
+            ('UnassignWorkload', ['s', 'nginx.service'], ['unassign', 'nginx.service']),
+            ('RunWorkload', ['ssttas', 'x', 'reclaimed', '0', '1073741824', '1', '/bin/true'],
+             ['run', '--name', 'x', '--class', 'reclaimed', '--', '/bin/true']),
+            ('Reload', [], ['reload']),
+        ]
+        for member, bargs, cargs in calls:
+            def denied(member=member, bargs=bargs, cargs=cargs):
+                before_calls = len(self.set_calls())
+                before_files = self.state_files()
+                r = self.busctl('call', MEMQOS, ROOT, MGR, member, *bargs, user='nobody')
+                if r.returncode == 0 or 'Access denied' not in r.stderr and \
+                        'AccessDenied' not in r.stderr:
+                    return f'busctl: exit {r.returncode} {r.stderr!r}'
+                r = self.memqosctl(*cargs, user='nobody')
+                if r.returncode == 0 or ('AccessDenied' not in r.stderr and
+                                         'ccess denied' not in r.stderr):
+                    return f'memqosctl: exit {r.returncode} {r.stderr!r}'
+                if len(self.set_calls()) != before_calls or self.state_files() != before_files:
+                    return 'state changed'
+                return None
+            self.run_check(f'non-root {member} -> AccessDenied (busctl and memqosctl)', denied)
+
+    def bad_input(self):
+        huge = 64 * self.mem_total + 4096
+        cases = [
+            ('UnknownClass', ['assign', 'nginx.service', 'gold', '--limit', '1G'],
+             ('AssignWorkload', 'ssttb', 'nginx.service', 'gold', 0, GIB, 'true')),
+            ('RequestAboveLimit', ['assign', 'nginx.service', 'shared', '--request', '2G',
+                                   '--limit', '1G'],
+             ('AssignWorkload', 'ssttb', 'nginx.service', 'shared', 2 * GIB, GIB, 'true')),
+            ('SizeOutOfRange', ['assign', 'nginx.service', 'shared', '--limit', '0'],
+             ('AssignWorkload', 'ssttb', 'nginx.service', 'shared', 0, 0, 'true')),
+            ('SizeOutOfRange', ['assign', 'nginx.service', 'shared', '--limit', str(huge)],
+             ('AssignWorkload', 'ssttb', 'nginx.service', 'shared', 0, huge, 'true')),
+            ('InvalidUnit', ['assign', '../x.service', 'shared', '--limit', '1G'],
+             ('AssignWorkload', 'ssttb', '../x.service', 'shared', 0, GIB, 'true')),
+            ('InvalidUnit', ['assign', 'nginx', 'shared', '--limit', '1G'],
+             ('AssignWorkload', 'ssttb', 'nginx', 'shared', 0, GIB, 'true')),
+            ('NoSuchUnit', ['assign', 'unknown1.service', 'shared', '--limit', '1G'],
+             ('AssignWorkload', 'ssttb', 'unknown2.service', 'shared', 0, GIB, 'true')),
+            ('NoSuchUnit', ['assign', 'ghost.service', 'shared', '--limit', '1G'],
+             ('AssignWorkload', 'ssttb', 'ghost.service', 'shared', 0, GIB, 'true')),
+            ('NoSuchWorkload', ['unassign', 'nothere.service'],
+             ('UnassignWorkload', 's', 'nothere.service')),
+            ('InvalidArgument', None,
+             ('VerifyPlacement', 'tta{sv}', GIB, GIB, 1, 'bogus', 't', 1)),
+        ]
+        for name, cargs, bargs in cases:
+            label = ' '.join(str(a) for a in (cargs or bargs[2:]))
+
+            def one(name=name, cargs=cargs, bargs=bargs):
+                before_calls = len(self.set_calls())
+                before_files = self.state_files()
+                r = self.busctl('call', MEMQOS, ROOT, MGR, bargs[0], *[str(a) for a in bargs[1:]])
+                if r.returncode == 0:
+                    return f'busctl succeeded: {r.stdout!r}'
+                # busctl prints the message only; ask memqosctl for the name
+                if cargs is not None:
+                    r = self.memqosctl(*cargs)
+                    want = f'org.memqos1.Error.{name}: '
+                    # memqosctl prefixes its messages with "memqosctl: "
+                    if r.returncode != 1 or not r.stderr.removeprefix('memqosctl: ') \
+                            .startswith(want):
+                        return f'memqosctl: exit {r.returncode} {r.stderr.strip()!r}, ' \
+                               f'want "{want}..." exit 1'
+                else:
+                    import dbus  # pylint: disable=import-outside-toplevel
+                    try:
+                        self.env.conn.get_object(MEMQOS, ROOT).VerifyPlacement(
+                            dbus.UInt64(GIB), dbus.UInt64(GIB),
+                            {'bogus': dbus.UInt64(1)}, dbus_interface=MGR)
+                        return 'VerifyPlacement with an unknown option succeeded'
+                    except dbus.exceptions.DBusException as e:
+                        if e.get_dbus_name() != f'org.memqos1.Error.{name}':
+                            return f'error {e.get_dbus_name()}: {e}'
+                time.sleep(0.2)
+                if len(self.set_calls()) != before_calls:
+                    return f'new SetUnitProperties calls: {self.set_calls()[before_calls:]}'
+                if self.state_files() != before_files:
+                    return f'new state files: {self.state_files() - before_files}'
+                return None
+            self.run_check(f'bad input {name} ({label})', one)
+
+    def systemd_reloading(self):
+        def reloading():
+            self.env.clear_calls()
+            self.env.emit('Reloading', 'b', [False])
+            calls = self.wait_for(lambda: self.set_calls('nginx.service'), timeout=5)
+            if not calls or calls[-1][2].get('MemoryLow') != 268435456:
+                return f'no SetUnitProperties(nginx.service) after Reloading(false): {calls}'
+            return None
+        self.run_check('systemd Reloading(false) -> tiers re-sent', reloading)
+
+    def persistence(self):
+        def restart():
+            r = self.memqosctl('assign', 'postgres.service', 'shared', '--request', '128M',
+                               '--limit', '512M', '--runtime')
+            if r.returncode != 0:
+                return f'assign --runtime: {r.stderr}'
+            files = self.state_files()
+            self.env.kill_daemon(signal.SIGKILL)
+            self.env.clear_calls()
+            self.env.start_daemon()
+            names = sorted(x[0] for x in self.bcall('ListWorkloads')[0])
+            if names != ['nginx.service', 'postgres.service']:
+                return f'after restart ListWorkloads {names} (state files {sorted(files)})'
+            c1 = self.wait_for(lambda: self.set_calls('nginx.service'))
+            c2 = self.wait_for(lambda: self.set_calls('postgres.service'))
+            if not c1 or c1[-1][2].get('MemoryHigh') != 993210368:
+                return f'nginx.service not re-applied: {c1}'
+            if not c2:
+                return 'postgres.service (runtime) not re-applied'
+            p = self.bprop('Persistent', path='/org/memqos1/workload/postgres_2eservice',
+                           iface='org.memqos1.Workload')
+            if p is not False:
+                return f'postgres.service Persistent={p}'
+            return None
+        self.run_check('SIGKILL + restart: persist=true (state dir) and persist=false '
+                       '(runtime dir) assignments back, tiers re-sent', restart)
+
+
+# ---- introspection comparison -----------------------------------------------
+
+def interface_members(root, iface):
+    for node in root.iter('interface'):
+        if node.get('name') == iface:
+            methods = {m.get('name'): [(a.get('name'), a.get('type'), a.get('direction', 'in'))
+                                       for a in m.findall('arg')]
+                       for m in node.findall('method')}
+            signals = {s.get('name'): [(a.get('name'), a.get('type')) for a in s.findall('arg')]
+                       for s in node.findall('signal')}
+            props = {p.get('name'): (p.get('type'), p.get('access'))
+                     for p in node.findall('property')}
+            return methods, signals, props
+    return None
+
+
+def contract_members(src, short, iface):
+    path = os.path.join(src, 'dbus', f'org.memqos1.{short}.xml')
+    return interface_members(ET.parse(path).getroot(), iface)
+
+
+def compare_interface(src, short, iface, live_xml):
+    want = contract_members(src, short, iface)
+    got = interface_members(ET.fromstring(live_xml), iface)
+    if got is None:
+        return f'live object has no interface {iface}'
+    problems = []
+    for kind, w, g in zip(('method', 'signal', 'property'), want, got):
+        for name in sorted(set(w) | set(g)):
+            if name not in g:
+                problems.append(f'{kind} {name} missing')
+            elif name not in w:
+                problems.append(f'{kind} {name} not in the contract')
+            elif w[name] != g[name]:
+                problems.append(f'{kind} {name}: contract {w[name]}, live {g[name]}')
+    return '; '.join(problems) if problems else None
+
+
+def main(argv):
+    if len(argv) != 4:
+        print(f'usage: {argv[0]} MEMQOSD MEMQOSCTL SOURCE_DIR', file=sys.stderr)
+        return 2
+    memqosd, memqosctl, src = (os.path.abspath(a) for a in argv[1:])
+
+    def on_alarm(_s, _f):
+        raise HardTimeout()
+
+    def on_term(signum, _f):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    signal.alarm(HARD_TIMEOUT_S)
+
+    tmp = tempfile.mkdtemp(prefix='memqos-bus-suite-')
+    env = busenv.BusEnv(tmp, src, memqosd)
+    suite = Suite(env, memqosctl, src)
+    status = 1
+    try:
+        env.start_bus()
+        env.make_fixtures(CONFIG_GOOD)
+        env.start_daemon()
+        suite.check('memqosd starts and owns org.memqos1', True)
+        suite.run()
+        status = 0 if suite.failed == 0 else 1
+    except HardTimeout:
+        suite.check('hard timeout', False, f'{HARD_TIMEOUT_S} s')
+        status = 124
+    except Exception as e:  # pylint: disable=broad-except
+        suite.check('setup', False, f'{type(e).__name__}: {e}')
+        status = 1
+    finally:
+        signal.alarm(0)
+        if suite.failed:
+            env.dump_logs()
+        env.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f'{suite.passed} passed, {suite.failed} failed')
+    return status if suite.failed == 0 else (status or 1)
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
