@@ -42,7 +42,7 @@ named() { # named ERROR memqosctl-args...
   ok "$want: $out"
 }
 named UnknownClass assign sec.service gold --limit 1G
-named RequestAboveLimit assign sec.service shared --request 2G --limit 1G
+named RequestAboveLimit assign sec.service shared --request 1G --limit 512M
 named SizeOutOfRange assign sec.service shared --request 1G --limit 1T
 named InvalidUnit assign ../../etc/passwd.service shared --limit 1G
 named InvalidUnit assign sec shared --limit 1G
