@@ -23,17 +23,11 @@ Result<std::string_view> singleToken(std::string_view textIn, std::string_view w
 } // namespace
 
 Result<MemoryStat> parseMemoryStat(std::string_view textIn) {
-    if (text::isBlankText(textIn)) {
-        return invalid("empty input");
-    }
-    auto all = text::parseKeyNumberLines(textIn);
+    auto all = text::parseKeyNumberFile(textIn);
     if (!all) {
         return all.error();
     }
-    auto get = [&](std::string_view key) -> std::uint64_t {
-        const auto it = all->find(key);
-        return it == all->end() ? 0 : it->second;
-    };
+    auto get = [&](std::string_view key) { return text::valueOrZero(*all, key); };
     MemoryStat s;
     s.anon = get("anon");
     s.file = get("file");

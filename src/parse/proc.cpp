@@ -149,17 +149,11 @@ Result<MemInfo> parseMeminfo(std::string_view textIn) {
 }
 
 Result<VmStat> parseVmstat(std::string_view textIn) {
-    if (text::isBlankText(textIn)) {
-        return invalid("empty input");
-    }
-    auto all = text::parseKeyNumberLines(textIn);
+    auto all = text::parseKeyNumberFile(textIn);
     if (!all) {
         return all.error();
     }
-    auto get = [&](std::string_view key) -> std::uint64_t {
-        const auto it = all->find(key);
-        return it == all->end() ? 0 : it->second;
-    };
+    auto get = [&](std::string_view key) { return text::valueOrZero(*all, key); };
     VmStat v;
     v.pgscanKswapd = get("pgscan_kswapd");
     v.pgscanDirect = get("pgscan_direct");

@@ -239,4 +239,11 @@ Result<KeyNumbers> parseKeyNumberLines(std::string_view text) {
     return out;
 }
 
+Result<KeyNumbers> parseKeyNumberFile(std::string_view text) {
+    if (isBlankText(text)) {
+        return invalid("empty input");
+    }
+    return parseKeyNumberLines(text);
+}
+
 } // namespace memqos::parse::text

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for parsePressure (PSI files). Beyond "no crash, no UB, no leak" it
 // checks the parser's contract where that is cheap; a broken invariant traps.
+#include "fuzz_check.hpp"
 #include "memqos/parse/proc.hpp"
 
 #include <cmath>
@@ -9,21 +10,8 @@
 #include <string_view>
 #include <system_error>
 
-namespace {
-
-void check(bool ok) {
-    if (!ok) {
-        __builtin_trap();
-    }
-}
-
-// Errors are "malformed" with a bounded, non-empty message.
-void checkError(const memqos::Error& e) {
-    check(e.code == std::errc::invalid_argument);
-    check(!e.what.empty() && e.what.size() < 1024);
-}
-
-} // namespace
+using memqos::fuzz::check;
+using memqos::fuzz::checkError;
 
 // NOLINTNEXTLINE(readability-identifier-naming): the libFuzzer entry point
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -122,6 +122,13 @@ Result<double> toDouble(std::string_view token, std::string_view field);
 // what we think it is, and neither value is trusted).
 using KeyNumbers = std::map<std::string, std::uint64_t, std::less<>>;
 Result<KeyNumbers> parseKeyNumberLines(std::string_view text);
+// The same for a whole file that must not be empty ("empty input").
+Result<KeyNumbers> parseKeyNumberFile(std::string_view text);
+// The value of `key`, or 0 when the kernel does not print it.
+inline std::uint64_t valueOrZero(const KeyNumbers& all, std::string_view key) {
+    const auto it = all.find(key);
+    return it == all.end() ? 0 : it->second;
+}
 
 // kib * 1024, or an error naming `field` when that overflows 64 bits.
 Result<Bytes> kibToBytes(std::uint64_t kib, std::string_view field);
