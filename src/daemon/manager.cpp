@@ -261,7 +261,10 @@ void Manager::reconcile() {
         }
     }
     const auto desired = desiredProperties(placed, applied_);
-    for (auto& [unit, props] : changedProperties(desired, applied_)) {
+    // (Named copies, not structured bindings: clang 14 cannot capture those.)
+    for (const auto& change : changedProperties(desired, applied_)) {
+        const std::string& unit = change.first;
+        const io::MemoryProperties& props = change.second;
         if (auto f = inFlight_.find(unit); f != inFlight_.end() && f->second == props) {
             continue; // the same call is already on its way
         }
