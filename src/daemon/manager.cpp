@@ -125,6 +125,7 @@ void Manager::start(std::function<void(Status)> ready) {
             ready(st);
             return;
         }
+        startClassSlices();
         // Rules: match the units systemd has loaded now; later ones arrive
         // through UnitNew/JobRemoved.
         systemd_.listUnits([this, ready = std::move(ready)](
@@ -284,6 +285,24 @@ void Manager::reconcile() {
                           log::kMessagePropertiesChanged);
             } else {
                 log::warning("Cannot set memory properties of {UNIT}: {ERROR}", "UNIT", unit,
+                             "ERROR", st.error().what);
+            }
+        });
+    }
+}
+
+void Manager::startClassSlices() {
+    // The default classes' slices are unit files (units/); a class added in
+    // the configuration gets a transient slice so it exists before its first
+    // workload and shows in systemctl.
+    const auto defaults = core::defaultClasses();
+    for (const auto& cls : config_.classes) {
+        if (core::findClass(defaults, cls.name) != nullptr) {
+            continue;
+        }
+        systemd_.startTransientSlice(cls.slice(), [slice = cls.slice()](Status st) {
+            if (!st) {
+                log::warning("Cannot start the class slice {SLICE}: {ERROR}", "SLICE", slice,
                              "ERROR", st.error().what);
             }
         });
@@ -630,6 +649,7 @@ ApiResult<Done> Manager::reload() {
     }
     config_ = std::move(*next);
     dryRun_ = dryRun_ || config_.manager.dryRun;
+    startClassSlices();
     recomputeTiers();
     reconcile();
     log::notice("Configuration reloaded");

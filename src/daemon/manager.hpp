@@ -114,6 +114,7 @@ private:
     std::optional<std::string> classOfCgroup(const std::string& cgroupPath) const;
     const config::WorkloadRule* ruleFor(const std::string& unit) const;
     void reconcile();
+    void startClassSlices();
     void sampleSystem();
 
     config::Config config_;

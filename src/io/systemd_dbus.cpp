@@ -618,6 +618,37 @@ void SystemdDbus::startTransientService(const std::string& unit, const std::stri
     callForStatus(what, m->get(), std::move(done));
 }
 
+void SystemdDbus::startTransientSlice(const std::string& slice, Done done) {
+    const std::string what = "StartTransientUnit " + slice;
+    if (hasNul(slice) || !slice.ends_with(".slice")) {
+        postDone(std::move(done), invalid(what + ": not a slice name"));
+        return;
+    }
+    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "StartTransientUnit", what);
+    if (!m) {
+        postDone(std::move(done), m.error());
+        return;
+    }
+    const std::string description = "memqos class slice " + slice;
+    Appender a(m->get());
+    a.string(slice).append("s", "fail").open('a', "(sv)");
+    a.append("(sv)", "Description", "s", description.c_str());
+    a.append("(sv)", "MemoryAccounting", "b", 1);
+    a.close().append("a(sa(sv))", 0);
+    if (a.result() < 0) {
+        postDone(std::move(done), busError(a.result(), what));
+        return;
+    }
+    callForStatus(what, m->get(), [done = std::move(done)](Status st) {
+        // Started before (by an earlier memqosd, or a unit file): fine.
+        if (!st && st.error().what.find("UnitExists") != std::string::npos) {
+            done(okStatus());
+            return;
+        }
+        done(st);
+    });
+}
+
 void SystemdDbus::killUnit(const std::string& unit, int signal, Done done) {
     const std::string what = "KillUnit " + unit;
     if (hasNul(unit)) {

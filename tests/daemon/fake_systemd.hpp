@@ -26,6 +26,7 @@ public:
     std::vector<std::string> startedSlices;
     std::vector<std::vector<std::string>> startedArgv;
     std::vector<std::string> getUnitCalls;
+    std::vector<std::string> startedSlicesOnly;  // startTransientSlice
     Status failSet = okStatus();                 // answer of setUnitProperties
     Events events;
     bool subscribed = false;
@@ -76,6 +77,10 @@ public:
         startedSlices.push_back(slice);
         startedArgv.push_back(argv);
         setCalls.push_back({unit, props});
+        later([done] { done(okStatus()); });
+    }
+    void startTransientSlice(const std::string& slice, Done done) override {
+        startedSlicesOnly.push_back(slice);
         later([done] { done(okStatus()); });
     }
     void killUnit(const std::string&, int, Done done) override {

@@ -292,6 +292,18 @@ TEST_F(ManagerStoreTest, RuleAdoptsMatchingUnitsAtStart) {
     EXPECT_EQ(p->memoryLow, std::optional<Bytes>(128 * kMiB));
 }
 
+TEST_F(ManagerStoreTest, ClassesFromTheConfigGetTransientSlices) {
+    core::ClassPolicy gold;
+    gold.name = "gold";
+    gold.rank = 5;
+    gold.protection = core::Protection::Min;
+    config_.classes.push_back(gold);
+    auto m = makeManager();
+    EXPECT_EQ(systemd_.startedSlicesOnly, std::vector<std::string>{"memqos-gold.slice"});
+    ASSERT_TRUE(assign(*m, "db.service", "gold", 256 * kMiB, 256 * kMiB).ok());
+    EXPECT_EQ(systemd_.lastSet("db.service")->memoryMin, std::optional<Bytes>(256 * kMiB));
+}
+
 TEST_F(ManagerStoreTest, TickSamplesUsageAndNode) {
     auto m = makeManager();
     ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());

@@ -68,6 +68,10 @@ public:
     virtual void startTransientService(const std::string& unit, const std::string& slice,
                                        const MemoryProperties& props,
                                        const std::vector<std::string>& argv, Done done) = 0;
+    // StartTransientUnit(slice, "fail", [Description, MemoryAccounting]):
+    // the slice of a class added in the configuration (the default classes'
+    // slices are unit files). A slice that already exists is not an error.
+    virtual void startTransientSlice(const std::string& slice, Done done) = 0;
     // KillUnit(unit, "all", signal).
     virtual void killUnit(const std::string& unit, int signal, Done done) = 0;
 };

@@ -59,6 +59,7 @@ public:
     // Properties: Description "memqos workload <unit>", Slice, ExecStart
     // [(argv[0], argv, false)], MemoryAccounting true, the memory properties;
     // empty argv: invalid_argument without a call.
+    void startTransientSlice(const std::string& slice, Done done) override;
     void startTransientService(const std::string& unit, const std::string& slice,
                                const MemoryProperties& props, const std::vector<std::string>& argv,
                                Done done) override;
