@@ -58,7 +58,7 @@ struct PendingCall {
     PendingCall& operator=(const PendingCall&) = delete;
     ~PendingCall() { sd_bus_message_unref(m); }
     void error(const ApiError& e) const {
-        sd_bus_error be = SD_BUS_ERROR_NULL;
+        sd_bus_error be{}; // SD_BUS_ERROR_NULL, without its C99 compound literal
         sd_bus_error_set(&be, e.name.c_str(), e.message.c_str());
         sd_bus_reply_method_error(m, &be);
         sd_bus_error_free(&be);
