@@ -247,6 +247,9 @@ void Manager::refreshUnit(const std::string& id, std::function<void()> then) {
         auto w = workloads_.find(id);
         if (w != workloads_.end() && u) {
             w->second.cgroupPath = stripSlash(u->controlGroup);
+            // A unit systemd no longer has (a stopped transient unit) gets no
+            // properties: SetUnitProperties would only fail with NoSuchUnit.
+            w->second.loaded = u->loadState == "loaded";
         } else if (!u) {
             log::debug("Cannot look up {UNIT}: {ERROR}", "UNIT", id, "ERROR", u.error().what);
         }
@@ -257,7 +260,7 @@ void Manager::refreshUnit(const std::string& id, std::function<void()> then) {
 void Manager::reconcile() {
     std::vector<PlacedTiers> placed;
     for (const auto& [id, m] : workloads_) {
-        if (!m.unit.empty()) {
+        if (!m.unit.empty() && m.loaded) {
             placed.push_back({m.unit, m.cgroupPath, m.tiers});
         }
     }
@@ -362,9 +365,17 @@ void Manager::onUnitRemoved(const std::string& unit) {
         return;
     }
     applied_.erase(unit);
-    if (it->second.source != Source::Api) {
+    if (it->second.transient) {
+        // A RunWorkload unit does not come back once systemd dropped it.
+        (void)store_.remove(unit);
+        log::info("{UNIT} is gone; no longer managed", "UNIT", unit);
+        workloads_.erase(it);
+        reconcile();
+    } else if (it->second.source != Source::Api) {
         workloads_.erase(it); // found by rule or slice: found again when it returns
         reconcile();
+    } else {
+        it->second.loaded = false; // until it is loaded again
     }
 }
 
@@ -563,6 +574,7 @@ void Manager::run(const std::string& name, const std::string& className, Bytes r
     m.source = Source::Api;
     m.unit = unit;
     m.cgroupPath = io::unitCgroupPath(className, unit);
+    m.transient = true;
     m.tiers = *tiers;
     auto finish = [this, m, props, reply](Status st) {
         if (!st) {

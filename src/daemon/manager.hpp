@@ -38,6 +38,8 @@ struct ManagedWorkload {
     Source source = Source::Api;
     std::string unit;       // systemd unit ("" until known)
     std::string cgroupPath; // relative, no leading '/' ("" until the unit runs)
+    bool loaded = true;     // systemd knows the unit (LoadState "loaded")
+    bool transient = false; // started by RunWorkload: gone for good once removed
     core::Tiers tiers;
     Bytes memoryCurrent = 0;
     Bytes swapCurrent = 0;

@@ -368,7 +368,7 @@ void SystemdDbus::dispatchSignal(sd_bus_message* m) {
         if (sd_bus_message_read(m, "so", &unit, &path) < 0) {
             return; // not systemd's signature: ignore
         }
-        auto cb = member == "UnitNew" ? events_.unitStarted : events_.unitRemoved;
+        auto cb = member == "UnitNew" ? events_.unitLoaded : events_.unitRemoved;
         if (cb) {
             cb(std::string(unit));
         }

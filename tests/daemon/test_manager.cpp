@@ -268,6 +268,36 @@ TEST_F(ManagerStoreTest, RunStartsATransientServiceInTheClassSlice) {
     EXPECT_EQ(bad->error().name, "org.memqos1.Error.InvalidArgument");
 }
 
+TEST_F(ManagerStoreTest, GoneUnitsGetNoPropertiesAndTransientOnesAreDropped) {
+    auto m = makeManager();
+    std::optional<ApiResult<std::string>> out;
+    m->run("job", "shared", 0, 256 * kMiB, {"/bin/true"}, [&](ApiResult<std::string> r) { out = r; });
+    systemd_.flush();
+    ASSERT_TRUE(out && out->ok());
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+
+    // The transient unit ran and systemd dropped it: no longer managed.
+    systemd_.events.unitRemoved("job.service");
+    systemd_.flush();
+    EXPECT_FALSE(m->workloads().contains("job.service"));
+
+    // An assigned unit systemd no longer knows: kept, but nothing is sent to
+    // it (SetUnitProperties would fail, and systemd would load it to say so).
+    systemd_.units.erase("nginx.service");
+    systemd_.setCalls.clear();
+    systemd_.events.unitRemoved("nginx.service");
+    systemd_.events.unitStarted("nginx.service"); // e.g. JobRemoved of its stop job
+    systemd_.flush();
+    EXPECT_TRUE(m->workloads().contains("nginx.service"));
+    EXPECT_EQ(systemd_.lastSet("nginx.service"), nullptr);
+
+    // It comes back: its tiers are applied again.
+    systemd_.addUnit("nginx.service", "/system.slice/nginx.service");
+    systemd_.events.unitStarted("nginx.service");
+    systemd_.flush();
+    ASSERT_NE(systemd_.lastSet("nginx.service"), nullptr);
+}
+
 TEST_F(ManagerStoreTest, DryRunDecidesButSendsNothing) {
     auto m = makeManager(true);
     ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());

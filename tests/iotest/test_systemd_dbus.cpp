@@ -530,6 +530,7 @@ protected:
         SystemdManager::Events events;
         events.reloaded = [this] { log_.push_back("reloaded"); };
         events.unitStarted = [this](const std::string& u) { log_.push_back("started " + u); };
+        events.unitLoaded = [this](const std::string& u) { log_.push_back("started " + u); };
         events.unitRemoved = [this](const std::string& u) { log_.push_back("removed " + u); };
         const auto status =
             await([&](auto done) { systemd_->subscribe(std::move(events), std::move(done)); });
@@ -619,6 +620,7 @@ TEST_F(SubscribedTest, SubscribingAgainReplacesTheEvents) {
     std::vector<std::string> second;
     SystemdManager::Events events;
     events.unitStarted = [&](const std::string& u) { second.push_back(u); };
+    events.unitLoaded = events.unitStarted;
     injectFailure("Subscribe", "org.freedesktop.systemd1.AlreadySubscribed",
                   "Client is already subscribed.");
     const auto status =
@@ -640,6 +642,7 @@ TEST_F(SystemdDbusTest, SubscribingTwiceAtOnceCompletesBoth) {
     systemd_->subscribe(SystemdManager::Events{}, [&](Status s) { first = std::move(s); });
     SystemdManager::Events events;
     events.unitStarted = [&](const std::string& u) { started.push_back(u); };
+    events.unitLoaded = events.unitStarted;
     systemd_->subscribe(std::move(events), [&](Status s) { second = std::move(s); });
     ASSERT_TRUE(runUntil([&] { return first.has_value() && second.has_value(); }));
     EXPECT_TRUE(*first);

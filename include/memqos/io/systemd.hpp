@@ -47,8 +47,14 @@ public:
     struct Events {
         // systemd finished a daemon-reload (Reloading(false)).
         std::function<void()> reloaded;
-        // A unit appeared or (re)started: UnitNew, or JobRemoved of a start job.
+        // A job of the unit finished successfully (JobRemoved, result "done"):
+        // it (re)started, or stopped; look it up to know which.
         std::function<void(const std::string& unit)> unitStarted;
+        // systemd created a unit object (UnitNew). Also sent when a LoadUnit
+        // call loads a unit that has no file: reacting to it with another
+        // look-up can loop (load, garbage-collect, load …), so the daemon
+        // leaves it unset.
+        std::function<void(const std::string& unit)> unitLoaded;
         // A unit was removed from memory (UnitRemoved).
         std::function<void(const std::string& unit)> unitRemoved;
     };
