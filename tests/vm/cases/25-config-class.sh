@@ -33,5 +33,8 @@ systemctl reload memqosd
 sleep 1
 systemctl is-active --quiet memqosd || fail "SIGHUP with an invalid config stopped memqosd"
 ok "SIGHUP with an invalid config keeps memqosd running with the old config"
-rm -f /etc/memqos/memqosd.conf.d/90-bad.conf /etc/memqos/memqosd.conf.d/50-gold.conf
 systemctl stop goldjob.service
+rm -f /etc/memqos/memqosd.conf.d/90-bad.conf /etc/memqos/memqosd.conf.d/50-gold.conf
+memqosctl reload
+if mgr ListClasses | grep -q '"gold"'; then fail "gold still listed after its drop-in was removed"; fi
+ok "gold gone after its drop-in was removed and memqosd reloaded"
