@@ -166,7 +166,7 @@ def stop(proc, name, sig=signal.SIGTERM):
         proc.wait(timeout=5)
 
 
-def _read_address(daemon, deadline):
+def read_address(daemon, deadline):
     line = b''
     while not line.endswith(b'\n'):
         left = deadline - time.monotonic()
@@ -226,7 +226,7 @@ class BusEnv:
         self.bus = subprocess.Popen(  # pylint: disable=consider-using-with
             ['dbus-daemon', '--config-file=' + config, '--nofork', '--print-address=1'],
             stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
-        self.address = _read_address(self.bus, deadline)
+        self.address = read_address(self.bus, deadline)
 
         env = dict(os.environ)
         env['DBUS_SYSTEM_BUS_ADDRESS'] = self.address

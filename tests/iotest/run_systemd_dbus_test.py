@@ -20,9 +20,7 @@ hard timeout. dbus-daemon and the mock are stopped by PID on every path out
 (they also get SIGTERM from the kernel if this script dies: PR_SET_PDEATHSIG).
 """
 
-import ctypes
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -123,39 +121,9 @@ class HardTimeout(Exception):
     pass
 
 
-def die_with_parent():
-    """preexec_fn: SIGTERM the child when this script dies, even by SIGKILL."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    pr_set_pdeathsig = 1
-    libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
-
-
-def stop(proc, name):
-    if proc is None or proc.poll() is not None:
-        return
-    proc.terminate()  # by PID
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        print(f'{name} (pid {proc.pid}) ignored SIGTERM, killing', file=sys.stderr)
-        proc.kill()
-        proc.wait(timeout=5)
-
-
-def read_address(daemon, deadline):
-    line = b''
-    while not line.endswith(b'\n'):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise RuntimeError('dbus-daemon did not print its address')
-        ready, _, _ = select.select([daemon.stdout], [], [], left)
-        if not ready:
-            continue
-        chunk = os.read(daemon.stdout.fileno(), 4096)
-        if not chunk:
-            raise RuntimeError(f'dbus-daemon exited with {daemon.wait()}')
-        line += chunk
-    return line.decode().strip()
+# Process hygiene and the bus address handshake are shared with the bus suite.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'bus'))
+from busenv import die_with_parent, read_address, stop  # noqa: E402
 
 
 def wait_for_name(conn, mock, deadline):
