@@ -29,8 +29,8 @@ for f in memory.max memory.swap.max; do
 done
 
 echo
-echo "# Would a 1 GiB VM fit under the memory ratio? A 64 GiB one?"
-step memqosctl verify-placement 1G || true
+echo "# Would a 256 MiB VM fit under the memory ratio? A 64 GiB one?"
+step memqosctl verify-placement 256M || true
 step memqosctl verify-placement 64G || true
 step memqosctl verify || true
 step memqosctl --json status
