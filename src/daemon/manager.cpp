@@ -139,24 +139,7 @@ void Manager::start(std::function<void(Status)> ready) {
                     adopt(u.name, "", Source::Rule);
                 }
             }
-            // Every unit's cgroup path, then the tiers.
-            auto ids = std::make_shared<std::vector<std::string>>();
-            for (const auto& [id, m] : workloads_) {
-                if (!m.unit.empty()) {
-                    ids->push_back(id);
-                }
-            }
-            auto remaining = std::make_shared<std::size_t>(ids->size());
-            if (ids->empty()) {
-                reconcile();
-            }
-            for (const auto& id : *ids) {
-                refreshUnit(id, [this, remaining] {
-                    if (--*remaining == 0) {
-                        reconcile();
-                    }
-                });
-            }
+            refreshAllThenReconcile();
             ready(okStatus());
         });
     });
@@ -317,14 +300,22 @@ void Manager::onSystemdReloaded() {
     // re-sending is cheap and covers units whose files changed under us.
     log::info("systemd reloaded; re-applying tiers");
     applied_.clear();
-    auto remaining = std::make_shared<std::size_t>(workloads_.size());
-    if (workloads_.empty()) {
-        return;
-    }
+    refreshAllThenReconcile();
+}
+
+void Manager::refreshAllThenReconcile() {
+    // Every unit's state and cgroup path, then the tiers, once.
     std::vector<std::string> ids;
     for (const auto& [id, m] : workloads_) {
-        ids.push_back(id);
+        if (!m.unit.empty()) {
+            ids.push_back(id);
+        }
     }
+    if (ids.empty()) {
+        reconcile();
+        return;
+    }
+    auto remaining = std::make_shared<std::size_t>(ids.size());
     for (const auto& id : ids) {
         refreshUnit(id, [this, remaining] {
             if (--*remaining == 0) {

@@ -109,6 +109,7 @@ private:
     Result<core::Tiers> tiersFor(const core::Workload& w) const;
     void recomputeTiers();
     void refreshUnit(const std::string& id, std::function<void()> then);
+    void refreshAllThenReconcile();
     void onUnitStarted(const std::string& unit);
     void onUnitRemoved(const std::string& unit);
     void onSystemdReloaded();
