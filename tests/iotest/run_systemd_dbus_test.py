@@ -31,11 +31,12 @@ import time
 HARD_TIMEOUT_S = 100  # below the meson test timeout (120 s)
 SETUP_TIMEOUT_S = 15
 
-SYSTEMD = 'org.freedesktop.systemd1'
-MANAGER_PATH = '/org/freedesktop/systemd1'
-MANAGER = 'org.freedesktop.systemd1.Manager'
-UNIT = 'org.freedesktop.systemd1.Unit'
-MOCK = 'org.freedesktop.DBus.Mock'
+# Names, process hygiene and the bus address handshake are shared with the
+# bus suite.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'bus'))
+from busenv import (MANAGER, MANAGER_PATH, MOCK, SYSTEMD, UNIT,  # noqa: E402
+                    die_with_parent, read_address, stop)
+
 TEST_IFACE = 'org.memqos1.Test'
 
 BUS_CONFIG = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -119,11 +120,6 @@ UNITS = {
 
 class HardTimeout(Exception):
     pass
-
-
-# Process hygiene and the bus address handshake are shared with the bus suite.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'bus'))
-from busenv import die_with_parent, read_address, stop  # noqa: E402
 
 
 def wait_for_name(conn, mock, deadline):
