@@ -96,7 +96,40 @@ std::string formatBytes(Bytes b) {
     return detail::toText(tenths / 10) + "." + detail::toText(tenths % 10) + kUnits[u].second;
 }
 
-Verdict checkPlacement(const PlacementInput& in, Bytes candidate) {
+Status validateInstanceName(std::string_view name) {
+    constexpr std::size_t kMaxName = 255;
+    if (name.empty()) {
+        return invalid("instance name is empty");
+    }
+    if (name.size() > kMaxName) {
+        return invalid("instance name is longer than 255 bytes");
+    }
+    const auto alnum = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    };
+    if (!alnum(name.front())) {
+        return invalid("instance name must start with a letter or digit");
+    }
+    for (const char c : name) {
+        if (!alnum(c) && c != '-' && c != '_' && c != '.') {
+            return invalid("instance name may hold only letters, digits, '-', '_' and '.'");
+        }
+    }
+    return okStatus();
+}
+
+Bytes committedMemory(const std::vector<Instance>& instances, std::string_view exclude,
+                      Bytes overhead) {
+    U128 sum = 0;
+    for (const auto& i : instances) {
+        if (i.up && i.name != exclude) {
+            sum += U128{i.maxMemory} + overhead;
+        }
+    }
+    return detail::saturate(sum);
+}
+
+Verdict checkPlacement(const PlacementInput& in, Bytes candidate, const PlacementPolicy& policy) {
     const std::uint64_t micro = ratioMicro(in.memoryRatio);
     const Bytes available = availableMemory(in);
     const U128 after = U128{in.instances} + candidate;
@@ -150,6 +183,22 @@ Verdict checkPlacement(const PlacementInput& in, Bytes candidate) {
                     " left) only by using the failover reserve of " + formatBytes(in.reserved) +
                     " (available " + formatBytes(available) + ", instances " +
                     formatBytes(in.instances) + ")";
+        if (policy.refuseSoft) {
+            v.kind = VerdictKind::Hard;
+            v.message = "hard:" + v.message.substr(v.message.find(':') + 1) +
+                        " (soft violations are refused)";
+        }
+    }
+    const Bytes swapNeeded = requiredSwap(available, in.memoryRatio);
+    if (policy.swapCheck != SwapCheck::Off && in.swapTotal < swapNeeded) {
+        const std::string swap = "swap " + formatBytes(in.swapTotal) + " is below the " +
+                                 formatBytes(swapNeeded) + " that " + ratio + " needs";
+        if (policy.swapCheck == SwapCheck::Refuse && v.kind != VerdictKind::Hard) {
+            v.kind = VerdictKind::Hard;
+            v.message = "hard: " + asked + ", but " + swap + " (SwapCheck=refuse)";
+        } else if (policy.swapCheck == SwapCheck::Warn) {
+            v.message += "; warning: " + swap;
+        }
     }
     return v;
 }

@@ -264,26 +264,46 @@ int verifyPlacement(sd_bus_message* m, void* ud, sd_bus_error* err) {
     if (r < 0) {
         return r;
     }
-    std::optional<Bytes> failoverReserve;
+    Manager::PlacementRequest request;
     if ((r = sd_bus_message_enter_container(m, 'a', "{sv}")) < 0) {
         return r;
     }
+    constexpr const char* kKnown = " (known: failover_reserve t, refuse_soft b, instance s)";
     while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
         const char* key = nullptr;
         if ((r = sd_bus_message_read(m, "s", &key)) < 0) {
             return r;
         }
-        if (std::strcmp(key, "failover_reserve") == 0) {
+        const std::string k(key);
+        const auto wrongType = [&](const char* type) {
+            return setError(err, apiError("InvalidArgument", "option " + k + " must be of type " +
+                                                                 type + kKnown));
+        };
+        if (k == "failover_reserve") {
             std::uint64_t v = 0;
             if (sd_bus_message_read(m, "v", "t", &v) < 0) {
-                return setError(err, apiError("InvalidArgument",
-                                              "option failover_reserve must be a uint64 (t)"));
+                return wrongType("t (uint64, bytes)");
             }
-            failoverReserve = v;
+            request.failoverReserve = v;
+        } else if (k == "refuse_soft") {
+            int v = 0;
+            if (sd_bus_message_read(m, "v", "b", &v) < 0) {
+                return wrongType("b (boolean)");
+            }
+            request.refuseSoft = v != 0;
+        } else if (k == "instance") {
+            const char* v = nullptr;
+            if (sd_bus_message_read(m, "v", "s", &v) < 0) {
+                return wrongType("s (string)");
+            }
+            if (auto ok = core::validateInstanceName(v); !ok) {
+                return setError(err, apiError("InvalidArgument", "option instance: " +
+                                                                     ok.error().what));
+            }
+            request.instance = v;
         } else {
             return setError(err, apiError("InvalidArgument",
-                                          std::string("unknown option '") + key +
-                                              "' (known: failover_reserve)"));
+                                          "unknown option '" + k.substr(0, 80) + "'" + kKnown));
         }
         if ((r = sd_bus_message_exit_container(m)) < 0) {
             return r;
@@ -301,7 +321,7 @@ int verifyPlacement(sd_bus_message* m, void* ud, sd_bus_error* err) {
                                                              " is above memory " +
                                                              std::to_string(memory)));
     }
-    const auto v = self(ud).manager().verifyPlacement(memory, minMemory, failoverReserve);
+    const auto v = self(ud).manager().verifyPlacement(memory, minMemory, request);
     sd_bus_message* raw = nullptr;
     if ((r = sd_bus_message_new_method_return(m, &raw)) < 0) {
         return r;
@@ -335,6 +355,65 @@ int verify(sd_bus_message* m, void* ud, sd_bus_error*) {
     for (const auto& f : findings) {
         if ((r = sd_bus_message_append(raw, "(sss)", f.severity.c_str(), f.code.c_str(),
                                        f.message.c_str())) < 0) {
+            return r;
+        }
+    }
+    if ((r = sd_bus_message_close_container(raw)) < 0) {
+        return r;
+    }
+    return sd_bus_send(nullptr, raw, nullptr);
+}
+
+int recordInstance(sd_bus_message* m, void* ud, sd_bus_error* err) {
+    if (!requireRoot(m, err)) {
+        return -EACCES;
+    }
+    const char* name = nullptr;
+    std::uint64_t minMemory = 0;
+    std::uint64_t maxMemory = 0;
+    int up = 0;
+    int r = sd_bus_message_read(m, "sttb", &name, &minMemory, &maxMemory, &up);
+    if (r < 0) {
+        return r;
+    }
+    auto res = self(ud).manager().recordInstance(name, minMemory, maxMemory, up != 0);
+    if (!res.ok()) {
+        return setError(err, res.error());
+    }
+    return sd_bus_reply_method_return(m, "");
+}
+
+int forgetInstance(sd_bus_message* m, void* ud, sd_bus_error* err) {
+    if (!requireRoot(m, err)) {
+        return -EACCES;
+    }
+    const char* name = nullptr;
+    int r = sd_bus_message_read(m, "s", &name);
+    if (r < 0) {
+        return r;
+    }
+    auto res = self(ud).manager().forgetInstance(name);
+    if (!res.ok()) {
+        return setError(err, res.error());
+    }
+    return sd_bus_reply_method_return(m, "");
+}
+
+int listInstances(sd_bus_message* m, void* ud, sd_bus_error*) {
+    sd_bus_message* raw = nullptr;
+    int r = sd_bus_message_new_method_return(m, &raw);
+    if (r < 0) {
+        return r;
+    }
+    io::MessagePtr reply(raw);
+    if ((r = sd_bus_message_open_container(raw, 'a', "(sttb)")) < 0) {
+        return r;
+    }
+    for (const auto& [name, i] : self(ud).manager().instances()) {
+        if ((r = sd_bus_message_append(raw, "(sttb)", name.c_str(),
+                                       static_cast<std::uint64_t>(i.minMemory),
+                                       static_cast<std::uint64_t>(i.maxMemory),
+                                       static_cast<int>(i.up))) < 0) {
             return r;
         }
     }
@@ -389,6 +468,13 @@ const sd_bus_vtable kManagerVtable[] = {
     SD_BUS_METHOD_WITH_NAMES("Verify", "", , "a(sss)", SD_BUS_PARAM(findings), verify,
                              SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD("Reload", "", "", reload, 0),
+    SD_BUS_METHOD_WITH_NAMES("RecordInstance", "sttb",
+                             SD_BUS_PARAM(name) SD_BUS_PARAM(min_memory) SD_BUS_PARAM(max_memory)
+                                 SD_BUS_PARAM(up),
+                             "", , recordInstance, 0),
+    SD_BUS_METHOD_WITH_NAMES("ForgetInstance", "s", SD_BUS_PARAM(name), "", , forgetInstance, 0),
+    SD_BUS_METHOD_WITH_NAMES("ListInstances", "", , "a(sttb)", SD_BUS_PARAM(instances),
+                             listInstances, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_SIGNAL_WITH_NAMES("PressureLevelChanged", "us", SD_BUS_PARAM(level) SD_BUS_PARAM(reason),
                              0),
     SD_BUS_SIGNAL_WITH_NAMES("WorkloadKilled", "sssa{st}",

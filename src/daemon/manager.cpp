@@ -29,8 +29,10 @@ std::string stripSlash(const std::string& cg) {
 } // namespace
 
 Manager::Manager(config::Config config, ConfigReader reader, io::SystemdManager& systemd,
-                 io::StateStore& store, io::CgroupFs cgroups, io::ProcFs proc, bool dryRun)
+                 io::StateStore& store, io::InstanceStore& instanceStore, io::CgroupFs cgroups,
+                 io::ProcFs proc, bool dryRun)
     : config_(std::move(config)), reader_(std::move(reader)), systemd_(systemd), store_(store),
+      instanceStore_(instanceStore),
       cgroups_(std::move(cgroups)), proc_(std::move(proc)), dryRun_(dryRun || config_.manager.dryRun) {}
 
 Bytes Manager::nodeReserved() const {
@@ -81,6 +83,13 @@ void Manager::sampleSystem() {
 
 void Manager::start(std::function<void(Status)> ready) {
     sampleSystem();
+    auto records = instanceStore_.loadAll();
+    for (const auto& p : records.problems) {
+        log::warning("Ignoring a stored instance record: {ERROR}", "ERROR", p);
+    }
+    for (auto& i : records.instances) {
+        instances_[i.name] = std::move(i);
+    }
     auto loaded = store_.loadAll();
     for (const auto& p : loaded.problems) {
         log::warning("Ignoring a stored assignment: {ERROR}", "ERROR", p);
@@ -588,8 +597,7 @@ void Manager::run(const std::string& name, const std::string& className, Bytes r
     systemd_.startTransientService(unit, cls->slice(), props, argv, finish);
 }
 
-core::Verdict Manager::verifyPlacement(Bytes memory, Bytes /*minMemory*/,
-                                       std::optional<Bytes> failoverReserve) const {
+core::PlacementInput Manager::placementInput(std::string_view exclude) const {
     core::PlacementInput in;
     in.memTotal = system_.mem.memTotal;
     in.nodeReserve = nodeReserved();
@@ -598,24 +606,33 @@ core::Verdict Manager::verifyPlacement(Bytes memory, Bytes /*minMemory*/,
             in.services = core::saturatingAdd(in.services, m.workload.request);
         }
     }
-    in.instances = 0; // the instance record arrives with the Ganeti integration
-    in.reserved = failoverReserve.value_or(
-        config_.overcommit.failoverReserve.resolve(system_.mem.memTotal));
+    std::vector<core::Instance> all;
+    for (const auto& [name, i] : instances_) {
+        all.push_back(i);
+    }
+    in.instances = core::committedMemory(all, exclude, config_.overcommit.vmOverhead);
+    in.reserved = config_.overcommit.failoverReserve.resolve(system_.mem.memTotal);
     in.memoryRatio = config_.overcommit.memoryRatio;
     in.swapTotal = system_.mem.swapTotal;
-    return core::checkPlacement(in, memory);
+    return in;
+}
+
+core::Verdict Manager::verifyPlacement(Bytes memory, Bytes /*minMemory*/,
+                                       const PlacementRequest& request) const {
+    auto in = placementInput(request.instance);
+    if (request.failoverReserve) {
+        in.reserved = *request.failoverReserve;
+    }
+    const core::PlacementPolicy policy{request.refuseSoft, config_.overcommit.swapCheck};
+    return core::checkPlacement(in, core::saturatingAdd(memory, config_.overcommit.vmOverhead),
+                                policy);
 }
 
 std::vector<core::Finding> Manager::verify() const {
-    core::PlacementInput in;
-    in.memTotal = system_.mem.memTotal;
-    in.nodeReserve = nodeReserved();
+    const auto in = placementInput();
     Bytes protectedMin = 0;
     std::map<std::string, core::ClassCoverage> coverage;
     for (const auto& [id, m] : workloads_) {
-        if (m.workload.kind != core::WorkloadKind::Vm) {
-            in.services = core::saturatingAdd(in.services, m.workload.request);
-        }
         // Services' requests are already out of `available`: only VMs'
         // guaranteed memory is compared with it (none until libvirt).
         if (m.workload.kind == core::WorkloadKind::Vm) {
@@ -635,10 +652,51 @@ std::vector<core::Finding> Manager::verify() const {
             cov.push_back(c);
         }
     }
-    in.reserved = config_.overcommit.failoverReserve.resolve(system_.mem.memTotal);
-    in.memoryRatio = config_.overcommit.memoryRatio;
-    in.swapTotal = system_.mem.swapTotal;
     return core::verifyPlacement(in, protectedMin, cov);
+}
+
+ApiResult<Done> Manager::recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory,
+                                        bool up) {
+    if (auto ok = core::validateInstanceName(name); !ok) {
+        return apiError("InvalidArgument", ok.error().what + " (got '" + name.substr(0, 80) + "')");
+    }
+    if (maxMemory == 0 || maxMemory == kNoLimit) {
+        return apiError("SizeOutOfRange",
+                        "max_memory of instance " + name + " must be above 0 and below 'max'");
+    }
+    if (minMemory > maxMemory) {
+        return apiError("InvalidArgument", "min_memory " + std::to_string(minMemory) +
+                                               " of instance " + name + " is above max_memory " +
+                                               std::to_string(maxMemory));
+    }
+    const core::Instance record{name, minMemory, maxMemory, up};
+    if (auto st = instanceStore_.save(record); !st) {
+        return apiError("Failed", "cannot store the record of instance " + name + ": " +
+                                      st.error().what);
+    }
+    const auto before = instances_.find(name);
+    if (before == instances_.end() || before->second != record) {
+        log::notice("Instance {INSTANCE} recorded: max {MAX_MEMORY}, min {MIN_MEMORY}, {STATE}",
+                    "INSTANCE", name, "MAX_MEMORY", std::to_string(maxMemory), "MIN_MEMORY",
+                    std::to_string(minMemory), "STATE", up ? "up" : "down");
+    }
+    instances_[name] = record;
+    return Done{};
+}
+
+ApiResult<Done> Manager::forgetInstance(const std::string& name) {
+    if (instances_.find(name) == instances_.end()) {
+        return apiError("NoSuchInstance", "instance '" + name.substr(0, 255) +
+                                              "' is not in this node's record (memqosctl status "
+                                              "lists the recorded instances)");
+    }
+    if (auto st = instanceStore_.remove(name); !st) {
+        return apiError("Failed",
+                        "cannot remove the record of instance " + name + ": " + st.error().what);
+    }
+    instances_.erase(name);
+    log::notice("Instance {INSTANCE} forgotten", "INSTANCE", name);
+    return Done{};
 }
 
 ApiResult<Done> Manager::reload() {

@@ -63,7 +63,8 @@ public:
     using Reply = std::function<void(ApiResult<T>)>;
 
     Manager(config::Config config, ConfigReader reader, io::SystemdManager& systemd,
-            io::StateStore& store, io::CgroupFs cgroups, io::ProcFs proc, bool dryRun);
+            io::StateStore& store, io::InstanceStore& instanceStore, io::CgroupFs cgroups,
+            io::ProcFs proc, bool dryRun);
 
     void setListener(Listener* listener) { listener_ = listener; }
 
@@ -81,10 +82,21 @@ public:
     void unassign(const std::string& id, Reply<Done> reply);
     void run(const std::string& name, const std::string& className, Bytes request, Bytes limit,
              const std::vector<std::string>& argv, Reply<std::string> reply);
+    struct PlacementRequest {
+        std::optional<Bytes> failoverReserve; // overrides [Overcommit] FailoverReserve
+        bool refuseSoft = false;              // a soft violation is hard
+        std::string instance; // the candidate's name: its own record is not counted
+    };
     core::Verdict verifyPlacement(Bytes memory, Bytes minMemory,
-                                  std::optional<Bytes> failoverReserve) const;
+                                  const PlacementRequest& request) const;
     std::vector<core::Finding> verify() const;
     ApiResult<Done> reload();
+    // The instance record (Ganeti's state of record on this node); stored
+    // at once, so a refused call changes nothing.
+    ApiResult<Done> recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory,
+                                   bool up);
+    ApiResult<Done> forgetInstance(const std::string& name);
+    const std::map<std::string, core::Instance>& instances() const { return instances_; }
 
     // --- state for properties ---
     const config::Config& config() const { return config_; }
@@ -119,17 +131,21 @@ private:
     void reconcile();
     void startClassSlices();
     void sampleSystem();
+    // Live numbers; instances leave out the one named `exclude`.
+    core::PlacementInput placementInput(std::string_view exclude = {}) const;
 
     config::Config config_;
     ConfigReader reader_;
     io::SystemdManager& systemd_;
     io::StateStore& store_;
+    io::InstanceStore& instanceStore_;
     io::CgroupFs cgroups_;
     io::ProcFs proc_;
     bool dryRun_;
     Listener* listener_ = nullptr;
 
     std::map<std::string, ManagedWorkload> workloads_;
+    std::map<std::string, core::Instance> instances_;
     std::map<std::string, io::MemoryProperties> applied_;
     std::map<std::string, io::MemoryProperties> inFlight_;
     std::map<std::string, Bytes> classCurrent_;

@@ -121,8 +121,9 @@ int runService(const Options& options) {
     io::SystemdDbus systemd(bus->get(), pump);
     const std::filesystem::path stateDir = cfg->manager.stateDirectory;
     io::StateStore store(stateDir / "assignments", runtimeDirectory(options, *cfg) / "assignments");
+    io::InstanceStore instanceStore(stateDir / "instances");
     Manager manager(
-        *cfg, [&options] { return readConfig(options, true); }, systemd, store,
+        *cfg, [&options] { return readConfig(options, true); }, systemd, store, instanceStore,
         io::CgroupFs(cfg->manager.cgroupRoot), io::ProcFs(cfg->manager.procRoot),
         options.dryRun);
     BusService service(bus->get(), pump, manager);

@@ -22,6 +22,8 @@ namespace {
 
 constexpr std::string_view kHeader =
     "# memqos assignment; written by memqosd, do not edit while it runs\n";
+constexpr std::string_view kInstanceHeader =
+    "# memqos instance record (Ganeti); written by memqosd, do not edit while it runs\n";
 // Temp files start with '.', which encodeFileName never produces.
 constexpr std::string_view kTempPrefix = ".tmp.";
 constexpr std::size_t kMaxNameBytes = 255;                    // NAME_MAX
@@ -265,21 +267,25 @@ Status removeFile(const std::filesystem::path& dir, const std::string& name) {
     return okStatus();
 }
 
-// Reads every assignment of one directory into `out`, skipping ids already
-// present (the persistent directory is read first).
-void loadDir(const std::filesystem::path& dir, bool persistent, StateStore::Loaded& out) {
+// Reads every record file of one directory: `parse` turns a file's text into
+// a record (or an error), `keyOf` gives the id its file name must encode,
+// and `add` takes each good one. Problems name the file and never stop the
+// load.
+template <typename Parse, typename KeyOf, typename Add>
+void loadDir(const std::filesystem::path& dir, std::string_view what, std::string_view keyName,
+             Parse parse, KeyOf keyOf, Add add, std::vector<std::string>& problems) {
     std::error_code ec;
     std::filesystem::directory_iterator it(dir, ec);
     if (ec) {
         if (ec != std::errc::no_such_file_or_directory) {
-            out.problems.push_back(dir.string() + ": " + ec.message());
+            problems.push_back(dir.string() + ": " + ec.message());
         }
         return;
     }
     std::vector<std::string> names;
     for (const std::filesystem::directory_iterator end; it != end; it.increment(ec)) {
         if (ec) {
-            out.problems.push_back(dir.string() + ": " + ec.message());
+            problems.push_back(dir.string() + ": " + ec.message());
             break;
         }
         names.push_back(it->path().filename().string());
@@ -298,34 +304,46 @@ void loadDir(const std::filesystem::path& dir, bool persistent, StateStore::Load
         }
         const auto id = decodeFileName(name);
         if (!id) {
-            out.problems.push_back(path.string() +
-                                   ": not an assignment file (name is not an encoded workload id), "
-                                   "ignoring");
+            problems.push_back(path.string() + ": not " + std::string(what) +
+                               " file (name is not an encoded name), ignoring");
             continue;
         }
         auto text = readFile(path, kMaxFileBytes);
         if (!text) {
-            out.problems.push_back(text.error().what + ", ignoring");
+            problems.push_back(text.error().what + ", ignoring");
             continue;
         }
-        auto parsed = parseAssignment(*text);
+        auto parsed = parse(*text);
         if (!parsed) {
-            out.problems.push_back(path.string() + ": " + parsed.error().what + ", ignoring");
+            problems.push_back(path.string() + ": " + parsed.error().what + ", ignoring");
             continue;
         }
-        if (parsed->workload.id != *id) {
-            out.problems.push_back(path.string() + ": Id=" + quote(parsed->workload.id) +
-                                   " does not match the file name, ignoring");
+        if (keyOf(*parsed) != *id) {
+            problems.push_back(path.string() + ": " + std::string(keyName) + "=" +
+                               quote(keyOf(*parsed)) +
+                               " does not match the file name, ignoring");
             continue;
         }
-        const bool seen = std::any_of(out.assignments.begin(), out.assignments.end(),
-                                      [&](const Assignment& a) { return a.workload.id == *id; });
-        if (seen) {
-            continue; // the persistent copy wins
-        }
-        parsed->persistent = persistent;
-        out.assignments.push_back(std::move(*parsed));
+        add(std::move(*parsed));
     }
+}
+
+// An assignment directory; ids already loaded (the persistent directory is
+// read first) are skipped.
+void loadAssignments(const std::filesystem::path& dir, bool persistent, StateStore::Loaded& out) {
+    loadDir(
+        dir, "an assignment", "Id", [](std::string_view t) { return parseAssignment(t); },
+        [](const Assignment& a) -> const std::string& { return a.workload.id; },
+        [&](Assignment a) {
+            const bool seen =
+                std::any_of(out.assignments.begin(), out.assignments.end(),
+                            [&](const Assignment& b) { return b.workload.id == a.workload.id; });
+            if (!seen) {
+                a.persistent = persistent;
+                out.assignments.push_back(std::move(a));
+            }
+        },
+        out.problems);
 }
 
 } // namespace
@@ -398,23 +416,21 @@ std::string formatAssignment(const Assignment& a) {
     return out;
 }
 
-Result<Assignment> parseAssignment(std::string_view text) {
-    enum Key : std::size_t {
-        KeyId,
-        KeyKind,
-        KeyClass,
-        KeyRequest,
-        KeyLimit,
-        KeyPriority,
-        KeyCount
-    };
-    constexpr std::array<std::string_view, KeyCount> kKeys = {"Id",      "Kind",  "Class",
-                                                              "Request", "Limit", "Priority"};
-    std::array<bool, KeyCount> seen{};
-    std::array<std::size_t, KeyCount> lineOf{};
-    Assignment a;
-    std::optional<core::WorkloadKind> kind;
+namespace {
 
+// One "Key=Value" of a state file, checked against a fixed key list: every
+// key exactly once, blank and '#' lines skipped.
+struct KeyValue {
+    std::size_t key;
+    std::string_view value;
+    std::size_t line;
+};
+
+template <std::size_t N>
+Result<std::array<KeyValue, N>> parseKeyFile(std::string_view text,
+                                             const std::array<std::string_view, N>& keys) {
+    std::array<KeyValue, N> out{};
+    std::array<bool, N> seen{};
     std::size_t lineNo = 0;
     while (!text.empty()) {
         ++lineNo;
@@ -432,76 +448,120 @@ Result<Assignment> parseAssignment(std::string_view text) {
             return invalid(where + quote(line) + ": expected Key=Value");
         }
         const std::string_view key = trimBlanks(line.substr(0, eq));
-        const std::string_view value = trimBlanks(line.substr(eq + 1));
-        const auto found = std::find(kKeys.begin(), kKeys.end(), key);
-        if (found == kKeys.end()) {
+        const auto found = std::find(keys.begin(), keys.end(), key);
+        if (found == keys.end()) {
             return invalid(where + "unknown key " + quote(key));
         }
-        const auto k = static_cast<std::size_t>(found - kKeys.begin());
-        const std::string what = where + std::string(key) + "=" + quote(value) + ": ";
+        const auto k = static_cast<std::size_t>(found - keys.begin());
         if (seen[k]) {
             return invalid(where + std::string(key) + " given twice (first on line " +
-                           std::to_string(lineOf[k]) + ")");
+                           std::to_string(out[k].line) + ")");
         }
         seen[k] = true;
-        lineOf[k] = lineNo;
-        switch (k) {
-        case KeyId:
-            if (auto ok = core::validateWorkloadId(value); !ok) {
-                return invalid(where + "Id: " + ok.error().what);
-            }
-            a.workload.id = std::string(value);
-            break;
-        case KeyKind:
-            kind = parseKind(value);
-            if (!kind) {
-                return invalid(what + "not a kind (expected service, scope or vm)");
-            }
-            a.workload.kind = *kind;
-            break;
-        case KeyClass:
-            if (!config::isValidClassName(value)) {
-                return invalid(what + "not a class name");
-            }
-            a.workload.className = std::string(value);
-            break;
-        case KeyRequest:
-            if (!parseInteger(value, a.workload.request)) {
-                return invalid(what + "not a number of bytes");
-            }
-            break;
-        case KeyLimit:
-            if (value == "max") {
-                a.workload.limit = std::nullopt;
-            } else {
-                Bytes limit = 0;
-                if (!parseInteger(value, limit)) {
-                    return invalid(what + "not a number of bytes or \"max\"");
-                }
-                a.workload.limit = limit;
-            }
-            break;
-        case KeyPriority:
-            if (!parseInteger(value, a.workload.priority)) {
-                return invalid(what + "not a 32-bit integer");
-            }
-            break;
-        default:
-            break;
-        }
+        out[k] = KeyValue{k, trimBlanks(line.substr(eq + 1)), lineNo};
     }
-    for (std::size_t k = 0; k < KeyCount; ++k) {
+    for (std::size_t k = 0; k < N; ++k) {
         if (!seen[k]) {
-            return invalid("missing key " + std::string(kKeys[k]));
+            return invalid("missing key " + std::string(keys[k]));
         }
     }
-    const auto shape = core::kindFromId(a.workload.id);
+    return out;
+}
+
+// "line 5: Request='12x': " for a value's error message.
+std::string at(const KeyValue& kv, std::string_view key) {
+    return "line " + std::to_string(kv.line) + ": " + std::string(key) + "=" + quote(kv.value) +
+           ": ";
+}
+
+} // namespace
+
+Result<Assignment> parseAssignment(std::string_view text) {
+    enum Key : std::size_t { KeyId, KeyKind, KeyClass, KeyRequest, KeyLimit, KeyPriority, KeyCount };
+    constexpr std::array<std::string_view, KeyCount> kKeys = {"Id",      "Kind",  "Class",
+                                                              "Request", "Limit", "Priority"};
+    auto parsed = parseKeyFile(text, kKeys);
+    if (!parsed) {
+        return parsed.error();
+    }
+    const auto& kv = *parsed;
+    Assignment a;
+    auto& w = a.workload;
+    if (auto ok = core::validateWorkloadId(kv[KeyId].value); !ok) {
+        return invalid("line " + std::to_string(kv[KeyId].line) + ": Id: " + ok.error().what);
+    }
+    w.id = std::string(kv[KeyId].value);
+    const auto kind = parseKind(kv[KeyKind].value);
+    if (!kind) {
+        return invalid(at(kv[KeyKind], "Kind") + "not a kind (expected service, scope or vm)");
+    }
+    w.kind = *kind;
+    if (!config::isValidClassName(kv[KeyClass].value)) {
+        return invalid(at(kv[KeyClass], "Class") + "not a class name");
+    }
+    w.className = std::string(kv[KeyClass].value);
+    if (!parseInteger(kv[KeyRequest].value, w.request)) {
+        return invalid(at(kv[KeyRequest], "Request") + "not a number of bytes");
+    }
+    if (kv[KeyLimit].value == "max") {
+        w.limit = std::nullopt;
+    } else {
+        Bytes limit = 0;
+        if (!parseInteger(kv[KeyLimit].value, limit)) {
+            return invalid(at(kv[KeyLimit], "Limit") + "not a number of bytes or \"max\"");
+        }
+        w.limit = limit;
+    }
+    if (!parseInteger(kv[KeyPriority].value, w.priority)) {
+        return invalid(at(kv[KeyPriority], "Priority") + "not a 32-bit integer");
+    }
+    const auto shape = core::kindFromId(w.id);
     if (!shape || *shape != *kind) {
-        return invalid("line " + std::to_string(lineOf[KeyKind]) +
+        return invalid("line " + std::to_string(kv[KeyKind].line) +
                        ": Kind=" + std::string(core::toString(*kind)) + " does not match Id=" +
-                       quote(a.workload.id) + " (line " + std::to_string(lineOf[KeyId]) + ")");
+                       quote(w.id) + " (line " + std::to_string(kv[KeyId].line) + ")");
     }
     return a;
+}
+
+std::string formatInstance(const core::Instance& i) {
+    std::string out(kInstanceHeader);
+    out += "Name=" + i.name + "\n";
+    out += "MinMemory=" + std::to_string(i.minMemory) + "\n";
+    out += "MaxMemory=" + std::to_string(i.maxMemory) + "\n";
+    out += std::string("Up=") + (i.up ? "yes" : "no") + "\n";
+    return out;
+}
+
+Result<core::Instance> parseInstance(std::string_view text) {
+    enum Key : std::size_t { KeyName, KeyMin, KeyMax, KeyUp, KeyCount };
+    constexpr std::array<std::string_view, KeyCount> kKeys = {"Name", "MinMemory", "MaxMemory",
+                                                              "Up"};
+    auto parsed = parseKeyFile(text, kKeys);
+    if (!parsed) {
+        return parsed.error();
+    }
+    const auto& kv = *parsed;
+    core::Instance i;
+    if (auto ok = core::validateInstanceName(kv[KeyName].value); !ok) {
+        return invalid("line " + std::to_string(kv[KeyName].line) + ": Name: " + ok.error().what);
+    }
+    i.name = std::string(kv[KeyName].value);
+    if (!parseInteger(kv[KeyMin].value, i.minMemory)) {
+        return invalid(at(kv[KeyMin], "MinMemory") + "not a number of bytes");
+    }
+    if (!parseInteger(kv[KeyMax].value, i.maxMemory)) {
+        return invalid(at(kv[KeyMax], "MaxMemory") + "not a number of bytes");
+    }
+    if (i.minMemory > i.maxMemory) {
+        return invalid(at(kv[KeyMin], "MinMemory") + "above MaxMemory");
+    }
+    if (kv[KeyUp].value == "yes") {
+        i.up = true;
+    } else if (kv[KeyUp].value != "no") {
+        return invalid(at(kv[KeyUp], "Up") + "expected yes or no");
+    }
+    return i;
 }
 
 // ---- StateStore ---------------------------------------------------------------
@@ -554,11 +614,53 @@ Status StateStore::remove(std::string_view workloadId) {
 
 StateStore::Loaded StateStore::loadAll() const {
     Loaded out;
-    loadDir(stateDir_, true, out);
-    loadDir(runtimeDir_, false, out);
+    loadAssignments(stateDir_, true, out);
+    loadAssignments(runtimeDir_, false, out);
     std::sort(
         out.assignments.begin(), out.assignments.end(),
         [](const Assignment& x, const Assignment& y) { return x.workload.id < y.workload.id; });
+    return out;
+}
+
+} // namespace memqos::io
+
+namespace memqos::io {
+
+InstanceStore::InstanceStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+Status InstanceStore::save(const core::Instance& i) {
+    const auto text = formatInstance(i);
+    auto back = parseInstance(text);
+    if (!back) {
+        return invalid("cannot store instance " + quote(i.name) + ": " + back.error().what);
+    }
+    if (*back != i) {
+        return invalid("cannot store instance " + quote(i.name) +
+                       ": it would not read back unchanged");
+    }
+    const auto name = encodeFileName(i.name);
+    if (name.size() > kMaxNameBytes) {
+        return makeError(std::errc::filename_too_long,
+                         "cannot store instance " + quote(i.name) +
+                             ": encoded file name longer than 255 bytes");
+    }
+    return writeAtomically(dir_, name, text);
+}
+
+Status InstanceStore::remove(std::string_view name) {
+    const auto file = encodeFileName(name);
+    if (file.size() > kMaxNameBytes) {
+        return okStatus();
+    }
+    return removeFile(dir_, file);
+}
+
+InstanceStore::Loaded InstanceStore::loadAll() const {
+    Loaded out;
+    loadDir(
+        dir_, "an instance record", "Name", [](std::string_view t) { return parseInstance(t); },
+        [](const core::Instance& i) -> const std::string& { return i.name; },
+        [&](core::Instance i) { out.instances.push_back(std::move(i)); }, out.problems);
     return out;
 }
 

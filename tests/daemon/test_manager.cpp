@@ -67,7 +67,7 @@ protected:
 
     std::unique_ptr<Manager> makeManager(bool dryRun = false) {
         auto m = std::make_unique<Manager>(
-            config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
+            config_, [this] { return Result<config::Config>(config_); }, systemd_, store_, instances_,
             io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), dryRun);
         bool ready = false;
         m->start([&](Status st) {
@@ -92,6 +92,7 @@ protected:
     config::Config config_;
     FakeSystemd systemd_;
     io::StateStore store_{fs::path("/nonexistent"), fs::path("/nonexistent")};
+    io::InstanceStore instances_{fs::path("/nonexistent")};
 };
 
 class ManagerStoreTest : public ManagerTest {
@@ -99,6 +100,7 @@ protected:
     void SetUp() override {
         ManagerTest::SetUp();
         store_ = io::StateStore(dir_ / "state/assignments", dir_ / "run/assignments");
+        instances_ = io::InstanceStore(dir_ / "state/instances");
     }
 };
 
@@ -350,12 +352,73 @@ TEST_F(ManagerStoreTest, VerifyPlacementCountsManagedServices) {
     auto m = makeManager();
     ASSERT_TRUE(assign(*m, "db.service", "dedicated", 1 * kGiB, 1 * kGiB).ok());
     // available = 8 GiB − 1 GiB reserve − 1 GiB services = 6 GiB
-    auto fits = m->verifyPlacement(6 * kGiB, 6 * kGiB, std::nullopt);
+    auto fits = m->verifyPlacement(6 * kGiB, 6 * kGiB, {});
     EXPECT_EQ(fits.kind, core::VerdictKind::Fits) << fits.message;
-    auto hard = m->verifyPlacement(6 * kGiB + 4096, 0, std::nullopt);
+    auto hard = m->verifyPlacement(6 * kGiB + 4096, 0, {});
     EXPECT_EQ(hard.kind, core::VerdictKind::Hard) << hard.message;
-    auto soft = m->verifyPlacement(5 * kGiB, 0, Bytes(2 * kGiB));
+    auto soft = m->verifyPlacement(5 * kGiB, 0, {Bytes(2 * kGiB), false, ""});
     EXPECT_EQ(soft.kind, core::VerdictKind::Soft) << soft.message;
+    auto refused = m->verifyPlacement(5 * kGiB, 0, {Bytes(2 * kGiB), true, ""});
+    EXPECT_EQ(refused.kind, core::VerdictKind::Hard) << refused.message;
+    EXPECT_NE(refused.message.find("soft violations are refused"), std::string::npos)
+        << refused.message;
+}
+
+std::uint64_t number(const core::Verdict& v, const std::string& key) {
+    for (const auto& [k, n] : v.numbers) {
+        if (k == key) {
+            return n;
+        }
+    }
+    ADD_FAILURE() << "no number " << key;
+    return 0;
+}
+
+TEST_F(ManagerStoreTest, VerifyPlacementCountsUpInstancesOnly) {
+    auto m = makeManager();
+    // available = 8 GiB − 1 GiB reserve = 7 GiB
+    ASSERT_TRUE(m->recordInstance("a.example.test", 1 * kGiB, 2 * kGiB, true).ok());
+    ASSERT_TRUE(m->recordInstance("b.example.test", 1 * kGiB, 3 * kGiB, false).ok());
+    auto v = m->verifyPlacement(5 * kGiB, 0, {});
+    EXPECT_EQ(number(v, "instances"), 2 * kGiB);
+    EXPECT_EQ(v.kind, core::VerdictKind::Fits) << v.message;
+    v = m->verifyPlacement(5 * kGiB + 4096, 0, {});
+    EXPECT_EQ(v.kind, core::VerdictKind::Hard) << v.message;
+    // Its own record is not counted twice (start of b, modify of a).
+    v = m->verifyPlacement(7 * kGiB, 0, {std::nullopt, false, "a.example.test"});
+    EXPECT_EQ(number(v, "instances"), 0U);
+    EXPECT_EQ(v.kind, core::VerdictKind::Fits) << v.message;
+}
+
+TEST_F(ManagerStoreTest, InstanceRecordSurvivesARestartAndRefusesBadInput) {
+    {
+        auto m = makeManager();
+        ASSERT_TRUE(m->recordInstance("inst1.example.test", 256 * kMiB, 512 * kMiB, true).ok());
+        ASSERT_TRUE(m->recordInstance("inst2", 256 * kMiB, 512 * kMiB, false).ok());
+        ASSERT_TRUE(m->recordInstance("inst2", 256 * kMiB, 768 * kMiB, true).ok());
+        ASSERT_TRUE(m->forgetInstance("inst1.example.test").ok());
+        auto e = m->forgetInstance("inst1.example.test");
+        ASSERT_FALSE(e.ok());
+        EXPECT_EQ(e.error().name, "org.memqos1.Error.NoSuchInstance");
+        e = m->recordInstance("bad name", 0, kGiB, true);
+        ASSERT_FALSE(e.ok());
+        EXPECT_EQ(e.error().name, "org.memqos1.Error.InvalidArgument");
+        e = m->recordInstance("x", 2 * kGiB, kGiB, true);
+        ASSERT_FALSE(e.ok());
+        EXPECT_EQ(e.error().name, "org.memqos1.Error.InvalidArgument");
+        e = m->recordInstance("x", 0, 0, true);
+        ASSERT_FALSE(e.ok());
+        EXPECT_EQ(e.error().name, "org.memqos1.Error.SizeOutOfRange");
+        EXPECT_EQ(m->instances().size(), 1U);
+    }
+    auto m = makeManager(); // kill -9 and restart
+    ASSERT_EQ(m->instances().size(), 1U);
+    const auto& i = m->instances().at("inst2");
+    EXPECT_EQ(i, (core::Instance{"inst2", 256 * kMiB, 768 * kMiB, true}));
+    const auto findings = m->verify();
+    ASSERT_FALSE(findings.empty());
+    EXPECT_NE(findings.back().message.find("instances 768.0 MiB"), std::string::npos)
+        << findings.back().message;
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 // [Section] Key=value and why.
 
 #include "memqos/core/model.hpp"
+#include "memqos/core/placement.hpp"
 #include "memqos/core/pressure_config.hpp"
 #include "memqos/core/types.hpp"
 
@@ -34,7 +35,7 @@ struct ManagerConfig {
     bool operator==(const ManagerConfig&) const = default;
 };
 
-enum class SwapCheck { Off, Warn, Refuse };
+using SwapCheck = core::SwapCheck;
 
 struct OvercommitConfig {
     double memoryRatio = 1.0;                         // Ganeti memory-ratio, ≥ 1.0

@@ -6,6 +6,7 @@
 
 #include "memqos/core/model.hpp"
 #include "memqos/core/types.hpp"
+#include "memqos/util/result.hpp"
 
 #include <cstdint>
 #include <string>
@@ -37,6 +38,31 @@ Bytes availableMemory(const PlacementInput& in);
 // VMs can be paged out; 0 for ratio ≤ 1. Saturates at UINT64_MAX.
 Bytes requiredSwap(Bytes available, double memoryRatio);
 
+// What to do when swap is below requiredSwap() ([Overcommit] SwapCheck).
+enum class SwapCheck { Off, Warn, Refuse };
+
+// A Ganeti instance as this node's record knows it (RecordInstance): its
+// memory (Ganeti BE minmem/maxmem, bytes) and whether it runs or is meant to
+// run (admin state up). Only up instances count against the ratio.
+struct Instance {
+    std::string name;
+    Bytes minMemory = 0;
+    Bytes maxMemory = 0;
+    bool up = false;
+    friend bool operator==(const Instance&, const Instance&) = default;
+};
+
+// A Ganeti instance name: 1..255 bytes of letters, digits, '-', '_' and
+// '.', starting with a letter or digit (a host name, as Ganeti requires).
+// The error says what is wrong with it.
+Status validateInstanceName(std::string_view name);
+
+// Σ (maxMemory + overhead) of the up instances, leaving out the one named
+// `exclude` (the candidate itself when it is already recorded: a start,
+// a modify). Saturates at UINT64_MAX.
+Bytes committedMemory(const std::vector<Instance>& instances, std::string_view exclude,
+                      Bytes overhead);
+
 enum class VerdictKind { Fits, Soft, Hard };
 // "fits", "soft", "hard"
 std::string_view toString(VerdictKind k);
@@ -65,7 +91,19 @@ struct Verdict {
 // Comparisons are exact (128-bit integers, ratio in millionths), so a usage
 // exactly at the ratio fits. available == 0 (reserve and services take all
 // memory) is always hard, even for a candidate of 0 bytes.
-Verdict checkPlacement(const PlacementInput& in, Bytes candidate);
+//
+// The policy can make the verdict stricter, never milder:
+//   refuseSoft        a soft violation becomes hard ("hard: … (soft
+//                     violations are refused)")
+//   swapCheck Warn    swap below requiredSwap(): the verdict is unchanged and
+//                     its message ends with "; warning: swap … is below …"
+//   swapCheck Refuse  swap below requiredSwap(): hard
+struct PlacementPolicy {
+    bool refuseSoft = false;
+    SwapCheck swapCheck = SwapCheck::Warn;
+};
+Verdict checkPlacement(const PlacementInput& in, Bytes candidate,
+                       const PlacementPolicy& policy = {});
 
 // Per class: what its slice protects and what its members ask for.
 struct ClassCoverage {

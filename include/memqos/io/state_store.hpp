@@ -8,6 +8,7 @@
 // atomically: temp file, fsync, rename, fsync of the directory.
 
 #include "memqos/core/model.hpp"
+#include "memqos/core/placement.hpp"
 #include "memqos/util/result.hpp"
 
 #include <filesystem>
@@ -50,6 +51,16 @@ Result<Assignment> parseAssignment(std::string_view text);
 std::string encodeFileName(std::string_view id);
 std::optional<std::string> decodeFileName(std::string_view name);
 
+// Instance records (Ganeti's state of record on this node, RecordInstance),
+// same rules as assignments:
+//   # memqos instance record (Ganeti); written by memqosd, do not edit while it runs
+//   Name=inst1.example.test     core::validateInstanceName
+//   MinMemory=268435456         bytes, decimal, ≤ MaxMemory
+//   MaxMemory=536870912         bytes, decimal
+//   Up=yes                      yes | no (Ganeti admin state up)
+std::string formatInstance(const core::Instance& i);
+Result<core::Instance> parseInstance(std::string_view text);
+
 class StateStore {
 public:
     StateStore(std::filesystem::path stateDir, std::filesystem::path runtimeDir);
@@ -78,6 +89,26 @@ public:
 private:
     std::filesystem::path stateDir_;
     std::filesystem::path runtimeDir_;
+};
+
+// Instance records, one file per instance (named like assignment files) in
+// one directory that survives reboots (/var/lib/memqos/instances): Ganeti's
+// admin state does too. Same atomic writes and tolerant loading as
+// StateStore.
+class InstanceStore {
+public:
+    explicit InstanceStore(std::filesystem::path dir);
+    Status save(const core::Instance& instance);
+    // A missing file or directory is not an error.
+    Status remove(std::string_view name);
+    struct Loaded {
+        std::vector<core::Instance> instances; // sorted by name
+        std::vector<std::string> problems;
+    };
+    Loaded loadAll() const;
+
+private:
+    std::filesystem::path dir_;
 };
 
 } // namespace memqos::io
