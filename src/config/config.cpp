@@ -179,6 +179,20 @@ const std::vector<KeyItem<Config>>& globalTable() {
         t.push_back(global(
             "Reclaim", "MaxStep", [](auto& c) -> auto& { return c.reclaim.maxStep; }, parseMaxStep,
             formatPermyriad));
+        // [Ganeti]
+        t.push_back(global(
+            "Ganeti", "HookTimeout", [](auto& c) -> auto& { return c.ganeti.hookTimeout; },
+            parsePositiveDuration, formatDuration));
+        t.push_back(global(
+            "Ganeti", "WhenUnreachable",
+            [](auto& c) -> auto& { return c.ganeti.whenUnreachable; }, parseWhenUnreachable,
+            formatWhenUnreachable));
+        t.push_back(global(
+            "Ganeti", "RefuseSoft", [](auto& c) -> auto& { return c.ganeti.refuseSoft; },
+            parseBool, formatBool));
+        t.push_back(global(
+            "Ganeti", "NodeName", [](auto& c) -> auto& { return c.ganeti.nodeName; },
+            parseHostName, formatString));
         return t;
     }();
     return table;
@@ -275,7 +289,7 @@ std::string suggestKey(const std::vector<KeyItem<Owner>>& table, std::string_vie
 }
 
 std::string suggestSection(std::string_view section) {
-    for (std::string_view s : {"Manager", "Overcommit", "Pressure", "Reclaim"})
+    for (std::string_view s : {"Manager", "Overcommit", "Pressure", "Reclaim", "Ganeti"})
         if (iequals(s, section))
             return " (did you mean [" + std::string(s) + "]?)";
     if (istartsWith(section, kClassPrefix))
@@ -288,7 +302,8 @@ std::string suggestSection(std::string_view section) {
 }
 
 bool isFixedSection(std::string_view s) {
-    return s == "Manager" || s == "Overcommit" || s == "Pressure" || s == "Reclaim";
+    return s == "Manager" || s == "Overcommit" || s == "Pressure" || s == "Reclaim" ||
+           s == "Ganeti";
 }
 
 struct Origin {
@@ -645,6 +660,7 @@ Bytes SizeSpec::resolve(Bytes memTotal) const {
 bool operator==(const Config& a, const Config& b) {
     return a.manager == b.manager && a.overcommit == b.overcommit &&
            equalPressure(a.pressure, b.pressure) && a.reclaim == b.reclaim &&
+           a.ganeti == b.ganeti &&
            std::equal(a.classes.begin(), a.classes.end(), b.classes.begin(), b.classes.end(),
                       equalClass) &&
            a.rules == b.rules;

@@ -546,6 +546,21 @@ Result<std::string> parseGlob(std::string_view text) {
     return std::string(s);
 }
 
+Result<WhenUnreachable> parseWhenUnreachable(std::string_view text) {
+    return enumImpl(text, kWhenUnreachableNames);
+}
+
+Result<std::string> parseHostName(std::string_view text) {
+    if (text.empty()) {
+        return std::string();
+    }
+    if (auto ok = core::validateInstanceName(text); !ok) {
+        return invalid("not a host name (expected e.g. node1.example.com: letters, digits, '-', "
+                       "'_' and '.')");
+    }
+    return std::string(text);
+}
+
 Result<SwapCheck> parseSwapCheck(std::string_view text) {
     return enumImpl(text, kSwapCheckNames);
 }
@@ -657,6 +672,10 @@ std::string formatFactor(const std::optional<Permyriad>& factor) {
 
 std::string formatOomScoreAdjust(const std::optional<int>& adj) {
     return adj ? std::to_string(*adj) : "burstable";
+}
+
+std::string_view formatWhenUnreachable(WhenUnreachable value) {
+    return enumName(value, kWhenUnreachableNames);
 }
 
 std::string_view formatSwapCheck(SwapCheck value) {

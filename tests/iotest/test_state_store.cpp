@@ -198,6 +198,58 @@ INSTANTIATE_TEST_SUITE_P(
                 "line 4: Request='1\\x00'"}),
     [](const ::testing::TestParamInfo<BadCase>& param) { return std::string(param.param.name); });
 
+// ---- instance records -------------------------------------------------------
+
+TEST(InstanceFormat, WritesTheDocumentedFileAndRoundTrips) {
+    const core::Instance i{"inst1.example.test", 256 * kMiB, 512 * kMiB, true};
+    EXPECT_EQ(formatInstance(i),
+              "# memqos instance record (Ganeti); written by memqosd, do not edit while it runs\n"
+              "Name=inst1.example.test\nMinMemory=268435456\nMaxMemory=536870912\nUp=yes\n");
+    EXPECT_THAT(parseInstance(formatInstance(i)).value(), i);
+    const core::Instance down{"b", 0, 1, false};
+    EXPECT_THAT(parseInstance(formatInstance(down)).value(), down);
+}
+
+TEST(InstanceFormat, RefusesBadFilesWithTheLine) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"Name=a\nMinMemory=2\nMaxMemory=1\nUp=yes\n", "line 2: MinMemory='2': above MaxMemory"},
+        {"Name=a b\nMinMemory=0\nMaxMemory=1\nUp=yes\n", "line 1: Name: "},
+        {"Name=a\nMinMemory=0\nMaxMemory=x\nUp=yes\n", "line 3: MaxMemory='x': not a number"},
+        {"Name=a\nMinMemory=0\nMaxMemory=1\nUp=maybe\n", "line 4: Up='maybe': expected yes or no"},
+        {"Name=a\nMinMemory=0\nMaxMemory=1\n", "missing key Up"},
+        {"Name=a\nName=b\n", "line 2: Name given twice (first on line 1)"},
+        {"Name=a\nColour=red\n", "line 2: unknown key 'Colour'"},
+    };
+    for (const auto& [text, why] : cases) {
+        const auto r = parseInstance(text);
+        ASSERT_FALSE(r) << text;
+        EXPECT_THAT(r.error().what, HasSubstr(why)) << text;
+    }
+}
+
+TEST(InstanceStoreTest, SavesReplacesRemovesAndSkipsBadFiles) {
+    test::TempDir dir;
+    const auto d = dir.path() / "lib" / "instances";
+    InstanceStore s(d);
+    const core::Instance a{"a.example.test", 1, 2, true};
+    const core::Instance b{"b", 0, 5, false};
+    ASSERT_TRUE(s.save(a));
+    ASSERT_TRUE(s.save(b));
+    ASSERT_TRUE(s.save(core::Instance{"b", 0, 6, true}));
+    EXPECT_THAT(listDir(d), ElementsAre("a_2eexample_2etest", "b"));
+    std::ofstream(d / "c") << "Name=zzz\nMinMemory=0\nMaxMemory=1\nUp=no\n";
+    std::ofstream(d / ".tmp.123") << "half";
+    auto loaded = InstanceStore(d).loadAll();
+    EXPECT_THAT(loaded.instances, ElementsAre(a, core::Instance{"b", 0, 6, true}));
+    ASSERT_THAT(loaded.problems, SizeIs(1));
+    EXPECT_THAT(loaded.problems[0], HasSubstr("Name='zzz' does not match the file name"));
+    EXPECT_FALSE(fs::exists(d / ".tmp.123"));
+    ASSERT_TRUE(s.remove("a.example.test"));
+    ASSERT_TRUE(s.remove("never-there"));
+    EXPECT_THAT(InstanceStore(d).loadAll().instances, ElementsAre(core::Instance{"b", 0, 6, true}));
+    EXPECT_FALSE(s.save(core::Instance{"bad name", 0, 1, true}));
+}
+
 // ---- StateStore ---------------------------------------------------------------
 
 class StoreTest : public ::testing::Test {

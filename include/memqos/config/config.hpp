@@ -54,6 +54,17 @@ struct ReclaimConfig {
     bool operator==(const ReclaimConfig&) const = default;
 };
 
+// [Ganeti]: the Ganeti hooks (memqos-ganeti-hook) read these; memqosd
+// does not use them.
+enum class WhenUnreachable { Allow, Refuse };
+struct GanetiConfig {
+    Usec hookTimeout = std::chrono::seconds(10); // the hook's own D-Bus call limit
+    WhenUnreachable whenUnreachable = WhenUnreachable::Allow;
+    bool refuseSoft = false;
+    std::string nodeName; // "" = this host's name (gethostname, canonical)
+    bool operator==(const GanetiConfig&) const = default;
+};
+
 // [Rule.<name>] Match=glob, Class=, Request=, Limit=, Priority=
 struct WorkloadRule {
     std::string name;
@@ -70,6 +81,7 @@ struct Config {
     OvercommitConfig overcommit;
     core::PressureConfig pressure;
     ReclaimConfig reclaim;
+    GanetiConfig ganeti;
     std::vector<core::ClassPolicy> classes = core::defaultClasses();
     std::vector<WorkloadRule> rules;
 
@@ -120,7 +132,7 @@ struct ValidateOptions {
 // errors — --check-config — say so); bad values are Errors and leave the
 // default in place. Cross-field checks run last.
 //
-// Sections: [Manager] [Overcommit] [Pressure] [Reclaim], [Class.<name>]
+// Sections: [Manager] [Overcommit] [Pressure] [Reclaim] [Ganeti], [Class.<name>]
 // (modifies a class, or adds one: a new class must set Rank=) and
 // [Rule.<name>] (Match= and Class= required). Keys are case-sensitive.
 Validated validateConfig(const std::vector<ConfigEntry>& entries,

@@ -88,6 +88,10 @@ inline constexpr std::array<EnumName<SwapCheck>, 3> kSwapCheckNames{{
     {"refuse", SwapCheck::Refuse},
     {"off", SwapCheck::Off},
 }};
+inline constexpr std::array<EnumName<WhenUnreachable>, 2> kWhenUnreachableNames{{
+    {"allow", WhenUnreachable::Allow},
+    {"refuse", WhenUnreachable::Refuse},
+}};
 inline constexpr std::array<EnumName<core::Protection>, 3> kProtectionNames{{
     {"min", core::Protection::Min},
     {"low", core::Protection::Low},
@@ -96,6 +100,9 @@ inline constexpr std::array<EnumName<core::Protection>, 3> kProtectionNames{{
 
 Result<SwapCheck> parseSwapCheck(std::string_view text);         // warn|refuse|off
 Result<core::Protection> parseProtection(std::string_view text); // min|low|none
+Result<WhenUnreachable> parseWhenUnreachable(std::string_view text); // allow|refuse
+// "" or a host name (core::validateInstanceName's rules).
+Result<std::string> parseHostName(std::string_view text);
 
 // --- names -----------------------------------------------------------------
 
@@ -121,5 +128,6 @@ std::string formatFactor(const std::optional<Permyriad>& factor); // "0.9", "off
 std::string formatOomScoreAdjust(const std::optional<int>& adj);  // "-999", "burstable"
 std::string_view formatSwapCheck(SwapCheck value);
 std::string_view formatProtection(core::Protection value);
+std::string_view formatWhenUnreachable(WhenUnreachable value);
 
 } // namespace memqos::config

@@ -651,7 +651,29 @@ TEST(KnownKeys, AreUniqueAndComplete) {
     std::set<std::pair<std::string, std::string>> unique;
     for (const auto& k : keys)
         EXPECT_TRUE(unique.insert({k.section, k.key}).second) << k.section << " " << k.key;
-    EXPECT_EQ(keys.size(), 5u + 5u + 17u + 4u + 8u + 5u);
+    EXPECT_EQ(keys.size(), 5u + 5u + 17u + 4u + 4u + 8u + 5u);
+}
+
+TEST(GanetiSection, DefaultsAndValues) {
+    EXPECT_EQ(Config{}.ganeti.hookTimeout, std::chrono::seconds(10));
+    EXPECT_EQ(Config{}.ganeti.whenUnreachable, WhenUnreachable::Allow);
+    const std::vector<ConfigEntry> entries{
+        {"f", "Ganeti", "HookTimeout", "3s"},
+        {"f", "Ganeti", "WhenUnreachable", "refuse"},
+        {"f", "Ganeti", "RefuseSoft", "yes"},
+        {"f", "Ganeti", "NodeName", "node1.example.test"},
+    };
+    const auto v = validateConfig(entries);
+    EXPECT_FALSE(v.hasErrors());
+    EXPECT_EQ(v.config.ganeti.hookTimeout, std::chrono::seconds(3));
+    EXPECT_EQ(v.config.ganeti.whenUnreachable, WhenUnreachable::Refuse);
+    EXPECT_TRUE(v.config.ganeti.refuseSoft);
+    EXPECT_EQ(v.config.ganeti.nodeName, "node1.example.test");
+    const auto bad = validateConfig({{"f", "Ganeti", "WhenUnreachable", "maybe"},
+                                     {"f", "Ganeti", "NodeName", "no spaces"},
+                                     {"f", "Ganeti", "HookTimeout", "0"}});
+    EXPECT_EQ(bad.problems.size(), 3U);
+    EXPECT_TRUE(bad.hasErrors());
 }
 
 } // namespace

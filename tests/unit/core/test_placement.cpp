@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/core/placement.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -151,6 +152,56 @@ INSTANTIATE_TEST_SUITE_P(
         PlacementCase{"huge_no_overflow", host(kMax, kMax, 1e6), kMax, VerdictKind::Hard,
                       "16777216.0 TiB asked"}),
     test::ByName());
+
+TEST(CorePlacement, RefuseSoftMakesSoftHard) {
+    const auto soft = checkPlacement(host(4_GiB, 1_GiB), 2_GiB + 1);
+    ASSERT_EQ(soft.kind, VerdictKind::Soft);
+    const auto hard = checkPlacement(host(4_GiB, 1_GiB), 2_GiB + 1, {.refuseSoft = true});
+    EXPECT_EQ(hard.kind, VerdictKind::Hard);
+    EXPECT_EQ(hard.message, "hard" + soft.message.substr(4) + " (soft violations are refused)");
+    // Fits and hard stay what they are.
+    EXPECT_EQ(checkPlacement(host(0), 1_GiB, {.refuseSoft = true}).kind, VerdictKind::Fits);
+    EXPECT_EQ(checkPlacement(host(8_GiB), 1_GiB, {.refuseSoft = true}).kind, VerdictKind::Hard);
+}
+
+TEST(CorePlacement, SwapCheckWarnsOrRefuses) {
+    PlacementInput in = host(0, 0, 2.0); // available 7 GiB: 7 GiB of swap needed
+    in.swapTotal = 1_GiB;
+    const auto warn = checkPlacement(in, 1_GiB);
+    EXPECT_EQ(warn.kind, VerdictKind::Fits);
+    EXPECT_THAT(warn.message, ::testing::EndsWith("; warning: swap 1.0 GiB is below the 7.0 GiB "
+                                                  "that memory ratio 2.00 needs"));
+    const auto off = checkPlacement(in, 1_GiB, {.swapCheck = SwapCheck::Off});
+    EXPECT_EQ(off.message.find("warning"), std::string::npos) << off.message;
+    const auto refuse = checkPlacement(in, 1_GiB, {.swapCheck = SwapCheck::Refuse});
+    EXPECT_EQ(refuse.kind, VerdictKind::Hard);
+    EXPECT_EQ(refuse.message, "hard: 1.0 GiB asked, but swap 1.0 GiB is below the 7.0 GiB that "
+                              "memory ratio 2.00 needs (SwapCheck=refuse)");
+    in.swapTotal = 7_GiB;
+    EXPECT_EQ(checkPlacement(in, 1_GiB, {.swapCheck = SwapCheck::Refuse}).kind, VerdictKind::Fits);
+}
+
+TEST(CorePlacement, CommittedMemoryCountsUpInstancesOnce) {
+    const std::vector<Instance> all{{"a", 1_GiB, 2_GiB, true},
+                                    {"b", 1_GiB, 4_GiB, false},
+                                    {"c", 0, 1_GiB, true}};
+    EXPECT_EQ(committedMemory(all, "", 0), 3_GiB);
+    EXPECT_EQ(committedMemory(all, "a", 0), 1_GiB);
+    EXPECT_EQ(committedMemory(all, "b", 0), 3_GiB);
+    EXPECT_EQ(committedMemory(all, "", 64_MiB), 3_GiB + 128_MiB);
+    EXPECT_EQ(committedMemory({{"x", 0, kMax, true}, {"y", 0, kMax, true}}, "", 0), kMax);
+}
+
+TEST(CorePlacement, InstanceNames) {
+    for (const char* ok : {"inst1.example.test", "a", "web-1_x", "9lives"}) {
+        EXPECT_TRUE(validateInstanceName(ok)) << ok;
+    }
+    for (const char* bad : {"", "-a", ".a", "a b", "a/b", "a\nb", "ä"}) {
+        EXPECT_FALSE(validateInstanceName(bad)) << bad;
+    }
+    EXPECT_TRUE(validateInstanceName(std::string(255, 'a')));
+    EXPECT_FALSE(validateInstanceName(std::string(256, 'a')));
+}
 
 TEST(CorePlacement, VerdictNumbers) {
     PlacementInput in = host(5_GiB + 512_MiB, 256_MiB, 1.5);
