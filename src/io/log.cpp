@@ -22,6 +22,7 @@ constexpr std::array<std::string_view, 6> kOwnFields = {
     "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "CODE_FILE", "CODE_LINE", "CODE_FUNC"};
 
 std::atomic<int> gMinimum{static_cast<int>(Level::Info)};
+std::atomic<bool> gAlwaysJournal{false};
 
 struct Shared {
     std::mutex mutex;
@@ -157,6 +158,10 @@ void setMinimumLevel(Level level) {
     gMinimum.store(static_cast<int>(level), std::memory_order_relaxed);
 }
 
+void setAlwaysJournal(bool always) {
+    gAlwaysJournal.store(always, std::memory_order_relaxed);
+}
+
 void setIdentifier(std::string identifier) {
     const std::lock_guard lock(shared().mutex);
     shared().identifier = std::move(identifier);
@@ -247,7 +252,8 @@ void emit(Level level, std::string_view format,
         const std::lock_guard lock(shared().mutex);
         const auto& identifier = shared().identifier;
         // If journald refuses the datagram (e.g. too large), say it on stderr.
-        if (!stderrIsJournal() || sendJournal(level, message, fields, where, identifier) < 0) {
+        const bool journal = gAlwaysJournal.load(std::memory_order_relaxed) || stderrIsJournal();
+        if (!journal || sendJournal(level, message, fields, where, identifier) < 0) {
             writeStderr(level, message, fields, identifier);
         }
     }

@@ -72,6 +72,10 @@ struct Field {
 // every field as " KEY=value".
 void setMinimumLevel(Level level);
 void setIdentifier(std::string identifier); // SYSLOG_IDENTIFIER, default "memqosd"
+// Send to journald even when stderr is not the journal (a program whose
+// stderr belongs to its caller, e.g. a Ganeti hook); stderr only when
+// journald cannot be reached.
+void setAlwaysJournal(bool always);
 // Whether a message at `level` would be emitted (to skip expensive arguments).
 bool isEnabled(Level level);
 

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: Apache-2.0
+// memqos-ganeti-hook: the Ganeti hook of memqos, installed as
+// /etc/ganeti/hooks/<path>-{pre,post}.d/memqos. Pre-hooks ask this node's
+// memqosd whether the instance fits (VerifyPlacement) and refuse a hard
+// violation; post-hooks keep memqosd's instance record current. The
+// decisions are in hook.cpp (pure); this file does the effects: config,
+// node name, D-Bus with a deadline, journal, exit status. See --help.
+
+#include "memqos/config/config.hpp"
+#include "memqos/core/placement.hpp"
+#include "memqos/ganeti/hook.hpp"
+#include "memqos/io/bus.hpp"
+#include "memqos/io/config_loader.hpp"
+#include "memqos/io/file.hpp"
+#include "memqos/io/log.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <netdb.h>
+#include <optional>
+#include <string>
+#include <systemd/sd-bus.h>
+#include <unistd.h>
+#include <vector>
+
+extern char** environ; // NOLINT
+
+namespace memqos::ganeti {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRefused = 1;
+constexpr int kExitUsage = 64;
+
+constexpr const char* kUsage = R"(Usage: memqos-ganeti-hook [OPTIONS]
+
+The Ganeti hook of memqos. Ganeti runs it (as
+/etc/ganeti/hooks/<path>-pre.d/memqos and -post.d/memqos) with the operation
+in GANETI_* environment variables:
+  pre-hooks  of instance-add, -start, -modify, -migrate, -failover on the node
+             that will host the instance: ask memqosd (VerifyPlacement) and
+             exit 1 with one line on stdout on a hard violation; a soft
+             violation is allowed with a warning in the journal.
+  post-hooks of instance-add, -start, -stop, -modify, -remove, -rename,
+             -migrate, -failover: update memqosd's instance record
+             (RecordInstance / ForgetInstance).
+On other nodes and phases it does nothing and exits 0. Settings come from
+[Ganeti] of /etc/memqos/memqosd.conf: HookTimeout (default 10s),
+WhenUnreachable (allow|refuse, default allow: when memqosd does not answer,
+allow and log a warning to the journal), RefuseSoft, NodeName.
+
+Options:
+  --config FILE      configuration file (default /etc/memqos/memqosd.conf)
+  --no-drop-ins      do not read FILE.d/*.conf
+  --node-name NAME   this node's Ganeti name (default: [Ganeti] NodeName,
+                     else the host's canonical name)
+  --bus-address ADDR D-Bus address of memqosd's bus (default: system bus)
+  --env-file FILE    read the GANETI_* variables from FILE (KEY=VALUE lines)
+                     instead of the environment
+  --dry-run          print what would be done; no D-Bus calls
+  --help, --version
+
+Exit status: 0 allowed / nothing to do / record updated; 1 refused (pre) or
+the record could not be updated (post: Ganeti shows it as a warning);
+64 usage error or an environment that is not a Ganeti hook's.
+)";
+
+struct Options {
+    std::optional<std::string> config;
+    bool dropIns = true;
+    std::optional<std::string> nodeName;
+    std::optional<std::string> busAddress;
+    std::optional<std::string> envFile;
+    bool dryRun = false;
+};
+
+// Prints a line for Ganeti (stdout: its job log shows a refusing hook's
+// output) and logs it to the journal.
+void say(log::Level level, const std::string& line, const Plan& p) {
+    std::printf("memqos: %s\n", line.c_str());
+    std::fflush(stdout);
+    log::log(level, "{LINE}", "LINE", line, "INSTANCE", p.instance, "HOOKS_PATH", p.path,
+             "HOOKS_PHASE", p.phase);
+}
+
+std::string canonicalHostName() {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) {
+        return {};
+    }
+    addrinfo hints{};
+    hints.ai_flags = AI_CANONNAME;
+    addrinfo* res = nullptr;
+    std::string name = host;
+    if (::getaddrinfo(host, nullptr, &hints, &res) == 0 && res != nullptr) {
+        if (res->ai_canonname != nullptr && std::strchr(res->ai_canonname, '.') != nullptr) {
+            name = res->ai_canonname;
+        }
+        ::freeaddrinfo(res);
+    }
+    return name;
+}
+
+Env processEnv() {
+    Env env;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        const std::string_view kv(*e);
+        const auto eq = kv.find('=');
+        if (eq != std::string_view::npos && kv.starts_with("GANETI_")) {
+            env[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+        }
+    }
+    return env;
+}
+
+// memqosd over D-Bus, every call bounded by one deadline.
+class Daemon {
+public:
+    Daemon(std::optional<std::string> address, std::chrono::steady_clock::time_point deadline)
+        : address_(std::move(address)), deadline_(deadline) {}
+
+    // Error: memqosd did not answer (not running, no bus, timeout). A D-Bus
+    // error reply from memqosd is a value in `refusal`.
+    struct Reply {
+        io::MessagePtr message;
+        std::string errorName; // set when memqosd answered with an error
+        std::string errorMessage;
+    };
+
+    template <typename... Args>
+    Result<Reply> call(const char* member, const char* signature, Args... args) {
+        if (!bus_) {
+            auto bus = io::openBus(address_, "memqos-ganeti-hook");
+            if (!bus) {
+                return bus.error();
+            }
+            bus_ = std::move(*bus);
+        }
+        sd_bus_message* raw = nullptr;
+        int r = sd_bus_message_new_method_call(bus_.get(), &raw, "org.memqos1", "/org/memqos1",
+                                               "org.memqos1.Manager", member);
+        if (r < 0) {
+            return io::busError(r, std::string("cannot build ") + member);
+        }
+        io::MessagePtr m(raw);
+        // A stopped memqosd is the configured fallback, not a bus activation.
+        (void)sd_bus_message_set_auto_start(raw, 0);
+        if (signature != nullptr && (r = sd_bus_message_append(raw, signature, args...)) < 0) {
+            return io::busError(r, std::string("cannot build ") + member);
+        }
+        if (std::strcmp(member, "VerifyPlacement") == 0) {
+            if ((r = appendOptions(raw)) < 0) {
+                return io::busError(r, "cannot build VerifyPlacement");
+            }
+        }
+        const auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+            deadline_ - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            return makeError(std::errc::timed_out, "no time left");
+        }
+        sd_bus_error err{};
+        sd_bus_message* reply = nullptr;
+        r = sd_bus_call(bus_.get(), raw, static_cast<std::uint64_t>(left.count()), &err, &reply);
+        Reply out;
+        out.message.reset(reply);
+        if (r < 0) {
+            const std::string name = err.name != nullptr ? err.name : "";
+            const std::string text = err.message != nullptr ? err.message : std::strerror(-r);
+            sd_bus_error_free(&err);
+            if (name.starts_with("org.memqos1.Error.") ||
+                name == "org.freedesktop.DBus.Error.AccessDenied") {
+                out.errorName = name;
+                out.errorMessage = text;
+                return out;
+            }
+            return makeError(std::errc::host_unreachable,
+                             (name.empty() ? "" : name + ": ") + text);
+        }
+        return out;
+    }
+
+    // VerifyPlacement's options; set before call("VerifyPlacement", ...).
+    std::string instance;
+    bool refuseSoft = false;
+
+private:
+    int appendOptions(sd_bus_message* m) const {
+        int r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r < 0) {
+            return r;
+        }
+        if ((r = sd_bus_message_append(m, "{sv}", "instance", "s", instance.c_str())) < 0) {
+            return r;
+        }
+        if ((r = sd_bus_message_append(m, "{sv}", "refuse_soft", "b", refuseSoft ? 1 : 0)) < 0) {
+            return r;
+        }
+        return sd_bus_message_close_container(m);
+    }
+
+    std::optional<std::string> address_;
+    std::chrono::steady_clock::time_point deadline_;
+    io::BusPtr bus_;
+};
+
+int unreachable(const config::GanetiConfig& cfg, const Plan& p, const Step& s,
+                const std::string& why) {
+    const bool refuse = cfg.whenUnreachable == config::WhenUnreachable::Refuse;
+    say(log::Level::Warning,
+        std::string(refuse ? "refused" : "allowed") + " " + p.path + " of " + p.instance + " (" +
+            describe(s) + ") without a check: memqosd did not answer (" + why +
+            "); [Ganeti] WhenUnreachable=" + (refuse ? "refuse" : "allow"),
+        p);
+    return refuse ? kExitRefused : kExitOk;
+}
+
+int check(Daemon& d, const config::GanetiConfig& cfg, const Plan& p, const Step& s,
+          std::string_view node) {
+    d.instance = s.instance;
+    d.refuseSoft = cfg.refuseSoft;
+    auto reply = d.call("VerifyPlacement", "tt", static_cast<std::uint64_t>(s.maxMemory),
+                        static_cast<std::uint64_t>(s.minMemory));
+    if (!reply) {
+        return unreachable(cfg, p, s, reply.error().what);
+    }
+    if (!reply->errorName.empty()) {
+        return unreachable(cfg, p, s, reply->errorName + ": " + reply->errorMessage);
+    }
+    const char* verdict = nullptr;
+    const char* message = nullptr;
+    if (sd_bus_message_read(reply->message.get(), "ss", &verdict, &message) < 0) {
+        return unreachable(cfg, p, s, "malformed VerifyPlacement reply");
+    }
+    const std::string v = verdict;
+    const std::string where = p.path + " of " + p.instance + " on " + std::string(node) + ": ";
+    if (v == "hard") {
+        say(log::Level::Warning, "refused " + where + message, p);
+        return kExitRefused;
+    }
+    if (v == "soft") {
+        say(log::Level::Warning, "allowed with a warning " + where + message, p);
+        return kExitOk;
+    }
+    log::info("Allowed {WHAT}{MESSAGE}", "WHAT", where, "MESSAGE", message, "INSTANCE",
+              p.instance, "HOOKS_PATH", p.path, "HOOKS_PHASE", p.phase);
+    return kExitOk;
+}
+
+int update(Daemon& d, const config::GanetiConfig& cfg, const Plan& p, const Step& s) {
+    auto reply = s.kind == StepKind::Record
+                     ? d.call("RecordInstance", "sttb", s.instance.c_str(),
+                              static_cast<std::uint64_t>(s.minMemory),
+                              static_cast<std::uint64_t>(s.maxMemory), s.up ? 1 : 0)
+                     : d.call("ForgetInstance", "s", s.instance.c_str());
+    (void)cfg;
+    const std::string what = (s.kind == StepKind::Record ? "record " : "forget ") + s.instance;
+    if (!reply) {
+        say(log::Level::Warning,
+            "could not " + what + " after " + p.path + ": memqosd did not answer (" +
+                reply.error().what + "); memqosctl record-instance can mend it",
+            p);
+        return kExitRefused;
+    }
+    if (reply->errorName == "org.memqos1.Error.NoSuchInstance") {
+        return kExitOk; // nothing recorded to forget
+    }
+    if (!reply->errorName.empty()) {
+        say(log::Level::Warning,
+            "could not " + what + " after " + p.path + ": " + reply->errorName + ": " +
+                reply->errorMessage,
+            p);
+        return kExitRefused;
+    }
+    log::info("{WHAT} after {HOOKS_PATH}: {STEP}", "WHAT", what, "HOOKS_PATH", p.path, "STEP",
+              describe(s), "INSTANCE", s.instance, "HOOKS_PHASE", p.phase);
+    return kExitOk;
+}
+
+int run(const Options& o) {
+    io::LoadOptions lo;
+    if (o.config) {
+        lo.mainFile = *o.config;
+    }
+    lo.dropIns = o.dropIns;
+    auto loaded = io::loadConfig(lo);
+    config::GanetiConfig cfg = loaded.validated.config.ganeti;
+    if (loaded.validated.hasErrors()) {
+        cfg = config::GanetiConfig{};
+        for (const auto& pr : loaded.validated.problems) {
+            if (pr.severity == config::Severity::Error) {
+                log::warning("Configuration problem, using the [Ganeti] defaults: {ERROR}",
+                             "ERROR", pr.format());
+            }
+        }
+    }
+    Env env;
+    if (o.envFile) {
+        auto text = io::readFile(*o.envFile, std::size_t{1} << 20);
+        if (!text) {
+            std::fprintf(stderr, "memqos-ganeti-hook: %s\n", text.error().what.c_str());
+            return kExitUsage;
+        }
+        auto parsed = parseEnvFile(*text);
+        if (!parsed) {
+            std::fprintf(stderr, "memqos-ganeti-hook: %s: %s\n", o.envFile->c_str(),
+                         parsed.error().what.c_str());
+            return kExitUsage;
+        }
+        env = std::move(*parsed);
+    } else {
+        env = processEnv();
+    }
+    const std::string node =
+        o.nodeName ? *o.nodeName : (cfg.nodeName.empty() ? canonicalHostName() : cfg.nodeName);
+    auto p = plan(env, node);
+    if (!p) {
+        std::printf("memqos: cannot decide: %s\n", p.error().what.c_str());
+        log::warning("Cannot decide: {ERROR}", "ERROR", p.error().what);
+        return kExitUsage;
+    }
+    if (o.dryRun) {
+        std::printf("%s %s %s: %s\n", p->path.c_str(), p->phase.c_str(), p->instance.c_str(),
+                    p->why.c_str());
+        return kExitOk;
+    }
+    if (p->steps.empty()) {
+        log::debug("Nothing to do: {WHY}", "WHY", p->why);
+        return kExitOk;
+    }
+    Daemon d(o.busAddress, std::chrono::steady_clock::now() + cfg.hookTimeout);
+    int status = kExitOk;
+    for (const auto& s : p->steps) {
+        const int r = s.kind == StepKind::Check ? check(d, cfg, *p, s, node) : update(d, cfg, *p, s);
+        status = status == kExitOk ? r : status;
+    }
+    return status;
+}
+
+std::optional<int> parseArgs(int argc, char** argv, Options& o) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const auto value = [&](std::optional<std::string>& out) {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "memqos-ganeti-hook: %s needs a value (see --help)\n",
+                             a.c_str());
+                return false;
+            }
+            out = argv[++i];
+            return true;
+        };
+        if (a == "--help" || a == "-h") {
+            std::fputs(kUsage, stdout);
+            return kExitOk;
+        }
+        if (a == "--version") {
+            std::printf("memqos-ganeti-hook %s\n", MEMQOS_VERSION);
+            return kExitOk;
+        }
+        bool ok = true;
+        if (a == "--config") {
+            ok = value(o.config);
+        } else if (a == "--no-drop-ins") {
+            o.dropIns = false;
+        } else if (a == "--node-name") {
+            ok = value(o.nodeName);
+        } else if (a == "--bus-address") {
+            ok = value(o.busAddress);
+        } else if (a == "--env-file") {
+            ok = value(o.envFile);
+        } else if (a == "--dry-run") {
+            o.dryRun = true;
+        } else {
+            std::fprintf(stderr, "memqos-ganeti-hook: unknown argument '%s' (see --help)\n",
+                         a.c_str());
+            ok = false;
+        }
+        if (!ok) {
+            return kExitUsage;
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+} // namespace memqos::ganeti
+
+int main(int argc, char** argv) {
+    using namespace memqos;
+    log::setIdentifier("memqos-ganeti-hook");
+    log::setAlwaysJournal(true);
+    ganeti::Options o;
+    if (auto done = ganeti::parseArgs(argc, argv, o)) {
+        return *done;
+    }
+    return ganeti::run(o);
+}
