@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Ganeti hook's decisions. Synthetic environments pin each rule; the
+// recorded ones (tests/fixtures/ganeti/env, taken from a real Ganeti 3.0.2
+// cluster, see NOTES.md there) check that the rules read what Ganeti
+// really passes.
+
+#include "memqos/ganeti/hook.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace memqos::ganeti {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kNode = "node1.example.test";
+
+Env base(const char* phase, const char* path) {
+    return Env{{"GANETI_HOOKS_PHASE", phase},
+               {"GANETI_HOOKS_PATH", path},
+               {"GANETI_INSTANCE_NAME", "inst1.example.test"},
+               {"GANETI_INSTANCE_PRIMARY", kNode},
+               {"GANETI_INSTANCE_STATUS", "up"},
+               {"GANETI_INSTANCE_MAXMEM", "512"},
+               {"GANETI_INSTANCE_MINMEM", "256"},
+               {"GANETI_INSTANCE_BE_maxmem", "512"},
+               {"GANETI_INSTANCE_BE_minmem", "256"}};
+}
+
+Step check(const char* name, Bytes max, Bytes min) {
+    return Step{StepKind::Check, name, max, min, false};
+}
+Step record(const char* name, Bytes max, Bytes min, bool up) {
+    return Step{StepKind::Record, name, max, min, up};
+}
+Step forget(const char* name) { return Step{StepKind::Forget, name, 0, 0, false}; }
+
+std::vector<Step> steps(const Env& env, std::string_view node = kNode) {
+    auto p = plan(env, node);
+    EXPECT_TRUE(p) << p.error().what;
+    return p ? p->steps : std::vector<Step>{};
+}
+
+TEST(HookPlan, PreAddOnTheTargetChecksTheMaxMemory) {
+    EXPECT_EQ(steps(base("pre", "instance-add")),
+              std::vector<Step>{check("inst1.example.test", 512 * kMiB, 256 * kMiB)});
+}
+
+TEST(HookPlan, OtherNodesDoNothing) {
+    auto p = plan(base("pre", "instance-add"), "node2.example.test");
+    ASSERT_TRUE(p);
+    EXPECT_TRUE(p->steps.empty());
+    EXPECT_THAT(p->why, HasSubstr("not on this node"));
+    EXPECT_TRUE(steps(base("post", "instance-add"), "node2.example.test").empty());
+}
+
+TEST(HookPlan, ShortAndLongNodeNamesMatch) {
+    EXPECT_TRUE(sameNode("node1", "node1.example.test"));
+    EXPECT_TRUE(sameNode("NODE1.example.test", "node1.EXAMPLE.test"));
+    EXPECT_FALSE(sameNode("node1.a.test", "node1.b.test"));
+    EXPECT_FALSE(sameNode("node1", "node10"));
+    EXPECT_FALSE(sameNode("", "node1"));
+    EXPECT_EQ(steps(base("pre", "instance-add"), "node1").size(), 1U);
+}
+
+TEST(HookPlan, AddWithoutStartIsCheckedWhenItStarts) {
+    auto env = base("pre", "instance-add");
+    env["GANETI_INSTANCE_STATUS"] = "down";
+    auto p = plan(env, kNode);
+    ASSERT_TRUE(p);
+    EXPECT_TRUE(p->steps.empty());
+    EXPECT_THAT(p->why, HasSubstr("checked when it starts"));
+    env["GANETI_HOOKS_PATH"] = "instance-start";
+    EXPECT_EQ(steps(env).size(), 1U);
+}
+
+TEST(HookPlan, ModifyChecksTheNewSizeOnlyWhenItGrows) {
+    auto env = base("pre", "instance-modify");
+    env["GANETI_INSTANCE_MAXMEM"] = "1024";
+    env["GANETI_INSTANCE_MINMEM"] = "512";
+    EXPECT_EQ(steps(env),
+              std::vector<Step>{check("inst1.example.test", 1024 * kMiB, 512 * kMiB)});
+    env["GANETI_INSTANCE_MAXMEM"] = "256";
+    env["GANETI_INSTANCE_MINMEM"] = "128";
+    auto p = plan(env, kNode);
+    ASSERT_TRUE(p);
+    EXPECT_TRUE(p->steps.empty());
+    EXPECT_THAT(p->why, HasSubstr("does not grow"));
+    env["GANETI_INSTANCE_MAXMEM"] = "1024";
+    env["GANETI_INSTANCE_STATUS"] = "down";
+    EXPECT_TRUE(steps(env).empty());
+}
+
+TEST(HookPlan, MigrateAndFailoverCheckOnTheNewPrimary) {
+    for (const char* path : {"instance-migrate", "instance-failover"}) {
+        auto env = base("pre", path);
+        env["GANETI_INSTANCE_PRIMARY"] = "node2.example.test";
+        env["GANETI_OLD_PRIMARY"] = "node2.example.test";
+        env["GANETI_NEW_PRIMARY"] = kNode;
+        EXPECT_EQ(steps(env).size(), 1U) << path;
+        EXPECT_TRUE(steps(env, "node2.example.test").empty()) << path;
+        env.erase("GANETI_NEW_PRIMARY");
+        EXPECT_FALSE(plan(env, kNode)) << path;
+    }
+}
+
+TEST(HookPlan, PostHooksRecordTheStateAfterTheOperation) {
+    auto env = base("post", "instance-stop");
+    env["GANETI_POST_INSTANCE_STATUS"] = "down";
+    EXPECT_EQ(steps(env),
+              std::vector<Step>{record("inst1.example.test", 512 * kMiB, 256 * kMiB, false)});
+    env = base("post", "instance-start");
+    EXPECT_EQ(steps(env),
+              std::vector<Step>{record("inst1.example.test", 512 * kMiB, 256 * kMiB, true)});
+    env = base("post", "instance-modify");
+    env["GANETI_POST_INSTANCE_MAXMEM"] = "768";
+    env["GANETI_POST_INSTANCE_MINMEM"] = "384";
+    EXPECT_EQ(steps(env),
+              std::vector<Step>{record("inst1.example.test", 768 * kMiB, 384 * kMiB, true)});
+}
+
+TEST(HookPlan, RemoveForgetsRenameMovesTheRecord) {
+    EXPECT_EQ(steps(base("post", "instance-remove")),
+              std::vector<Step>{forget("inst1.example.test")});
+    auto env = base("post", "instance-rename");
+    env["GANETI_INSTANCE_NEW_NAME"] = "inst9.example.test";
+    env["GANETI_INSTANCE_STATUS"] = "down";
+    EXPECT_EQ(steps(env), (std::vector<Step>{forget("inst1.example.test"),
+                                            record("inst9.example.test", 512 * kMiB,
+                                                   256 * kMiB, false)}));
+}
+
+TEST(HookPlan, MoveAwayForgetsOnTheOldPrimary) {
+    auto env = base("post", "instance-failover");
+    env["GANETI_INSTANCE_PRIMARY"] = kNode;
+    env["GANETI_OLD_PRIMARY"] = kNode;
+    env["GANETI_NEW_PRIMARY"] = "node2.example.test";
+    env["GANETI_POST_INSTANCE_PRIMARY"] = "node2.example.test";
+    EXPECT_EQ(steps(env), std::vector<Step>{forget("inst1.example.test")});
+    EXPECT_EQ(steps(env, "node2.example.test"),
+              std::vector<Step>{record("inst1.example.test", 512 * kMiB, 256 * kMiB, true)});
+}
+
+TEST(HookPlan, NothingToDoForOtherPathsAndPhases) {
+    EXPECT_TRUE(steps(base("pre", "instance-stop")).empty());
+    EXPECT_TRUE(steps(base("pre", "instance-remove")).empty());
+    EXPECT_TRUE(steps(base("post", "instance-reboot")).empty());
+    EXPECT_TRUE(steps(base("pre", "cluster-verify")).empty());
+}
+
+TEST(HookPlan, MalformedEnvironmentsAreErrorsNamingTheVariable) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"GANETI_INSTANCE_MAXMEM", "512M"},
+        {"GANETI_INSTANCE_MAXMEM", ""},
+        {"GANETI_INSTANCE_MAXMEM", "99999999999999999999"},
+        {"GANETI_INSTANCE_MAXMEM", "18446744073709551615"},
+        {"GANETI_INSTANCE_MAXMEM", "-1"},
+    };
+    for (const auto& [key, value] : cases) {
+        auto env = base("pre", "instance-add");
+        env[key] = value;
+        auto p = plan(env, kNode);
+        ASSERT_FALSE(p) << value;
+        EXPECT_THAT(p.error().what, HasSubstr("GANETI_INSTANCE_MAXMEM")) << value;
+    }
+    auto env = base("pre", "instance-add");
+    env.erase("GANETI_HOOKS_PHASE");
+    EXPECT_FALSE(plan(env, kNode));
+    env = base("bogus", "instance-add");
+    EXPECT_FALSE(plan(env, kNode));
+    env = base("pre", "instance-add");
+    env.erase("GANETI_INSTANCE_NAME");
+    EXPECT_FALSE(plan(env, kNode));
+    env = base("post", "instance-rename");
+    EXPECT_FALSE(plan(env, kNode)); // no new name
+    EXPECT_FALSE(plan(base("pre", "instance-add"), ""));
+}
+
+TEST(EnvFile, ParsesEnvOutput) {
+    auto env = parseEnvFile("# recorded\nA=1\n\nB=x=y\r\nA=2\n");
+    ASSERT_TRUE(env);
+    EXPECT_EQ(*env, (Env{{"A", "2"}, {"B", "x=y"}}));
+    EXPECT_THAT(parseEnvFile("A=1\nnot a line\n").error().what, HasSubstr("line 2"));
+    EXPECT_FALSE(parseEnvFile("1A=1\n"));
+    EXPECT_FALSE(parseEnvFile("=1\n"));
+}
+
+} // namespace
+} // namespace memqos::ganeti
