@@ -3,6 +3,7 @@
 
 #include <ctime>
 #include <unistd.h>
+#include <utility>
 
 #include "bus_client.hpp"
 #include "bus_error.hpp"
@@ -56,8 +57,23 @@ int status(BusClient& client, Format format) {
     if (!workloads) {
         return fail(workloads.error());
     }
-    writeOut(renderStatus(managerStatusFromProperties(*props, classes->size(), workloads->size()),
-                          format));
+    ManagerStatus s = managerStatusFromProperties(*props, classes->size(), workloads->size());
+    auto instances = client.listInstances();
+    if (instances) {
+        s.instances = std::move(*instances);
+    } else if (!instances.error().what.starts_with("org.freedesktop.DBus.Error.UnknownMethod")) {
+        return fail(instances.error());
+    } // else: a memqosd without the instance record; status shows what it has
+    writeOut(renderStatus(s, format));
+    return kExitOk;
+}
+
+int instances(BusClient& client, Format format) {
+    auto list = client.listInstances();
+    if (!list) {
+        return fail(list.error());
+    }
+    writeOut(renderInstances(*list, format));
     return kExitOk;
 }
 
@@ -125,7 +141,8 @@ int execute(const Command& cmd, BusClient& client) {
         return kExitOk;
     }
     case Verb::VerifyPlacement: {
-        auto verdict = client.verifyPlacement(cmd.memory, cmd.minMemory, cmd.failoverReserve);
+        const PlacementOptions options{cmd.failoverReserve, cmd.refuseSoft, cmd.instance};
+        auto verdict = client.verifyPlacement(cmd.memory, cmd.minMemory, options);
         if (!verdict) {
             return fail(verdict.error());
         }
@@ -157,6 +174,22 @@ int execute(const Command& cmd, BusClient& client) {
     }
     case Verb::Monitor:
         return runMonitor(client, format);
+    case Verb::Instances:
+        return instances(client, format);
+    case Verb::RecordInstance: {
+        if (auto r = client.recordInstance(cmd.instance, cmd.minMemory, cmd.memory, cmd.up); !r) {
+            return fail(r.error());
+        }
+        writeOut(renderNothing(format));
+        return kExitOk;
+    }
+    case Verb::ForgetInstance: {
+        if (auto r = client.forgetInstance(cmd.instance); !r) {
+            return fail(r.error());
+        }
+        writeOut(renderNothing(format));
+        return kExitOk;
+    }
     case Verb::None:
         break;
     }

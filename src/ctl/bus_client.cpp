@@ -343,7 +343,7 @@ Result<std::string> BusClient::runWorkload(const std::string& name, const std::s
 }
 
 Result<PlacementVerdict> BusClient::verifyPlacement(Bytes memory, Bytes minMemory,
-                                                    std::optional<Bytes> failoverReserve) {
+                                                    const PlacementOptions& options) {
     auto out =
         call(kManagerPath, kManagerInterface, "VerifyPlacement", "ssa{st}", [&](sd_bus_message* m) {
             int r = sd_bus_message_append(m, "tt", static_cast<std::uint64_t>(memory),
@@ -351,9 +351,20 @@ Result<PlacementVerdict> BusClient::verifyPlacement(Bytes memory, Bytes minMemor
             if (r < 0 || (r = sd_bus_message_open_container(m, SD_BUS_TYPE_ARRAY, "{sv}")) < 0) {
                 return r;
             }
-            if (failoverReserve) {
+            if (options.failoverReserve) {
                 r = sd_bus_message_append(m, "{sv}", "failover_reserve", "t",
-                                          static_cast<std::uint64_t>(*failoverReserve));
+                                          static_cast<std::uint64_t>(*options.failoverReserve));
+                if (r < 0) {
+                    return r;
+                }
+            }
+            if (options.refuseSoft) {
+                if ((r = sd_bus_message_append(m, "{sv}", "refuse_soft", "b", 1)) < 0) {
+                    return r;
+                }
+            }
+            if (!options.instance.empty()) {
+                r = sd_bus_message_append(m, "{sv}", "instance", "s", options.instance.c_str());
                 if (r < 0) {
                     return r;
                 }
@@ -364,6 +375,35 @@ Result<PlacementVerdict> BusClient::verifyPlacement(Bytes memory, Bytes minMemor
         return out.error();
     }
     return placementFromReply(*out);
+}
+
+Status BusClient::recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory,
+                                 bool up) {
+    auto out = call(kManagerPath, kManagerInterface, "RecordInstance", "", [&](sd_bus_message* m) {
+        return sd_bus_message_append(m, "sttb", name.c_str(), static_cast<std::uint64_t>(minMemory),
+                                     static_cast<std::uint64_t>(maxMemory), up ? 1 : 0);
+    });
+    if (!out) {
+        return out.error();
+    }
+    return okStatus();
+}
+
+Status BusClient::forgetInstance(const std::string& name) {
+    auto out = call(kManagerPath, kManagerInterface, "ForgetInstance", "",
+                    [&](sd_bus_message* m) { return sd_bus_message_append(m, "s", name.c_str()); });
+    if (!out) {
+        return out.error();
+    }
+    return okStatus();
+}
+
+Result<std::vector<InstanceInfo>> BusClient::listInstances() {
+    auto out = call(kManagerPath, kManagerInterface, "ListInstances", "a(sttb)", appendNothing);
+    if (!out) {
+        return out.error();
+    }
+    return instancesFromReply(*out);
 }
 
 Result<std::vector<Finding>> BusClient::verify() {

@@ -32,6 +32,13 @@ inline constexpr const char* kWorkloadInterface = "org.memqos1.Workload";
 // Value per element. Returns a negative errno on a malformed message.
 int readValues(sd_bus_message* m, ValueArray& out);
 
+// VerifyPlacement's options; only those set are sent.
+struct PlacementOptions {
+    std::optional<Bytes> failoverReserve; // "failover_reserve" t
+    bool refuseSoft = false;              // "refuse_soft" b, sent when true
+    std::string instance;                 // "instance" s, sent when not empty
+};
+
 class BusClient {
 public:
     static Result<BusClient> connect(const BusChoice& bus);
@@ -46,7 +53,10 @@ public:
                                     Bytes request, Bytes limit,
                                     const std::vector<std::string>& argv);
     Result<PlacementVerdict> verifyPlacement(Bytes memory, Bytes minMemory,
-                                             std::optional<Bytes> failoverReserve);
+                                             const PlacementOptions& options);
+    Status recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory, bool up);
+    Status forgetInstance(const std::string& name);
+    Result<std::vector<InstanceInfo>> listInstances();
     Result<std::vector<Finding>> verify();
     Status reload();
     // Whether org.memqos1 has an owner right now.

@@ -18,7 +18,7 @@ struct VerbInfo {
     std::string_view details; // extra lines for COMMAND --help
 };
 
-constexpr std::array<VerbInfo, 10> kVerbs{{
+constexpr std::array<VerbInfo, 13> kVerbs{{
     {Verb::Status, "status", "status", "Show node memory, swap, ratio, pressure and admission", ""},
     {Verb::Classes, "classes", "classes", "List the colocation classes", ""},
     {Verb::Workloads, "workloads", "workloads", "List the managed workloads and their tiers", ""},
@@ -41,12 +41,31 @@ constexpr std::array<VerbInfo, 10> kVerbs{{
      "Everything after \"--\" (or from the first argument on) is the command.\n"
      "Prints the workload's object path. Needs root.\n"},
     {Verb::VerifyPlacement, "verify-placement",
-     "verify-placement MEMORY [MIN_MEMORY] [--failover-reserve SIZE]",
+     "verify-placement MEMORY [MIN_MEMORY | --min SIZE] [--failover-reserve SIZE] "
+     "[--refuse-soft] [--instance NAME]",
      "Would a VM of MEMORY fit under the memory ratio?",
      "  MEMORY is the VM's maximum memory, MIN_MEMORY its minimum (default: MEMORY).\n"
+     "  --min SIZE                the minimum memory, instead of MIN_MEMORY\n"
      "  --failover-reserve SIZE   memory kept for failovers (default: from the config)\n"
+     "  --refuse-soft             report a soft violation as hard (exit status 2)\n"
+     "  --instance NAME           the VM's instance name: its own record is left out\n"
+     "                            (an instance start or modify)\n"
      "Exit status 0 when it fits or is a soft violation (a warning on stderr),\n"
      "2 on a hard violation.\n"},
+    {Verb::Instances, "instances", "instances", "List the instance record (Ganeti instances)",
+     "Columns NAME, MIN, MAX (memory) and STATE (up or down); up instances count\n"
+     "against the memory ratio.\n"},
+    {Verb::RecordInstance, "record-instance",
+     "record-instance NAME --max SIZE [--min SIZE] [--up | --down]",
+     "Record a Ganeti instance's memory and state",
+     "  NAME is the instance's name (a host name, as in Ganeti).\n"
+     "  --max SIZE   its maximum memory, Ganeti maxmem (required)\n"
+     "  --min SIZE   its minimum memory, Ganeti minmem (default: --max)\n"
+     "  --up         it runs or is meant to run: counted against the ratio (default)\n"
+     "  --down       it is stopped: kept in the record, not counted\n"
+     "Creates or replaces the record; it persists across restarts. Needs root.\n"},
+    {Verb::ForgetInstance, "forget-instance", "forget-instance NAME",
+     "Drop an instance from the instance record", "Needs root.\n"},
     {Verb::Verify, "verify", "verify", "Check the node and the configuration",
      "Exit status 2 when a finding has severity \"error\".\n"},
     {Verb::Reload, "reload", "reload", "Make memqosd re-read its configuration",
@@ -112,6 +131,8 @@ private:
                     AllowMax allowMax, Bytes& out);
     bool commandOption(std::string_view name, const std::optional<std::string>& inlineValue,
                        std::size_t& i);
+    // An option without a value ("--runtime"): "--runtime=x" is an error.
+    void flagOption(std::string_view name, const std::optional<std::string>& inlineValue);
     void checkPositionals();
 
     const std::vector<std::string>& args_;
@@ -121,6 +142,10 @@ private:
     bool help_ = false;
     bool version_ = false;
     bool classGiven_ = false;
+    bool maxGiven_ = false;          // record-instance --max
+    std::optional<Bytes> minOption_; // --min of record-instance and verify-placement
+    bool upGiven_ = false;
+    bool downGiven_ = false;
 };
 
 std::optional<std::string> Parser::optionValue(std::string_view name,
@@ -162,9 +187,7 @@ bool Parser::commandOption(std::string_view name, const std::optional<std::strin
         return true;
     }
     if (verb == Verb::Assign && name == "--runtime") {
-        if (inlineValue) {
-            fail("option '--runtime' takes no value");
-        }
+        flagOption(name, inlineValue);
         cmd_.persist = false;
         return true;
     }
@@ -196,7 +219,52 @@ bool Parser::commandOption(std::string_view name, const std::optional<std::strin
         }
         return true;
     }
+    if (verb == Verb::VerifyPlacement && name == "--refuse-soft") {
+        flagOption(name, inlineValue);
+        cmd_.refuseSoft = true;
+        return true;
+    }
+    if (verb == Verb::VerifyPlacement && name == "--instance") {
+        if (auto v = optionValue(name, inlineValue, i)) {
+            if (v->empty()) {
+                fail("--instance: the instance name is empty");
+            }
+            cmd_.instance = *v;
+        }
+        return true;
+    }
+    const bool takesMin = verb == Verb::VerifyPlacement || verb == Verb::RecordInstance;
+    if (takesMin && name == "--min") {
+        Bytes min = 0;
+        const auto v = optionValue(name, inlineValue, i);
+        sizeOption(name, v, AllowMax::No, min);
+        if (v && !error_) {
+            minOption_ = min;
+        }
+        return true;
+    }
+    if (verb == Verb::RecordInstance && name == "--max") {
+        const auto v = optionValue(name, inlineValue, i);
+        sizeOption(name, v, AllowMax::No, cmd_.memory);
+        maxGiven_ = maxGiven_ || v.has_value();
+        return true;
+    }
+    if (verb == Verb::RecordInstance && (name == "--up" || name == "--down")) {
+        flagOption(name, inlineValue);
+        (name == "--up" ? upGiven_ : downGiven_) = true;
+        if (upGiven_ && downGiven_) {
+            fail("options '--up' and '--down' exclude each other");
+        }
+        cmd_.up = name == "--up";
+        return true;
+    }
     return false;
+}
+
+void Parser::flagOption(std::string_view name, const std::optional<std::string>& inlineValue) {
+    if (inlineValue) {
+        fail("option '" + std::string(name) + "' takes no value");
+    }
 }
 
 Result<Command> Parser::parse() {
@@ -310,6 +378,7 @@ void Parser::checkPositionals() {
     case Verb::Verify:
     case Verb::Reload:
     case Verb::Monitor:
+    case Verb::Instances:
         expect(0, 0, "");
         return;
     case Verb::Assign:
@@ -341,9 +410,30 @@ void Parser::checkPositionals() {
             Bytes memory = 0;
             sizeOption("MEMORY", positionals_[0], AllowMax::No, memory);
             cmd_.memory = memory;
-            cmd_.minMemory = memory;
-            if (count == 2) {
+            cmd_.minMemory = minOption_.value_or(memory);
+            if (count == 2 && minOption_) {
+                fail("'verify-placement': give MIN_MEMORY or --min, not both");
+            } else if (count == 2) {
                 sizeOption("MIN_MEMORY", positionals_[1], AllowMax::No, cmd_.minMemory);
+            }
+        }
+        return;
+    case Verb::RecordInstance:
+        if (expect(1, 1, "NAME")) {
+            cmd_.instance = positionals_[0];
+            if (cmd_.instance.empty()) {
+                fail("'record-instance': NAME must not be empty");
+            } else if (!maxGiven_) {
+                fail("'record-instance' needs --max SIZE");
+            }
+            cmd_.minMemory = minOption_.value_or(cmd_.memory);
+        }
+        return;
+    case Verb::ForgetInstance:
+        if (expect(1, 1, "NAME")) {
+            cmd_.instance = positionals_[0];
+            if (cmd_.instance.empty()) {
+                fail("'forget-instance': NAME must not be empty");
             }
         }
         return;
@@ -409,7 +499,8 @@ std::string commandHelp(Verb verb) {
         out += "\n";
         out += v->details;
     }
-    if (verb == Verb::Assign || verb == Verb::Run || verb == Verb::VerifyPlacement) {
+    if (verb == Verb::Assign || verb == Verb::Run || verb == Verb::VerifyPlacement ||
+        verb == Verb::RecordInstance) {
         out += "\n";
         out += kSizes;
     }

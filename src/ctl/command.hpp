@@ -33,6 +33,9 @@ enum class Verb {
     Verify,
     Reload,
     Monitor,
+    RecordInstance,
+    ForgetInstance,
+    Instances,
 };
 
 enum class Action { Execute, Help, Version };
@@ -58,10 +61,15 @@ struct Command {
     std::string unitName;          // run --name; empty = defaultRunName()
     std::vector<std::string> argv; // run
 
-    // verify-placement
+    // verify-placement: MEMORY, MIN_MEMORY (or --min); record-instance: --max, --min
     Bytes memory = 0;
-    Bytes minMemory = 0; // = memory unless given
-    std::optional<Bytes> failoverReserve;
+    Bytes minMemory = 0;                  // = memory unless given
+    std::optional<Bytes> failoverReserve; // verify-placement --failover-reserve
+    bool refuseSoft = false;              // verify-placement --refuse-soft
+
+    // record-instance NAME, forget-instance NAME, verify-placement --instance NAME
+    std::string instance;
+    bool up = true; // record-instance: false with --down
 };
 
 // `args` excludes argv[0]. `envBusAddress` is $MEMQOS_BUS_ADDRESS (nullopt or

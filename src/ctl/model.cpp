@@ -73,6 +73,18 @@ std::string_view pressureLevelName(std::uint32_t level) {
     }
 }
 
+Bytes upMaxMemory(const std::vector<InstanceInfo>& instances) {
+    Bytes sum = 0;
+    for (const auto& i : instances) {
+        if (i.up) {
+            sum = i.maxMemory > std::numeric_limits<Bytes>::max() - sum
+                      ? std::numeric_limits<Bytes>::max()
+                      : sum + i.maxMemory;
+        }
+    }
+    return sum;
+}
+
 namespace {
 
 std::uint32_t asU32(const Value& v) {
@@ -98,6 +110,7 @@ ManagerStatus managerStatusFromProperties(const PropertyMap& props, std::size_t 
         .dryRun = property(props, "DryRun").asBool(),
         .classCount = classCount,
         .workloadCount = workloadCount,
+        .instances = std::nullopt,
     };
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,6 +54,19 @@ const Value& property(const PropertyMap& props, std::string_view name);
 // Pressure ladder level names, as in the Manager's PressureLevel doc.
 std::string_view pressureLevelName(std::uint32_t level);
 
+// One entry of the instance record (ListInstances): a Ganeti instance's
+// minmem/maxmem in bytes and whether it is up (counted against the ratio).
+struct InstanceInfo {
+    std::string name;
+    Bytes minMemory = 0;
+    Bytes maxMemory = 0;
+    bool up = false;
+};
+
+// Σ maxMemory of the up instances (saturating; without [Overcommit]
+// VMOverhead, which memqosd adds per instance in VerifyPlacement).
+Bytes upMaxMemory(const std::vector<InstanceInfo>& instances);
+
 struct ManagerStatus {
     std::string version;
     Bytes memoryTotal = 0;
@@ -66,6 +80,8 @@ struct ManagerStatus {
     bool dryRun = false;
     std::size_t classCount = 0;
     std::size_t workloadCount = 0;
+    // The instance record; nullopt when memqosd has no ListInstances (older).
+    std::optional<std::vector<InstanceInfo>> instances;
 };
 
 struct ClassInfo {

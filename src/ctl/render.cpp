@@ -83,6 +83,31 @@ std::string formatNumbers(const Value& numbers) {
     return formatNumbers(plain);
 }
 
+void writeInstances(JsonWriter& json, const std::vector<InstanceInfo>& instances) {
+    json.beginArray();
+    for (const auto& i : instances) {
+        json.beginObject();
+        json.member("name", i.name);
+        json.member("min_memory", i.minMemory);
+        json.member("max_memory", i.maxMemory);
+        json.member("up", i.up);
+        json.endObject();
+    }
+    json.endArray();
+}
+
+std::string instanceTable(const std::vector<InstanceInfo>& instances) {
+    if (instances.empty()) {
+        return "No instances.\n";
+    }
+    Table table({{"NAME"}, {"MIN", Align::Right}, {"MAX", Align::Right}, {"STATE"}});
+    for (const auto& i : instances) {
+        table.addRow(
+            {i.name, formatSize(i.minMemory), formatSize(i.maxMemory), i.up ? "up" : "down"});
+    }
+    return table.render();
+}
+
 const Value& arg(const Event& event, std::string_view name) {
     static const Value kMissing{};
     for (const auto& [k, v] : event.args) {
@@ -193,10 +218,14 @@ std::string renderStatus(const ManagerStatus& s, Format format) {
         json.member("DryRun", s.dryRun);
         json.member("ClassCount", static_cast<std::uint64_t>(s.classCount));
         json.member("WorkloadCount", static_cast<std::uint64_t>(s.workloadCount));
+        if (s.instances) {
+            json.key("instances");
+            writeInstances(json, *s.instances);
+        }
         json.endObject();
         return withNewline(json.str());
     }
-    return renderKeyValues({
+    std::string out = renderKeyValues({
         {"Version", s.version},
         {"Memory total", formatSize(s.memoryTotal)},
         {"Memory available", formatSize(s.memoryAvailable)},
@@ -210,6 +239,28 @@ std::string renderStatus(const ManagerStatus& s, Format format) {
         {"Classes", std::to_string(s.classCount)},
         {"Workloads", std::to_string(s.workloadCount)},
     });
+    if (s.instances) {
+        out += "\n";
+        out += instanceTable(*s.instances);
+        if (!s.instances->empty()) {
+            std::size_t up = 0;
+            for (const auto& i : *s.instances) {
+                up += i.up ? 1 : 0;
+            }
+            out += "Max memory of up instances: " + formatSize(upMaxMemory(*s.instances)) + " (" +
+                   std::to_string(up) + " of " + std::to_string(s.instances->size()) + " up)\n";
+        }
+    }
+    return out;
+}
+
+std::string renderInstances(const std::vector<InstanceInfo>& instances, Format format) {
+    if (format == Format::Json) {
+        JsonWriter json;
+        writeInstances(json, instances);
+        return withNewline(json.str());
+    }
+    return instanceTable(instances);
 }
 
 std::string renderClasses(const std::vector<ClassInfo>& classes, Format format) {

@@ -17,7 +17,12 @@ enum class Format { Text, Json };
 
 class JsonWriter;
 
+// With status.instances: the instance table and the max memory of the up
+// instances after the key/value lines (JSON: an "instances" array).
 std::string renderStatus(const ManagerStatus& status, Format format);
+// instances: NAME MIN MAX STATE, or a JSON array of {name, min_memory,
+// max_memory, up} (ListInstances' field names).
+std::string renderInstances(const std::vector<InstanceInfo>& instances, Format format);
 std::string renderClasses(const std::vector<ClassInfo>& classes, Format format);
 std::string renderWorkloads(const std::vector<WorkloadInfo>& workloads, Format format);
 std::string renderPlacement(const PlacementVerdict& verdict, Format format);

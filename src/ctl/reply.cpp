@@ -133,4 +133,24 @@ Result<PropertyMap> propertiesFromReply(const ValueArray& out) {
     return props;
 }
 
+Result<std::vector<InstanceInfo>> instancesFromReply(const ValueArray& out) {
+    const ValueArray* list = listArgument(out);
+    if (list == nullptr) {
+        return malformedReply("ListInstances", "expected one array a(sttb)");
+    }
+    std::vector<InstanceInfo> instances;
+    for (const auto& entry : *list) {
+        const ValueArray* f = asArray(entry);
+        const std::string* name = f != nullptr && f->size() == 4 ? asString((*f)[0]) : nullptr;
+        const auto* min = name != nullptr ? std::get_if<std::uint64_t>(&(*f)[1].v) : nullptr;
+        const auto* max = name != nullptr ? std::get_if<std::uint64_t>(&(*f)[2].v) : nullptr;
+        const auto* up = name != nullptr ? std::get_if<bool>(&(*f)[3].v) : nullptr;
+        if (min == nullptr || max == nullptr || up == nullptr) {
+            return malformedReply("ListInstances", "an entry is not (sttb)");
+        }
+        instances.push_back({*name, *min, *max, *up});
+    }
+    return instances;
+}
+
 } // namespace memqos::ctl

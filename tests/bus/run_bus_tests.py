@@ -15,7 +15,8 @@ Persistence: an assignment with persist=true is kept under --state-dir
 (assignments/), one with persist=false under the runtime directory, which with
 --state-dir and no --runtime-dir is STATE_DIR/runtime (like /run/memqos: it
 lasts until reboot, so it survives a daemon restart). Both are checked after a
-SIGKILL and a restart.
+SIGKILL and a restart, and so is the instance record (RecordInstance, kept
+under STATE_DIR/instances).
 """
 
 import json
@@ -143,6 +144,7 @@ class Suite:
         self.unassign_and_reassign()
         self.run_workload()
         self.verify_placement()
+        self.instances()
         self.verify()
         self.reload()
         self.security()
@@ -429,6 +431,201 @@ class Suite:
             return None
         self.run_check('VerifyPlacement (memqosctl verify-placement: exit 0/0/2)', via_ctl)
 
+    # ---- the instance record ---------------------------------------------------
+    def instances_list(self):
+        return sorted(tuple(x) for x in self.bcall('ListInstances')[0])
+
+    def placement_opts(self, memory, options, min_memory=None):
+        """VerifyPlacement as root through dbus-python, options typed by the caller."""
+        import dbus  # pylint: disable=import-outside-toplevel
+        verdict, message, numbers = self.env.conn.get_object(MEMQOS, ROOT).VerifyPlacement(
+            dbus.UInt64(memory), dbus.UInt64(memory if min_memory is None else min_memory),
+            dbus.Dictionary(options, signature='sv'), dbus_interface=MGR)
+        return str(verdict), str(message), {str(k): int(v) for k, v in numbers.items()}
+
+    def error_name_as_nobody(self, member, *args):
+        """Calls member with python args as uid 65534; the D-Bus error name or 'OK'."""
+        script = ('import dbus, sys\n'
+                  'c = dbus.bus.BusConnection(sys.argv[1])\n'
+                  'o = c.get_object("org.memqos1", "/org/memqos1")\n'
+                  'try:\n'
+                  f'    o.{member}({", ".join(args)}, dbus_interface="{MGR}")\n'
+                  '    print("OK")\n'
+                  'except dbus.exceptions.DBusException as e:\n'
+                  '    print(e.get_dbus_name())\n')
+        r = subprocess.run(NOBODY + ['/usr/bin/python3', '-c', script, self.env.address],
+                           capture_output=True, text=True, timeout=15, check=False)
+        if r.returncode != 0:
+            raise RuntimeError(f'python as nobody: exit {r.returncode}: {r.stderr.strip()}')
+        return r.stdout.strip()
+
+    def instances(self):
+        self.n0 = self.placement(GIB)[2]['instances']
+
+        def record():
+            before = self.state_files()
+            self.bcall('RecordInstance', 'sttb', 'web1.example.com', 256 * MIB, 2 * GIB, 'true')
+            self.bcall('RecordInstance', 'sttb', 'web1.example.com', 512 * MIB, GIB, 'true')
+            self.bcall('RecordInstance', 'sttb', 'db1.example.com', 2 * GIB, 2 * GIB, 'false')
+            got = self.instances_list()
+            want = [('db1.example.com', 2 * GIB, 2 * GIB, False),
+                    ('web1.example.com', 512 * MIB, GIB, True)]
+            if got != want:
+                return f'ListInstances {got}, want {want} (a second record replaces the first)'
+            if len(self.state_files() - before) != 2:
+                return f'state files: new {sorted(self.state_files() - before)}, want 2'
+            return None
+        self.run_check('RecordInstance (new, replaced, down) then ListInstances shows them '
+                       '(busctl)', record)
+
+        def forget():
+            before = self.state_files()
+            self.bcall('RecordInstance', 'sttb', 'tmp1', GIB, GIB, 'true')
+            if ('tmp1', GIB, GIB, True) not in self.instances_list():
+                return f'tmp1 not listed: {self.instances_list()}'
+            self.bcall('ForgetInstance', 's', 'tmp1')
+            if any(i[0] == 'tmp1' for i in self.instances_list()):
+                return f'tmp1 still listed: {self.instances_list()}'
+            if self.state_files() != before:
+                return f'state files differ: {self.state_files() ^ before}'
+            return None
+        self.run_check('ForgetInstance drops the record and its state file (busctl)', forget)
+
+        def denied():
+            before = (self.instances_list(), self.state_files())
+            name = self.error_name_as_nobody('RecordInstance', '"evil1"', 'dbus.UInt64(0)',
+                                             'dbus.UInt64(1 << 30)', 'True')
+            if name != 'org.freedesktop.DBus.Error.AccessDenied':
+                return f'RecordInstance as nobody: {name}'
+            name = self.error_name_as_nobody('ForgetInstance', '"web1.example.com"')
+            if name != 'org.freedesktop.DBus.Error.AccessDenied':
+                return f'ForgetInstance as nobody: {name}'
+            if (self.instances_list(), self.state_files()) != before:
+                return 'the record changed'
+            listed = self.bcall('ListInstances', user='nobody')[0]
+            if len(listed) != len(before[0]):
+                return f'ListInstances as nobody: {listed}'
+            return None
+        self.run_check('non-root RecordInstance/ForgetInstance -> '
+                       'org.freedesktop.DBus.Error.AccessDenied; ListInstances open', denied)
+
+        def counted():
+            _v, _m, n = self.placement(GIB)
+            if n['instances'] != self.n0 + GIB:
+                return f"instances {n['instances']}, want {self.n0} + 1G (the up web1 only, " \
+                       f"not the down db1)"
+            _v, _m, n = self.placement_opts(GIB, {'instance': 'web1.example.com'})
+            if n['instances'] != self.n0:
+                return f"instance=web1: instances {n['instances']}, want {self.n0}"
+            _v, _m, n = self.placement_opts(GIB, {'instance': 'db1.example.com'})
+            if n['instances'] != self.n0 + GIB:
+                return f"instance=db1 (down): instances {n['instances']}, want {self.n0} + 1G"
+            _v, _m, n = self.placement_opts(GIB, {'instance': 'not-recorded'})
+            if n['instances'] != self.n0 + GIB:
+                return f"instance=not-recorded: instances {n['instances']}"
+            return None
+        self.run_check('VerifyPlacement counts the up instance in numbers["instances"], not the '
+                       'down one; option instance leaves its own record out', counted)
+
+        def refuse_soft():
+            import dbus  # pylint: disable=import-outside-toplevel
+            total = self.bprop('MemoryTotal')
+            reserved_node = self.bprop('NodeReserved')
+            permille = round(self.bprop('MemoryRatio') * 1000)
+            _v, _m, n = self.placement(GIB)
+            available = total - reserved_node - n['services']
+            if available != n['available'] or permille != n['ratio_permille']:
+                return f'available {available} / permille {permille} from the properties, ' \
+                       f'numbers say {n}'
+            cap = available * permille // 1000
+            self.soft_size = cap - n['instances'] - GIB
+            reserve = dbus.UInt64(4 * GIB)
+            v, m, _ = self.placement_opts(self.soft_size, {'failover_reserve': reserve})
+            if v != 'soft' or not m.startswith('soft'):
+                return f'{self.soft_size} with reserve 4G: {v} {m!r}, want soft'
+            v, m, _ = self.placement_opts(self.soft_size, {'failover_reserve': reserve,
+                                                          'refuse_soft': dbus.Boolean(False)})
+            if v != 'soft':
+                return f'refuse_soft=false: {v} {m!r}, want soft'
+            v, m, _ = self.placement_opts(self.soft_size, {'failover_reserve': reserve,
+                                                          'refuse_soft': dbus.Boolean(True)})
+            if v != 'hard' or not m.startswith('hard') or 'soft violations are refused' not in m:
+                return f'refuse_soft=true: {v} {m!r}, want hard'
+            v, m, _ = self.placement_opts(GIB, {'refuse_soft': dbus.Boolean(True)})
+            if v != 'fits':
+                return f'1G with refuse_soft: {v} {m!r}, want fits'
+            return None
+        self.run_check('VerifyPlacement refuse_soft turns soft (failover_reserve 4G) into hard, '
+                       'leaves fits alone (numbers from MemoryTotal, NodeReserved)', refuse_soft)
+
+        def via_ctl():
+            r = self.memqosctl('record-instance', 'ctl1.example.com', '--max', '768M', '--min',
+                               '256M', '--down')
+            if r.returncode != 0 or r.stdout or r.stderr:
+                return f'record-instance: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            if ('ctl1.example.com', 256 * MIB, 768 * MIB, False) not in self.instances_list():
+                return f'ListInstances {self.instances_list()}'
+            r = self.memqosctl('record-instance', 'ctl2.example.com', '--max', '1073741824')
+            if r.returncode != 0:
+                return f'record-instance ctl2: exit {r.returncode} {r.stderr!r}'
+            if ('ctl2.example.com', GIB, GIB, True) not in self.instances_list():
+                return f'ctl2 (min = max, up): ListInstances {self.instances_list()}'
+            r = self.memqosctl('instances')
+            rows = [line.split() for line in r.stdout.splitlines()]
+            if r.returncode != 0 or ['NAME', 'MIN', 'MAX', 'STATE'] not in rows or \
+                    ['ctl1.example.com', '256M', '768M', 'down'] not in rows or \
+                    ['ctl2.example.com', '1G', '1G', 'up'] not in rows:
+                return f'instances: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('--json', 'instances')
+            doc = json.loads(r.stdout)
+            if {'name': 'ctl1.example.com', 'min_memory': 256 * MIB, 'max_memory': 768 * MIB,
+                    'up': False} not in doc:
+                return f'instances --json: {doc}'
+            r = self.memqosctl('status')
+            rows = [line.split() for line in r.stdout.splitlines()]
+            if r.returncode != 0 or ['ctl1.example.com', '256M', '768M', 'down'] not in rows or \
+                    'Max memory of up instances: 2G (2 of 4 up)' not in r.stdout:
+                return f'status: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('--json', 'status')
+            if r.returncode != 0 or len(json.loads(r.stdout).get('instances', [])) != 4:
+                return f'status --json: exit {r.returncode} {r.stdout!r}'
+            for name in ('ctl1.example.com', 'ctl2.example.com'):
+                r = self.memqosctl('forget-instance', name)
+                if r.returncode != 0 or r.stdout or r.stderr:
+                    return f'forget-instance {name}: exit {r.returncode} {r.stderr!r}'
+            if any(i[0].startswith('ctl') for i in self.instances_list()):
+                return f'still listed: {self.instances_list()}'
+            r = self.memqosctl('forget-instance', 'ctl1.example.com')
+            if r.returncode != 1 or not r.stderr.startswith(
+                    'memqosctl: org.memqos1.Error.NoSuchInstance: '):
+                return f'forget-instance again: exit {r.returncode} {r.stderr!r}'
+            return None
+        self.run_check('memqosctl record-instance, instances, status, forget-instance', via_ctl)
+
+        def placement_ctl():
+            size = str(self.soft_size)
+            r = self.memqosctl('verify-placement', size, '--failover-reserve', '4G')
+            if r.returncode != 0 or 'Verdict:  soft' not in r.stdout:
+                return f'soft: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('verify-placement', size, '--failover-reserve', '4G',
+                               '--refuse-soft')
+            if r.returncode != 2 or 'Verdict:  hard' not in r.stdout or \
+                    'soft violations are refused' not in r.stdout or \
+                    not r.stderr.startswith('memqosctl: hard placement violation: hard'):
+                return f'--refuse-soft: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('--json', 'verify-placement', '1G', '--min', '512M', '--instance',
+                               'web1.example.com')
+            doc = json.loads(r.stdout) if r.stdout else {}
+            if r.returncode != 0 or doc.get('numbers', {}).get('instances') != self.n0:
+                return f'--instance web1: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('verify-placement', '1G', '--instance', 'bad name')
+            if r.returncode != 1 or not r.stderr.startswith(
+                    'memqosctl: org.memqos1.Error.InvalidArgument: '):
+                return f'--instance "bad name": exit {r.returncode} {r.stderr!r}'
+            return None
+        self.run_check('memqosctl verify-placement --refuse-soft: exit 2; --instance, --min',
+                       placement_ctl)
+
     def verify(self):
         def both():
             findings = self.bcall('Verify')[0]
@@ -502,6 +699,9 @@ class Suite:
             ('RunWorkload', ['ssttas', 'x', 'reclaimed', '0', '1073741824', '1', '/bin/true'],
              ['run', '--name', 'x', '--class', 'reclaimed', '--', '/bin/true']),
             ('Reload', [], ['reload']),
+            ('RecordInstance', ['sttb', 'evil2', '0', '1073741824', 'true'],
+             ['record-instance', 'evil2', '--max', '1G']),
+            ('ForgetInstance', ['s', 'db1.example.com'], ['forget-instance', 'db1.example.com']),
         ]
         for member, bargs, cargs in calls:
             def denied(member=member, bargs=bargs, cargs=cargs):
@@ -517,6 +717,8 @@ class Suite:
                     return f'memqosctl: exit {r.returncode} {r.stderr!r}'
                 if len(self.set_calls()) != before_calls or self.state_files() != before_files:
                     return 'state changed'
+                if r.returncode != 3:
+                    return f'memqosctl: exit {r.returncode}, want 3 (access denied)'
                 return None
             self.run_check(f'non-root {member} -> AccessDenied (busctl and memqosctl)', denied)
 
@@ -544,6 +746,26 @@ class Suite:
              ('UnassignWorkload', 's', 'nothere.service')),
             ('InvalidArgument', None,
              ('VerifyPlacement', 'tta{sv}', GIB, GIB, 1, 'bogus', 't', 1)),
+            ('InvalidArgument', ['record-instance', '../x', '--max', '1G'],
+             ('RecordInstance', 'sttb', '../x', GIB, GIB, 'true')),
+            ('InvalidArgument', ['record-instance', '--max', '1G', '--', '-web'],
+             ('RecordInstance', 'sttb', '-web', GIB, GIB, 'true')),
+            ('InvalidArgument', ['record-instance', 'db9', '--max', '1G', '--min', '2G'],
+             ('RecordInstance', 'sttb', 'db9', 2 * GIB, GIB, 'true')),
+            ('SizeOutOfRange', ['record-instance', 'db9', '--max', '0'],
+             ('RecordInstance', 'sttb', 'db9', 0, 0, 'true')),
+            ('SizeOutOfRange', None,
+             ('RecordInstance', 'sttb', 'db9', 0, UINT64_MAX, 'true')),
+            ('NoSuchInstance', ['forget-instance', 'nothere'],
+             ('ForgetInstance', 's', 'nothere')),
+            ('InvalidArgument', None,
+             ('VerifyPlacement', 'tta{sv}', GIB, GIB, 1, 'refuse_soft', 's', 'yes')),
+            ('InvalidArgument', None,
+             ('VerifyPlacement', 'tta{sv}', GIB, GIB, 1, 'instance', 't', 1)),
+            ('InvalidArgument', None,
+             ('VerifyPlacement', 'tta{sv}', GIB, GIB, 1, 'failover_reserve', 'b', 'true')),
+            ('InvalidArgument', None,
+             ('VerifyPlacement', 'tta{sv}', GIB, GIB, 1, 'instance', 's', '../x')),
         ]
         for name, cargs, bargs in cases:
             label = ' '.join(str(a) for a in (cargs or bargs[2:]))
@@ -551,6 +773,7 @@ class Suite:
             def one(name=name, cargs=cargs, bargs=bargs):
                 before_calls = len(self.set_calls())
                 before_files = self.state_files()
+                before_instances = self.instances_list()
                 r = self.busctl('call', MEMQOS, ROOT, MGR, bargs[0], *[str(a) for a in bargs[1:]])
                 if r.returncode == 0:
                     return f'busctl succeeded: {r.stdout!r}'
@@ -564,22 +787,42 @@ class Suite:
                         return f'memqosctl: exit {r.returncode} {r.stderr.strip()!r}, ' \
                                f'want "{want}..." exit 1'
                 else:
-                    import dbus  # pylint: disable=import-outside-toplevel
-                    try:
-                        self.env.conn.get_object(MEMQOS, ROOT).VerifyPlacement(
-                            dbus.UInt64(GIB), dbus.UInt64(GIB),
-                            {'bogus': dbus.UInt64(1)}, dbus_interface=MGR)
-                        return 'VerifyPlacement with an unknown option succeeded'
-                    except dbus.exceptions.DBusException as e:
-                        if e.get_dbus_name() != f'org.memqos1.Error.{name}':
-                            return f'error {e.get_dbus_name()}: {e}'
+                    # busctl prints no error name: the same call through dbus-python
+                    got = self.python_error_name(bargs)
+                    if got != f'org.memqos1.Error.{name}':
+                        return f'error {got}, want org.memqos1.Error.{name}'
                 time.sleep(0.2)
                 if len(self.set_calls()) != before_calls:
                     return f'new SetUnitProperties calls: {self.set_calls()[before_calls:]}'
                 if self.state_files() != before_files:
                     return f'new state files: {self.state_files() - before_files}'
+                if self.instances_list() != before_instances:
+                    return f'instance record changed: {self.instances_list()}'
                 return None
             self.run_check(f'bad input {name} ({label})', one)
+
+    def python_error_name(self, bargs):
+        """Calls (member, busctl signature, args...) as root through dbus-python; the
+        D-Bus error name, or 'OK'. Handles the signatures bad_input() uses."""
+        import dbus  # pylint: disable=import-outside-toplevel
+        member, sig, args = bargs[0], bargs[1], list(bargs[2:])
+        if sig == 'tta{sv}':  # memory, min, 1, key, type, value
+            key, vtype, value = args[3], args[4], args[5]
+            typed = {'t': lambda v: dbus.UInt64(int(v)), 's': dbus.String,
+                     'b': lambda v: dbus.Boolean(str(v) == 'true')}[vtype](value)
+            call_args = [dbus.UInt64(args[0]), dbus.UInt64(args[1]),
+                         dbus.Dictionary({key: typed}, signature='sv')]
+        elif sig == 'sttb':
+            call_args = [dbus.String(args[0]), dbus.UInt64(args[1]), dbus.UInt64(args[2]),
+                         dbus.Boolean(str(args[3]) == 'true')]
+        else:
+            call_args = [dbus.String(a) for a in args]
+        try:
+            getattr(self.env.conn.get_object(MEMQOS, ROOT), member)(*call_args,
+                                                                    dbus_interface=MGR)
+            return 'OK'
+        except dbus.exceptions.DBusException as e:
+            return e.get_dbus_name()
 
     def systemd_reloading(self):
         def reloading():
@@ -617,6 +860,21 @@ class Suite:
             return None
         self.run_check('SIGKILL + restart: persist=true (state dir) and persist=false '
                        '(runtime dir) assignments back, tiers re-sent', restart)
+
+        def instances_back():
+            got = self.instances_list()
+            want = [('db1.example.com', 2 * GIB, 2 * GIB, False),
+                    ('web1.example.com', 512 * MIB, GIB, True)]
+            if got != want:
+                return f'after restart ListInstances {got}, want {want}'
+            n = self.placement(GIB)[2]
+            if n['instances'] != self.n0 + GIB:
+                return f"after restart numbers instances {n['instances']}, want {self.n0} + 1G"
+            r = self.memqosctl('instances')
+            if r.returncode != 0 or 'web1.example.com' not in r.stdout:
+                return f'memqosctl instances: exit {r.returncode} {r.stdout!r}'
+            return None
+        self.run_check('SIGKILL + restart: the instance record is back and counted', instances_back)
 
 
 # ---- introspection comparison -----------------------------------------------

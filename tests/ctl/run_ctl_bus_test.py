@@ -214,6 +214,17 @@ def setup_mock(bus):
          'ret = [("warning", "swap-short", "swap 4G < (1.5 - 1) x 14G"),'
          ' ("info", "ratio", "memory ratio 1.5")]'),
         ('Reload', '', '', ''),
+        ('ListInstances', '', 'a(sttb)',
+         'ret = [("db1.example.com", dbus.UInt64(2 * 2**30), dbus.UInt64(4 * 2**30), False),'
+         ' ("web1", dbus.UInt64(512 * 2**20), dbus.UInt64(2**30), True)]'),
+        ('RecordInstance', 'sttb', '',
+         'if args[2] == 0:\n'
+         '    raise dbus.exceptions.DBusException("max_memory of instance %s must be above 0"'
+         ' % args[0], name="org.memqos1.Error.SizeOutOfRange")\n'),
+        ('ForgetInstance', 's', '',
+         'if args[0] != "web1":\n'
+         '    raise dbus.exceptions.DBusException("instance \'%s\' is not in this node\'s record"'
+         ' % args[0], name="org.memqos1.Error.NoSuchInstance")\n'),
     ])
     return mock
 
@@ -241,6 +252,8 @@ def test_unreachable_and_usage(r, ctl, tmp):
                          (['assign'], "'assign' needs ID and CLASS"),
                          (['assign', 'a.service', 'shared', '--request', '12Q'], "bad size '12Q'"),
                          (['verify-placement'], 'needs MEMORY'),
+                         (['record-instance', 'x'], 'needs --max SIZE'),
+                         (['forget-instance'], "'forget-instance' needs NAME"),
                          (['status', '--frobnicate'], "unknown option '--frobnicate'"),
                          ([], 'no command given')]:
         rc, out, err = ctl.run(*args)
@@ -251,7 +264,10 @@ def test_unreachable_and_usage(r, ctl, tmp):
     rc, out, _ = ctl.run('--help', address=False)
     r.check(rc == 0 and 'Exit status:' in out and '64' in out, '--help lists exit codes', out)
     rc, out, _ = ctl.run('verify-placement', '--help', address=False)
-    r.check(rc == 0 and '--failover-reserve' in out, 'COMMAND --help', out)
+    r.check(rc == 0 and '--failover-reserve' in out and '--refuse-soft' in out, 'COMMAND --help',
+            out)
+    rc, out, _ = ctl.run('record-instance', '--help', address=False)
+    r.check(rc == 0 and 'record-instance NAME --max SIZE' in out, 'record-instance --help', out)
     rc, out, _ = ctl.run('--version', address=False)
     r.check(rc == 0 and out.startswith('memqosctl '), '--version', out)
 
@@ -280,6 +296,24 @@ def test_status(r, ctl):
                 'AdmissionOpen': False, 'DryRun': True, 'ClassCount': 4, 'WorkloadCount': 2}
     for key, value in expected.items():
         r.check(doc.get(key) == value, f'status --json {key} == {value!r}', repr(doc.get(key)))
+    r.check(doc.get('instances') == [
+        {'name': 'db1.example.com', 'min_memory': 2 * GIB, 'max_memory': 4 * GIB, 'up': False},
+        {'name': 'web1', 'min_memory': 512 * MIB, 'max_memory': GIB, 'up': True}],
+        'status --json instances', repr(doc.get('instances')))
+
+    rc, out, err = ctl.run('status')
+    lines = out.splitlines()
+    try:
+        at = lines.index('Workloads:         2')
+    except ValueError:
+        at = -1
+    r.check(at >= 0 and lines[at + 1:] == [
+        '',
+        'NAME              MIN  MAX  STATE',
+        'db1.example.com    2G   4G  down',
+        'web1             512M   1G  up',
+        'Max memory of up instances: 1G (1 of 2 up)'],
+        'status: instance table and the max memory of the up ones, after the rest', out)
 
 
 def test_classes(r, ctl):
@@ -411,6 +445,83 @@ def test_placement(r, ctl, mock):
         r.check(dict(calls[1][2]) == {'failover_reserve': 2 * GIB},
                 'placement: failover_reserve option', repr(calls[1]))
         r.check(calls[2][:2] == (12 * GIB, 8 * GIB), 'placement: MIN_MEMORY', repr(calls[2]))
+
+
+def test_instances(r, ctl, mock):
+    rc, out, err = ctl.run('instances')
+    r.check(rc == 0 and out == ('NAME              MIN  MAX  STATE\n'
+                                'db1.example.com    2G   4G  down\n'
+                                'web1             512M   1G  up\n'),
+            'instances: table', f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('--json', 'instances')
+    r.check(rc == 0 and json.loads(out) == [
+        {'name': 'db1.example.com', 'min_memory': 2 * GIB, 'max_memory': 4 * GIB, 'up': False},
+        {'name': 'web1', 'min_memory': 512 * MIB, 'max_memory': GIB, 'up': True}],
+        'instances --json', f'rc={rc} out={out!r} err={err!r}')
+
+    mock.ClearCalls()
+    rc, out, err = ctl.run('record-instance', 'web2.example.com', '--max', '2G')
+    r.check(rc == 0 and out == '' and err == '', 'record-instance: exit 0, quiet',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('record-instance', 'db1', '--max', '1.5G', '--min=512M', '--down',
+                           '--json')
+    r.check(rc == 0 and json.loads(out) == {}, 'record-instance --json: {}',
+            f'rc={rc} out={out!r} err={err!r}')
+    calls = [tuple(c[1]) for c in mock.GetMethodCalls('RecordInstance')]
+    r.check(calls == [('web2.example.com', 2 * GIB, 2 * GIB, True),
+                      ('db1', 512 * MIB, GIB + GIB // 2, False)],
+            'record-instance: min defaults to max, up by default; --min/--down passed',
+            repr(calls))
+    rc, out, err = ctl.run('record-instance', 'db1', '--max', '0')
+    r.check(rc == 1 and out == '' and err.startswith(
+        'memqosctl: org.memqos1.Error.SizeOutOfRange: max_memory of instance db1'),
+        'record-instance max 0: daemon error, exit 1', f'rc={rc} err={err!r}')
+    rc, out, err = ctl.run('record-instance', 'db1')
+    r.check(rc == 64 and "'record-instance' needs --max SIZE" in err and out == '',
+            'record-instance without --max: usage, exit 64', f'rc={rc} err={err!r}')
+    r.check(len(mock.GetMethodCalls('RecordInstance')) == 3, 'usage error: no call made')
+
+    rc, out, err = ctl.run('forget-instance', 'web1')
+    r.check(rc == 0 and out == '' and err == '', 'forget-instance: exit 0, quiet',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('forget-instance', 'nope')
+    r.check(rc == 1 and out == '' and err == "memqosctl: org.memqos1.Error.NoSuchInstance: "
+            "instance 'nope' is not in this node's record\n",
+            'forget-instance unknown: NoSuchInstance, exit 1', f'rc={rc} err={err!r}')
+    calls = [tuple(c[1]) for c in mock.GetMethodCalls('ForgetInstance')]
+    r.check(calls == [('web1',), ('nope',)], 'forget-instance: name passed', repr(calls))
+
+    # A memqosd without the instance record: status shows the rest.
+    mock.AddMethod('org.memqos1.Manager', 'ListInstances', '', 'a(sttb)',
+                   'raise dbus.exceptions.DBusException("Unknown method ListInstances",'
+                   ' name="org.freedesktop.DBus.Error.UnknownMethod")')
+    rc, out, err = ctl.run('status')
+    r.check(rc == 0 and out.endswith('Workloads:         2\n') and err == '',
+            'status without ListInstances: exit 0, no instance table', f'rc={rc} {out!r} {err!r}')
+    rc, out, err = ctl.run('--json', 'status')
+    r.check(rc == 0 and 'instances' not in json.loads(out),
+            'status --json without ListInstances: no "instances"', f'rc={rc} {out!r} {err!r}')
+    rc, out, err = ctl.run('instances')
+    r.check(rc == 1 and err.startswith('memqosctl: org.freedesktop.DBus.Error.UnknownMethod'),
+            'instances without ListInstances: exit 1', f'rc={rc} {err!r}')
+
+
+def test_placement_options(r, ctl, mock):
+    mock.ClearCalls()
+    rc, out, err = ctl.run('verify-placement', '6G', '--refuse-soft', '--instance',
+                           'web1.example.com', '--min', '2G')
+    r.check(rc == 0 and 'Verdict:  soft' in out, 'placement with options: the verdict shown',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, _, err = ctl.run('verify-placement', '1G', '1G', '--min', '1G')
+    r.check(rc == 64 and 'not both' in err, 'placement MIN_MEMORY and --min: exit 64', err)
+    calls = [tuple(c[1]) for c in mock.GetMethodCalls('VerifyPlacement')]
+    r.check(len(calls) == 1 and calls[0][:2] == (6 * GIB, 2 * GIB)
+            and dict(calls[0][2]) == {'refuse_soft': True, 'instance': 'web1.example.com'},
+            'placement: --min, refuse_soft and instance options passed', repr(calls))
+    if calls:
+        types = {str(k): type(v).__name__ for k, v in calls[0][2].items()}
+        r.check(types == {'refuse_soft': 'Boolean', 'instance': 'String'},
+                'placement: option types b and s', repr(types))
 
 
 def test_verify_reload(r, ctl, mock):
@@ -608,6 +719,8 @@ def main():
         test_workloads(r, ctl)
         test_assign_run(r, ctl, mock)
         test_placement(r, ctl, mock)
+        test_instances(r, ctl, mock)
+        test_placement_options(r, ctl, mock)
         test_verify_reload(r, ctl, mock)
         test_monitor(r, ctl, mock)
         test_monitor_daemon_leaves(r, ctl, mock_proc, bus)

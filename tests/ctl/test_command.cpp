@@ -174,6 +174,113 @@ TEST(ParseCommandLine, VerifyPlacementErrors) {
                 HasSubstr("--failover-reserve: bad size"));
 }
 
+TEST(ParseCommandLine, VerifyPlacementNewOptions) {
+    Command c = ok({"verify-placement", "8G", "--min", "4G", "--refuse-soft", "--instance",
+                    "web1.example.com"});
+    EXPECT_EQ(c.memory, 8 * kGiB);
+    EXPECT_EQ(c.minMemory, 4 * kGiB) << "--min instead of MIN_MEMORY";
+    EXPECT_TRUE(c.refuseSoft);
+    EXPECT_EQ(c.instance, "web1.example.com");
+    EXPECT_FALSE(c.failoverReserve);
+
+    c = ok({"verify-placement", "--instance=db1", "--min=512M", "1G"});
+    EXPECT_EQ(c.minMemory, 512 * kMiB);
+    EXPECT_EQ(c.instance, "db1");
+    EXPECT_FALSE(c.refuseSoft) << "refuse_soft is off unless asked";
+
+    c = ok({"verify-placement", "2G"});
+    EXPECT_FALSE(c.refuseSoft);
+    EXPECT_TRUE(c.instance.empty());
+}
+
+TEST(ParseCommandLine, VerifyPlacementNewOptionErrors) {
+    EXPECT_THAT(usageError({"verify-placement", "8G", "4G", "--min", "2G"}),
+                HasSubstr("give MIN_MEMORY or --min, not both"));
+    EXPECT_THAT(usageError({"verify-placement", "8G", "--min", "lots"}),
+                HasSubstr("--min: bad size 'lots'"));
+    EXPECT_THAT(usageError({"verify-placement", "8G", "--min"}),
+                HasSubstr("option '--min' needs a value"));
+    EXPECT_THAT(usageError({"verify-placement", "8G", "--refuse-soft=yes"}),
+                HasSubstr("option '--refuse-soft' takes no value"));
+    EXPECT_THAT(usageError({"verify-placement", "8G", "--instance"}), HasSubstr("needs a value"));
+    EXPECT_THAT(usageError({"verify-placement", "8G", "--instance="}),
+                HasSubstr("--instance: the instance name is empty"));
+    EXPECT_THAT(usageError({"verify-placement", "8G", "--max", "8G"}),
+                HasSubstr("unknown option '--max' for 'verify-placement'"));
+    EXPECT_THAT(usageError({"assign", "a.service", "shared", "--refuse-soft"}),
+                HasSubstr("unknown option '--refuse-soft' for 'assign'"));
+}
+
+TEST(ParseCommandLine, RecordInstanceDefaults) {
+    const Command c = ok({"record-instance", "web1.example.com", "--max", "2G"});
+    EXPECT_EQ(c.verb, Verb::RecordInstance);
+    EXPECT_EQ(c.instance, "web1.example.com");
+    EXPECT_EQ(c.memory, 2 * kGiB);
+    EXPECT_EQ(c.minMemory, 2 * kGiB) << "--min defaults to --max";
+    EXPECT_TRUE(c.up) << "--up is the default";
+}
+
+TEST(ParseCommandLine, RecordInstanceOptions) {
+    Command c = ok({"record-instance", "--min", "512M", "db1", "--max=1.5G", "--down"});
+    EXPECT_EQ(c.instance, "db1");
+    EXPECT_EQ(c.memory, kGiB + kGiB / 2);
+    EXPECT_EQ(c.minMemory, 512 * kMiB);
+    EXPECT_FALSE(c.up);
+
+    c = ok({"--json", "record-instance", "db1", "--max", "1073741824", "--up"});
+    EXPECT_TRUE(c.json);
+    EXPECT_EQ(c.memory, kGiB) << "plain bytes";
+    EXPECT_TRUE(c.up);
+
+    // The daemon judges these (SizeOutOfRange, InvalidArgument), not the parser.
+    EXPECT_EQ(ok({"record-instance", "db1", "--max", "0"}).memory, 0U);
+    c = ok({"record-instance", "db1", "--max", "1G", "--min", "2G"});
+    EXPECT_EQ(c.minMemory, 2 * kGiB);
+    EXPECT_EQ(ok({"record-instance", "../bad name", "--max", "1G"}).instance, "../bad name");
+}
+
+TEST(ParseCommandLine, RecordInstanceErrors) {
+    EXPECT_THAT(usageError({"record-instance"}), HasSubstr("'record-instance' needs NAME"));
+    EXPECT_THAT(usageError({"record-instance", "db1"}),
+                HasSubstr("'record-instance' needs --max SIZE"));
+    EXPECT_THAT(usageError({"record-instance", "db1", "--min", "1G"}),
+                HasSubstr("needs --max SIZE"));
+    EXPECT_THAT(usageError({"record-instance", "db1", "db2", "--max", "1G"}),
+                HasSubstr("unexpected argument 'db2'"));
+    EXPECT_THAT(usageError({"record-instance", "", "--max", "1G"}),
+                HasSubstr("NAME must not be empty"));
+    EXPECT_THAT(usageError({"record-instance", "db1", "--max", "max"}),
+                HasSubstr("only allowed for a limit"));
+    EXPECT_THAT(usageError({"record-instance", "db1", "--max", "1Q"}),
+                HasSubstr("--max: bad size '1Q'"));
+    EXPECT_THAT(usageError({"record-instance", "db1", "--max"}), HasSubstr("needs a value"));
+    EXPECT_THAT(usageError({"record-instance", "db1", "--max", "1G", "--up", "--down"}),
+                HasSubstr("'--up' and '--down' exclude each other"));
+    EXPECT_THAT(usageError({"record-instance", "db1", "--max", "1G", "--down=1"}),
+                HasSubstr("takes no value"));
+    EXPECT_THAT(usageError({"record-instance", "db1", "--max", "1G", "--limit", "1G"}),
+                HasSubstr("unknown option '--limit' for 'record-instance'"));
+    EXPECT_THAT(usageError({"record-instance", "db1", "--max", "1G", "--refuse-soft"}),
+                HasSubstr("unknown option '--refuse-soft' for 'record-instance'"));
+}
+
+TEST(ParseCommandLine, ForgetInstanceAndInstances) {
+    Command c = ok({"forget-instance", "web1.example.com"});
+    EXPECT_EQ(c.verb, Verb::ForgetInstance);
+    EXPECT_EQ(c.instance, "web1.example.com");
+    EXPECT_THAT(usageError({"forget-instance"}), HasSubstr("'forget-instance' needs NAME"));
+    EXPECT_THAT(usageError({"forget-instance", "a", "b"}), HasSubstr("unexpected argument 'b'"));
+    EXPECT_THAT(usageError({"forget-instance", ""}), HasSubstr("NAME must not be empty"));
+    EXPECT_THAT(usageError({"forget-instance", "a", "--max", "1G"}),
+                HasSubstr("unknown option '--max' for 'forget-instance'"));
+
+    c = ok({"instances", "--json"});
+    EXPECT_EQ(c.verb, Verb::Instances);
+    EXPECT_TRUE(c.json);
+    EXPECT_THAT(usageError({"instances", "db1"}), HasSubstr("unexpected argument 'db1'"));
+    EXPECT_EQ(ok({"record-instance", "--help"}).action, Action::Help) << "no 'needs NAME' error";
+}
+
 TEST(ParseCommandLine, UsageErrors) {
     EXPECT_THAT(usageError({}), HasSubstr("no command given"));
     EXPECT_THAT(usageError({"frobnicate"}), HasSubstr("unknown command 'frobnicate'"));
@@ -205,8 +312,9 @@ TEST(ParseCommandLine, HelpAndVersionWin) {
 
 TEST(Help, OverviewListsCommandsAndExitCodes) {
     const std::string help = helpText();
-    for (const char* verb : {"status", "classes", "workloads", "assign", "unassign", "run",
-                             "verify-placement", "verify", "reload", "monitor"}) {
+    for (const char* verb :
+         {"status", "classes", "workloads", "assign", "unassign", "run", "verify-placement",
+          "verify", "reload", "monitor", "instances", "record-instance", "forget-instance"}) {
         EXPECT_THAT(help, HasSubstr(std::string("  ") + verb + " ")) << verb;
     }
     for (const char* code : {"  0 ", "  1 ", "  2 ", "  3 ", "  64 "}) {
@@ -223,6 +331,16 @@ TEST(Help, PerCommand) {
     EXPECT_THAT(commandHelp(Verb::Run), HasSubstr("--class CLASS"));
     EXPECT_THAT(commandHelp(Verb::Monitor), HasSubstr("SIGTERM"));
     EXPECT_THAT(commandHelp(Verb::Verify), HasSubstr("64"));
+    EXPECT_THAT(commandHelp(Verb::VerifyPlacement), HasSubstr("--refuse-soft"));
+    EXPECT_THAT(commandHelp(Verb::VerifyPlacement), HasSubstr("--instance NAME"));
+    EXPECT_THAT(commandHelp(Verb::RecordInstance),
+                HasSubstr("Usage: memqosctl [OPTIONS] record-instance NAME --max SIZE [--min SIZE] "
+                          "[--up | --down]"));
+    EXPECT_THAT(commandHelp(Verb::RecordInstance), HasSubstr("Needs root."));
+    EXPECT_THAT(commandHelp(Verb::RecordInstance), HasSubstr("Sizes are bytes"));
+    EXPECT_THAT(commandHelp(Verb::ForgetInstance),
+                HasSubstr("Usage: memqosctl [OPTIONS] forget-instance NAME"));
+    EXPECT_THAT(commandHelp(Verb::Instances), HasSubstr("Usage: memqosctl [OPTIONS] instances"));
 }
 
 TEST(DefaultRunName, PidAndTime) {

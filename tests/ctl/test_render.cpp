@@ -33,6 +33,7 @@ ManagerStatus sampleStatus() {
         .dryRun = true,
         .classCount = 4,
         .workloadCount = 7,
+        .instances = std::nullopt,
     };
 }
 
@@ -64,6 +65,74 @@ TEST(RenderStatus, JsonUsesApiNamesAndRawBytes) {
     EXPECT_THAT(json, HasSubstr("\"WorkloadCount\": 7\n"));
     EXPECT_EQ(json.front(), '{');
     EXPECT_EQ(json.substr(json.size() - 2), "}\n");
+}
+
+std::vector<InstanceInfo> sampleInstances() {
+    return {
+        InstanceInfo{
+            .name = "db1.example.com", .minMemory = 2 * kGiB, .maxMemory = 4 * kGiB, .up = false},
+        InstanceInfo{.name = "web1", .minMemory = 512 * kMiB, .maxMemory = kGiB, .up = true},
+        InstanceInfo{.name = "web2", .minMemory = kGiB, .maxMemory = kGiB + kGiB / 2, .up = true},
+    };
+}
+
+TEST(RenderStatus, TextWithInstances) {
+    ManagerStatus s = sampleStatus();
+    s.instances = sampleInstances();
+    const std::string text = renderStatus(s, Format::Text);
+    EXPECT_EQ(text.substr(0, renderStatus(sampleStatus(), Format::Text).size()),
+              renderStatus(sampleStatus(), Format::Text))
+        << "what status printed before comes first, unchanged";
+    EXPECT_THAT(text, HasSubstr("Workloads:         7\n"
+                                "\n"
+                                "NAME              MIN   MAX  STATE\n"
+                                "db1.example.com    2G    4G  down\n"
+                                "web1             512M    1G  up\n"
+                                "web2               1G  1.5G  up\n"
+                                "Max memory of up instances: 2.5G (2 of 3 up)\n"));
+    EXPECT_EQ(text.substr(text.size() - 1), "\n");
+
+    s.instances = std::vector<InstanceInfo>{};
+    EXPECT_THAT(renderStatus(s, Format::Text),
+                HasSubstr("Workloads:         7\n\nNo instances.\n"));
+    EXPECT_THAT(renderStatus(s, Format::Text), Not(HasSubstr("Max memory")));
+}
+
+TEST(RenderStatus, JsonWithInstances) {
+    ManagerStatus s = sampleStatus();
+    EXPECT_THAT(renderStatus(s, Format::Json), Not(HasSubstr("instances")))
+        << "a memqosd without ListInstances: no key";
+    s.instances = sampleInstances();
+    const std::string json = renderStatus(s, Format::Json);
+    EXPECT_THAT(json, HasSubstr("\"WorkloadCount\": 7,\n  \"instances\": [\n    {\n"
+                                "      \"name\": \"db1.example.com\",\n"
+                                "      \"min_memory\": 2147483648,\n"
+                                "      \"max_memory\": 4294967296,\n"
+                                "      \"up\": false\n    },"));
+    EXPECT_THAT(json, HasSubstr("\"name\": \"web2\",\n      \"min_memory\": 1073741824,\n"
+                                "      \"max_memory\": 1610612736,\n      \"up\": true"));
+    s.instances = std::vector<InstanceInfo>{};
+    EXPECT_THAT(renderStatus(s, Format::Json), HasSubstr("\"instances\": []\n}"));
+}
+
+TEST(RenderInstances, TextAndJson) {
+    EXPECT_EQ(renderInstances(sampleInstances(), Format::Text),
+              "NAME              MIN   MAX  STATE\n"
+              "db1.example.com    2G    4G  down\n"
+              "web1             512M    1G  up\n"
+              "web2               1G  1.5G  up\n");
+    EXPECT_EQ(renderInstances({}, Format::Text), "No instances.\n");
+    EXPECT_EQ(renderInstances({sampleInstances()[1]}, Format::Json),
+              "[\n  {\n    \"name\": \"web1\",\n    \"min_memory\": 536870912,\n"
+              "    \"max_memory\": 1073741824,\n    \"up\": true\n  }\n]\n");
+    EXPECT_EQ(renderInstances({}, Format::Json), "[]\n");
+}
+
+TEST(UpMaxMemory, SumsUpInstancesAndSaturates) {
+    EXPECT_EQ(upMaxMemory(sampleInstances()), 2 * kGiB + kGiB / 2);
+    EXPECT_EQ(upMaxMemory({}), 0U);
+    EXPECT_EQ(upMaxMemory({{"a", 0, kNoLimit - 1, true}, {"b", 0, 5, true}}), kNoLimit);
+    EXPECT_EQ(upMaxMemory({{"a", 0, 7, false}}), 0U);
 }
 
 TEST(PressureLevelName, AllLevels) {
@@ -182,6 +251,18 @@ TEST(RenderPlacement, TextShowsVerdictAndNumbers) {
                                                 "NUMBER          VALUE        BYTES\n"
                                                 "available         14G  15032385536\n"
                                                 "ratio_permille   1000\n");
+}
+
+TEST(RenderPlacement, RefusedSoftIsHard) {
+    const PlacementVerdict p{"hard",
+                             "hard: 6G asked fits under memory ratio 1.5 (7G left) only by using "
+                             "the failover reserve of 4G (soft violations are refused)",
+                             {{"instances", kGiB}, {"reserved", 4 * kGiB}}};
+    const std::string text = renderPlacement(p, Format::Text);
+    EXPECT_THAT(text, HasSubstr("Verdict:  hard\n"));
+    EXPECT_THAT(text, HasSubstr("(soft violations are refused)\n"));
+    EXPECT_THAT(text, HasSubstr("instances     1G  1073741824\n"));
+    EXPECT_EQ(placementExitCode(p), kExitVerifyFailed);
 }
 
 TEST(RenderPlacement, Json) {

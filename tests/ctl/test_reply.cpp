@@ -98,6 +98,34 @@ TEST(Reply, ObjectPathAndProperties) {
     EXPECT_FALSE(propertiesFromReply({str("x")}).ok());
 }
 
+TEST(Reply, ListInstances) {
+    auto r = instancesFromReply(
+        {array({array({str("db1"), u64(kGiB), u64(2 * kGiB), Value{false}}),
+                array({str("web1.example.com"), u64(512 * kMiB), u64(kGiB), Value{true}})})});
+    ASSERT_TRUE(r.ok()) << r.error().what;
+    ASSERT_EQ(r->size(), 2U);
+    EXPECT_EQ((*r)[0].name, "db1");
+    EXPECT_EQ((*r)[0].minMemory, kGiB);
+    EXPECT_EQ((*r)[0].maxMemory, 2 * kGiB);
+    EXPECT_FALSE((*r)[0].up);
+    EXPECT_EQ((*r)[1].name, "web1.example.com");
+    EXPECT_TRUE((*r)[1].up);
+    EXPECT_TRUE(instancesFromReply({array({})})->empty());
+}
+
+TEST(Reply, ListInstancesMalformed) {
+    EXPECT_FALSE(instancesFromReply({}).ok());
+    EXPECT_FALSE(instancesFromReply({str("x")}).ok());
+    auto r = instancesFromReply({array({array({str("db1"), u64(1), u64(2)})})});
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.error().what, HasSubstr("unexpected reply to ListInstances"));
+    EXPECT_EQ(exitCodeFor(r.error()), kExitDaemonError);
+    EXPECT_FALSE(instancesFromReply({array({array({str("db1"), u64(1), u64(2), u64(1)})})}).ok());
+    EXPECT_FALSE(instancesFromReply({array({array({u64(0), u64(1), u64(2), Value{true}})})}).ok());
+    EXPECT_FALSE(
+        instancesFromReply({array({array({str("db1"), str("1"), u64(2), Value{true}})})}).ok());
+}
+
 TEST(Model, ManagerFromPropertiesIsLenient) {
     PropertyMap props{{"Version", str("0.1.0")},      {"MemoryTotal", u64(16 * kGiB)},
                       {"MemoryRatio", Value{1.25}},   {"PressureLevel", u64(1)},
@@ -113,6 +141,7 @@ TEST(Model, ManagerFromPropertiesIsLenient) {
     EXPECT_FALSE(s.dryRun);
     EXPECT_EQ(s.classCount, 4U);
     EXPECT_EQ(s.workloadCount, 2U);
+    EXPECT_FALSE(s.instances) << "filled in from ListInstances, not from properties";
 }
 
 TEST(Model, ClassAndWorkloadFromProperties) {
