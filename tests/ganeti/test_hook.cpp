@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -190,6 +191,93 @@ TEST(EnvFile, ParsesEnvOutput) {
     EXPECT_FALSE(parseEnvFile("1A=1\n"));
     EXPECT_FALSE(parseEnvFile("=1\n"));
 }
+
+// ---- recorded on a real Ganeti 3.0.2 cluster (tests/fixtures/ganeti) -------
+
+Env recorded(const std::string& file) {
+    const char* root = std::getenv("MEMQOS_FIXTURES");
+    const std::filesystem::path path =
+        std::filesystem::path(root != nullptr ? root : "tests/fixtures") / "ganeti" / "env" / file;
+    std::ifstream in(path);
+    EXPECT_TRUE(in) << "cannot read " << path;
+    std::stringstream text;
+    text << in.rdbuf();
+    auto env = parseEnvFile(text.str());
+    EXPECT_TRUE(env) << path << ": " << env.error().what;
+    return env ? *env : Env{};
+}
+
+struct Recorded {
+    const char* file;
+    const char* node;
+    std::vector<Step> steps;
+};
+
+class RecordedEnv : public ::testing::TestWithParam<Recorded> {};
+
+TEST_P(RecordedEnv, Plan) {
+    const auto& c = GetParam();
+    auto p = plan(recorded(c.file), c.node);
+    ASSERT_TRUE(p) << p.error().what;
+    EXPECT_EQ(p->steps, c.steps) << c.file << " on " << c.node << ": " << p->why;
+    EXPECT_FALSE(p->why.empty());
+}
+
+constexpr const char* kNode2 = "node2.example.test";
+constexpr Bytes M = kMiB;
+const char* const kInst1 = "inst1.example.test";
+
+INSTANTIATE_TEST_SUITE_P(
+    Ganeti302, RecordedEnv,
+    ::testing::Values(
+        // add: INSTANCE_STATUS is the start flag ("True").
+        Recorded{"instance-add-pre-1.env", kNode, {check(kInst1, 512 * M, 256 * M)}},
+        Recorded{"instance-add-pre-1.env", "node1", {check(kInst1, 512 * M, 256 * M)}},
+        Recorded{"instance-add-pre-1.env", kNode2, {}},
+        Recorded{"instance-add-pre-2.env", kNode, {check("inst2.example.test", 512 * M, 256 * M)}},
+        Recorded{"instance-add-post-1.env", kNode, {record(kInst1, 512 * M, 256 * M, true)}},
+        Recorded{"instance-add-post-1.env", kNode2, {}},
+        Recorded{"instance-stop-pre-1.env", kNode, {}},
+        Recorded{"instance-stop-post-1.env", kNode, {record(kInst1, 512 * M, 256 * M, false)}},
+        Recorded{"instance-start-pre-1.env", kNode, {check(kInst1, 512 * M, 256 * M)}},
+        Recorded{"instance-start-post-1.env", kNode, {record(kInst1, 512 * M, 256 * M, true)}},
+        Recorded{"instance-reboot-pre-1.env", kNode, {}},
+        Recorded{"instance-reboot-post-1.env", kNode, {}},
+        // modify: the new size (GANETI_INSTANCE_MAXMEM), not _BE_maxmem.
+        Recorded{"instance-modify-pre-1.env", kNode, {check(kInst1, 768 * M, 384 * M)}},
+        Recorded{"instance-modify-post-1.env", kNode, {record(kInst1, 768 * M, 384 * M, true)}},
+        // modify -m (runtime memory): maxmem does not grow.
+        Recorded{"instance-modify-pre-2.env", kNode, {}},
+        Recorded{"instance-modify-post-2.env", kNode, {record(kInst1, 768 * M, 384 * M, true)}},
+        Recorded{"instance-stop-post-2.env", kNode, {record(kInst1, 768 * M, 384 * M, false)}},
+        Recorded{"instance-rename-pre-1.env", kNode, {}},
+        Recorded{"instance-rename-post-1.env",
+                 kNode,
+                 {forget(kInst1),
+                  record("inst1-renamed.example.test", 768 * M, 384 * M, false)}},
+        Recorded{"instance-remove-pre-1.env", kNode, {}},
+        Recorded{"instance-remove-post-1.env", kNode, {forget("inst1-renamed.example.test")}},
+        Recorded{"instance-remove-post-1.env", kNode2, {}},
+        // Synthetic (one-node clusters cannot migrate): node1 -> node2.
+        Recorded{"instance-migrate-pre-1.env", kNode, {}},
+        Recorded{"instance-migrate-pre-1.env", kNode2, {check(kInst1, 512 * M, 256 * M)}},
+        Recorded{"instance-migrate-post-1.env", kNode, {forget(kInst1)}},
+        Recorded{"instance-migrate-post-1.env", kNode2, {record(kInst1, 512 * M, 256 * M, true)}},
+        Recorded{"instance-failover-pre-1.env", kNode, {}},
+        Recorded{"instance-failover-pre-1.env", kNode2, {check(kInst1, 512 * M, 256 * M)}},
+        Recorded{"instance-failover-post-1.env", kNode, {forget(kInst1)}},
+        Recorded{"instance-failover-post-1.env",
+                 kNode2,
+                 {record(kInst1, 512 * M, 256 * M, true)}}),
+    [](const ::testing::TestParamInfo<Recorded>& param) {
+        std::string name = std::string(param.param.file) + "_" + param.param.node;
+        for (auto& c : name) {
+            if (!std::isalnum(static_cast<unsigned char>(c))) {
+                c = '_';
+            }
+        }
+        return name;
+    });
 
 } // namespace
 } // namespace memqos::ganeti

@@ -168,13 +168,13 @@ ok "memqosd hung: the hook gave up after its timeout (add took $((SECONDS - t)) 
 # --- an instance too big for the node: Ganeti refuses it before our hook ------
 before=$(record)
 n=$(hook_journal | wc -l)
-out=$(gnt-instance add -t diskless -o noop --no-ip-check -B maxmem=64G,minmem=64G \
-    -n "$GANETI_NODE" inst7 2>&1) && gnt_fail "adding a 64G instance succeeded: $out"
-grep -qi 'memory' <<<"$out" || gnt_fail "Ganeti's refusal does not mention memory: $out"
+out=$(gnt-instance add -t diskless -o noop --no-ip-check -B maxmem=16G,minmem=16G \
+    -n "$GANETI_NODE" inst7 2>&1) && gnt_fail "adding a 16G instance succeeded: $out"
+grep -q 'Not enough memory on node' <<<"$out" || gnt_fail "Ganeti's refusal is not its free-memory check: $out"
 grep -q 'memqos' <<<"$out" && gnt_fail "our hook ran for the too-big instance: $out"
 [[ $(record) == "$before" ]] || gnt_fail "record changed: '$(record)', was '$before'"
 [[ $(hook_journal | wc -l) == "$n" ]] || gnt_fail "the hook logged for inst7: $(hook_journal | tail -n 3)"
-ok "too big for the node: refused by Ganeti itself ($(grep -i memory <<<"$out" | head -n1))"
+ok "too big for the node: refused by Ganeti itself ($(grep 'Not enough memory' <<<"$out" | head -n1))"
 
 rm -f "$conf"
 echo "ok: Ganeti hooks case passed in $((SECONDS - t0)) s"
