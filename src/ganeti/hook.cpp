@@ -118,13 +118,20 @@ Result<Step> checkStep(const Vars& v, const std::string& name) {
     return s;
 }
 
+// Admin state up: "up"/"down" for an existing instance, the start flag
+// "True"/"False" for instance-add.
+bool isUp(const Vars& v) {
+    const auto s = v.get("INSTANCE_STATUS");
+    return s == "up" || s == "True";
+}
+
 Result<Step> recordStep(const Vars& v, const std::string& name) {
     auto s = checkStep(v, name);
     if (!s) {
         return s;
     }
     s->kind = StepKind::Record;
-    s->up = v.get("INSTANCE_STATUS") == "up";
+    s->up = isUp(v);
     return s;
 }
 
@@ -151,8 +158,7 @@ Result<Plan> prePlan(Plan p, Op op, const Vars& v, std::string_view node) {
                 std::string(node) + ")";
         return p;
     }
-    const bool up = v.get("INSTANCE_STATUS") == "up";
-    if (op != Op::Start && !up) {
+    if (op != Op::Start && !isUp(v)) {
         // Only instances that run or are meant to run count: a stopped one
         // is checked when it starts.
         p.why = p.instance + " is not meant to run (status " + v.get("INSTANCE_STATUS") +
