@@ -287,8 +287,8 @@ bool sameNode(std::string_view a, std::string_view b) {
 std::string describe(const Step& step) {
     switch (step.kind) {
     case StepKind::Check:
-        return core::formatBytes(step.maxMemory) + " asked (minimum " +
-               core::formatBytes(step.minMemory) + ")";
+        return core::formatBytes(step.maxMemory) + " asked, minimum " +
+               core::formatBytes(step.minMemory);
     case StepKind::Record:
         return "max " + core::formatBytes(step.maxMemory) + ", min " +
                core::formatBytes(step.minMemory) + ", " + (step.up ? "up" : "down");

@@ -15,6 +15,7 @@ set -euo pipefail
 ok() { echo "ok: $*"; }
 MiB=$((1024 * 1024))
 conf=/etc/memqos/memqosd.conf.d/90-ganeti-test.conf
+mkdir -p /etc/memqos/memqosd.conf.d
 
 mgr() { busctl call org.memqos1 /org/memqos1 org.memqos1.Manager "$@"; }
 # number KEY: one number of VerifyPlacement(1 MiB)'s answer.
