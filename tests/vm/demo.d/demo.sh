@@ -33,4 +33,15 @@ echo "# Would a 256 MiB VM fit under the memory ratio? A 64 GiB one?"
 step memqosctl verify-placement 256M || true
 step memqosctl verify-placement 64G || true
 step memqosctl verify || true
+
+echo
+echo "# Ganeti's state of record on this node (the Ganeti post-hooks keep it; here by hand):"
+echo "# Two instances of 256 MiB are up and count against the ratio; the candidate's own"
+echo "# record (--instance) does not."
+step memqosctl record-instance web1.example.test --max 256M --min 128M --up
+step memqosctl record-instance web2.example.test --max 256M --min 128M --up
+step memqosctl record-instance old.example.test --max 1G --down
+step memqosctl instances
+step memqosctl verify-placement 256M || true
+step memqosctl verify-placement 256M --instance web2.example.test || true
 step memqosctl --json status
