@@ -63,7 +63,9 @@ Options:
 
 Exit status: 0 allowed / nothing to do / record updated; 1 refused (pre) or
 the record could not be updated (post: Ganeti shows it as a warning);
-64 usage error or an environment that is not a Ganeti hook's.
+64 usage error, or no GANETI_HOOKS_PHASE (not run by Ganeti). A Ganeti
+environment the hook cannot read is handled like an unanswered pre-hook
+(WhenUnreachable) and fails a post-hook (exit 1).
 )";
 
 struct Options {
@@ -315,9 +317,32 @@ int run(const Options& o) {
         o.nodeName ? *o.nodeName : (cfg.nodeName.empty() ? canonicalHostName() : cfg.nodeName);
     auto p = plan(env, node);
     if (!p) {
-        std::printf("memqos: cannot decide: %s\n", p.error().what.c_str());
-        log::warning("Cannot decide: {ERROR}", "ERROR", p.error().what);
-        return kExitUsage;
+        // Not run by Ganeti at all: a usage error. Run by Ganeti with an
+        // environment we cannot read (a newer Ganeti?): a pre-hook follows
+        // WhenUnreachable like any other missing answer, so memqos never
+        // blocks Ganeti by default; a post-hook fails (Ganeti warns).
+        const auto phase = env.find("GANETI_HOOKS_PHASE");
+        const std::string why = "cannot decide: " + p.error().what;
+        if (phase == env.end() || o.dryRun) {
+            std::printf("memqos: %s\n", why.c_str());
+            return kExitUsage;
+        }
+        const bool refuse = phase->second == "post" ||
+                            cfg.whenUnreachable == config::WhenUnreachable::Refuse;
+        Plan bad;
+        bad.phase = phase->second;
+        if (const auto path = env.find("GANETI_HOOKS_PATH"); path != env.end()) {
+            bad.path = path->second;
+        }
+        if (const auto name = env.find("GANETI_INSTANCE_NAME"); name != env.end()) {
+            bad.instance = name->second;
+        }
+        say(log::Level::Warning,
+            why + (phase->second == "post" ? ""
+                   : refuse            ? "; refused ([Ganeti] WhenUnreachable=refuse)"
+                                       : "; allowed ([Ganeti] WhenUnreachable=allow)"),
+            bad);
+        return refuse ? kExitRefused : kExitOk;
     }
     if (o.dryRun) {
         std::printf("%s %s %s: %s\n", p->path.c_str(), p->phase.c_str(), p->instance.c_str(),

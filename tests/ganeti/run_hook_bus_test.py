@@ -170,6 +170,15 @@ def main(argv):
                      r.returncode == 1 and 'could not record' in r.stdout, r.stdout)
         r, _ = run_hook({'GANETI_HOOKS_PATH': 'instance-add'})
         checks.check('not a Ganeti environment: exit 64', r.returncode == 64, r.stdout)
+        odd = read_env(src, 'instance-add-pre-1.env', GANETI_INSTANCE_MAXMEM='lots',
+                       GANETI_INSTANCE_BE_maxmem='lots')
+        r, _ = run_hook(odd)
+        checks.check('unreadable Ganeti environment, pre: allowed with a warning (exit 0)',
+                     r.returncode == 0 and 'cannot decide' in r.stdout and 'allowed' in r.stdout,
+                     r.stdout)
+        r, _ = run_hook(odd, '[Ganeti]\nWhenUnreachable=refuse\n')
+        checks.check('unreadable Ganeti environment, pre, WhenUnreachable=refuse: exit 1',
+                     r.returncode == 1 and 'refused' in r.stdout, r.stdout)
     except Exception:  # pylint: disable=broad-except
         traceback.print_exc()
         checks.failed.append('exception')
