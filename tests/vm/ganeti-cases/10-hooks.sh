@@ -58,7 +58,10 @@ for h in instance-add-pre instance-start-pre instance-modify-pre instance-migrat
     instance-rename-post; do
     [[ -x /etc/ganeti/hooks/$h.d/memqos ]] || gnt_fail "/etc/ganeti/hooks/$h.d/memqos is not installed"
 done
-ok "hooks installed by the package"
+conffiles=$(dpkg-query --showformat='${Conffiles}\n' -W memqos)
+grep -q ' /etc/ganeti/hooks/instance-add-pre.d/memqos ' <<<"$conffiles" ||
+    gnt_fail "the hooks are not conffiles: $conffiles"
+ok "hooks installed by the package (conffiles)"
 
 ganeti_cluster_up
 
