@@ -6,6 +6,7 @@
 #include "memqos/config/config.hpp"
 
 #include "memqos/config/values.hpp"
+#include "memqos/parse/text.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -265,17 +266,10 @@ const KeyItem<Owner>* findKey(const std::vector<KeyItem<Owner>>& table, std::str
     return nullptr;
 }
 
-char lower(char c) {
-    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                              [](char x, char y) { return lower(x) == lower(y); });
-}
+using parse::text::equalsIgnoreCase;
 
 bool istartsWith(std::string_view s, std::string_view prefix) {
-    return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
+    return s.size() >= prefix.size() && equalsIgnoreCase(s.substr(0, prefix.size()), prefix);
 }
 
 // A key with the same letters in another case: a typo we can name.
@@ -283,14 +277,14 @@ template <typename Owner>
 std::string suggestKey(const std::vector<KeyItem<Owner>>& table, std::string_view section,
                        std::string_view key) {
     for (const auto& it : table)
-        if (it.section == section && iequals(it.key, key))
+        if (it.section == section && equalsIgnoreCase(it.key, key))
             return " (did you mean " + it.key + "?)";
     return {};
 }
 
 std::string suggestSection(std::string_view section) {
     for (std::string_view s : {"Manager", "Overcommit", "Pressure", "Reclaim", "Ganeti"})
-        if (iequals(s, section))
+        if (equalsIgnoreCase(s, section))
             return " (did you mean [" + std::string(s) + "]?)";
     if (istartsWith(section, kClassPrefix))
         return " (did you mean [" + std::string(kClassPrefix) +

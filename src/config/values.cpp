@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/config/values.hpp"
+#include "memqos/parse/text.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -45,18 +46,7 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-char lower(char c) {
-    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size())
-        return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (lower(a[i]) != lower(b[i]))
-            return false;
-    return true;
-}
+using parse::text::equalsIgnoreCase;
 
 // The text in double quotes, non-printable bytes as \xNN, cut at 32 bytes
 // (the whole value is in the message already; this names the bad part).
@@ -171,7 +161,7 @@ void skipBlanks(std::string_view& s) {
 }
 
 bool isOff(std::string_view s) {
-    return iequals(s, "off");
+    return equalsIgnoreCase(s, "off");
 }
 
 struct Unit {
@@ -217,7 +207,7 @@ constexpr std::array<Unit, 12> kDurationUnits{{
 template <std::size_t N>
 const Unit* findUnit(const std::array<Unit, N>& units, std::string_view name) {
     for (const Unit& u : units)
-        if (iequals(u.name, name))
+        if (equalsIgnoreCase(u.name, name))
             return &u;
     return nullptr;
 }
@@ -264,7 +254,7 @@ template <typename E, std::size_t N>
 Result<E> enumImpl(std::string_view text, const std::array<EnumName<E>, N>& names) {
     std::string_view s = trim(text);
     for (const auto& n : names)
-        if (iequals(n.name, s))
+        if (equalsIgnoreCase(n.name, s))
             return n.value;
     std::string hint = "expected ";
     for (std::size_t i = 0; i < N; ++i) {
@@ -325,7 +315,7 @@ Result<Bytes> parseSize(std::string_view text) {
     const Unit* unit = findUnit(kSizeUnits, s);
     if (unit == nullptr) {
         for (std::string_view a : kAmbiguousSizeUnits)
-            if (iequals(a, s))
+            if (equalsIgnoreCase(a, s))
                 return fail("ambiguous unit " + quoted(s),
                             "sizes are binary: write 512M or 512MiB for 512·1024² bytes");
         if (!s.empty() && s.back() == '%')
@@ -362,7 +352,7 @@ Result<SizeSpec> parseSizeSpec(std::string_view text) {
 
 Result<Limit> parseLimit(std::string_view text) {
     std::string_view s = trim(text);
-    if (iequals(s, "max") || iequals(s, "infinity"))
+    if (equalsIgnoreCase(s, "max") || equalsIgnoreCase(s, "infinity"))
         return Limit{};
     auto b = parseSize(s);
     if (!b) {
@@ -432,10 +422,10 @@ Result<std::optional<Permyriad>> parseOptionalPermyriad(std::string_view text) {
 Result<bool> parseBool(std::string_view text) {
     std::string_view s = trim(text);
     for (std::string_view t : {"yes", "true", "on", "1"})
-        if (iequals(s, t))
+        if (equalsIgnoreCase(s, t))
             return true;
     for (std::string_view f : {"no", "false", "off", "0"})
-        if (iequals(s, f))
+        if (equalsIgnoreCase(s, f))
             return false;
     return fail("not a boolean", "expected yes or no");
 }
@@ -499,7 +489,7 @@ Result<std::int64_t> parseInt(std::string_view text, std::int64_t min, std::int6
 
 Result<std::optional<int>> parseOomScoreAdjust(std::string_view text) {
     std::string_view s = trim(text);
-    if (iequals(s, "burstable"))
+    if (equalsIgnoreCase(s, "burstable"))
         return std::optional<int>{};
     std::int64_t v = 0;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);

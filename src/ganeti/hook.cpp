@@ -2,6 +2,7 @@
 #include "memqos/ganeti/hook.hpp"
 
 #include "memqos/core/placement.hpp"
+#include "memqos/parse/text.hpp"
 
 #include <charconv>
 #include <limits>
@@ -14,21 +15,7 @@ bool isKeyChar(char c, bool first) {
            (!first && c >= '0' && c <= '9');
 }
 
-char lower(char c) {
-    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) {
-        return false;
-    }
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (lower(a[i]) != lower(b[i])) {
-            return false;
-        }
-    }
-    return true;
-}
+using parse::text::equalsIgnoreCase;
 
 // The variables of one phase: in post-hooks GANETI_POST_<name> (the state
 // after the operation) wins over GANETI_<name> (the state before).
@@ -273,7 +260,7 @@ bool sameNode(std::string_view a, std::string_view b) {
     if (a.empty() || b.empty()) {
         return false;
     }
-    if (iequals(a, b)) {
+    if (equalsIgnoreCase(a, b)) {
         return true;
     }
     const auto da = a.find('.');
@@ -281,7 +268,7 @@ bool sameNode(std::string_view a, std::string_view b) {
     if ((da == std::string_view::npos) == (db == std::string_view::npos)) {
         return false; // both short or both qualified, and different
     }
-    return iequals(a.substr(0, da), b.substr(0, db));
+    return equalsIgnoreCase(a.substr(0, da), b.substr(0, db));
 }
 
 std::string describe(const Step& step) {

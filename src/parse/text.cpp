@@ -18,6 +18,21 @@ std::string_view trim(std::string_view s) noexcept {
     return s;
 }
 
+bool equalsIgnoreCase(std::string_view a, std::string_view b) noexcept {
+    const auto lower = [](char c) {
+        return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    };
+    if (a.size() != b.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (lower(a[i]) != lower(b[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 bool isBlank(std::string_view s) noexcept {
     return trim(s).empty();
 }

@@ -31,6 +31,9 @@ constexpr bool isSpace(char c) noexcept {
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
+// ASCII case-insensitive equality (names, keys, units; no locale).
+bool equalsIgnoreCase(std::string_view a, std::string_view b) noexcept;
+
 // `s` without leading and trailing whitespace (as isSpace).
 std::string_view trim(std::string_view s) noexcept;
 // True when `s` is empty or only whitespace (as isSpace): for one line.

@@ -20,6 +20,14 @@ std::vector<std::string> allLines(std::string_view in) {
     return out;
 }
 
+TEST(TextCase, EqualsIgnoreCaseIsAsciiOnly) {
+    EXPECT_TRUE(text::equalsIgnoreCase("MemoryRatio", "memoryratio"));
+    EXPECT_TRUE(text::equalsIgnoreCase("", ""));
+    EXPECT_FALSE(text::equalsIgnoreCase("max", "maxi"));
+    EXPECT_FALSE(text::equalsIgnoreCase("a[", "A{")); // '[' and '{' are not a case pair
+    EXPECT_FALSE(text::equalsIgnoreCase("\xc4", "\xe4")); // no locale: Ä is not ä
+}
+
 TEST(TextLines, TrailingNewlineAddsNoLine) {
     EXPECT_EQ(allLines("a\nb\n"), (std::vector<std::string>{"a", "b"}));
     EXPECT_EQ(allLines("a\nb"), (std::vector<std::string>{"a", "b"}));
