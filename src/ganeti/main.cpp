@@ -123,13 +123,14 @@ public:
         : address_(std::move(address)), deadline_(deadline) {}
 
     // Error: memqosd did not answer (not running, no bus, timeout). A D-Bus
-    // error reply from memqosd is a value in `refusal`.
+    // error reply from memqosd is a value, with errorName set.
     struct Reply {
         io::MessagePtr message;
         std::string errorName; // set when memqosd answered with an error
         std::string errorMessage;
     };
 
+    // Calls Manager.`member` with sd_bus_message_append(signature, args...).
     template <typename... Args>
     Result<Reply> call(const char* member, const char* signature, Args... args) {
         if (!bus_) {
@@ -148,13 +149,8 @@ public:
         io::MessagePtr m(raw);
         // A stopped memqosd is the configured fallback, not a bus activation.
         (void)sd_bus_message_set_auto_start(raw, 0);
-        if (signature != nullptr && (r = sd_bus_message_append(raw, signature, args...)) < 0) {
+        if ((r = sd_bus_message_append(raw, signature, args...)) < 0) {
             return io::busError(r, std::string("cannot build ") + member);
-        }
-        if (std::strcmp(member, "VerifyPlacement") == 0) {
-            if ((r = appendOptions(raw)) < 0) {
-                return io::busError(r, "cannot build VerifyPlacement");
-            }
         }
         const auto left = std::chrono::duration_cast<std::chrono::microseconds>(
             deadline_ - std::chrono::steady_clock::now());
@@ -182,25 +178,7 @@ public:
         return out;
     }
 
-    // VerifyPlacement's options; set before call("VerifyPlacement", ...).
-    std::string instance;
-    bool refuseSoft = false;
-
 private:
-    int appendOptions(sd_bus_message* m) const {
-        int r = sd_bus_message_open_container(m, 'a', "{sv}");
-        if (r < 0) {
-            return r;
-        }
-        if ((r = sd_bus_message_append(m, "{sv}", "instance", "s", instance.c_str())) < 0) {
-            return r;
-        }
-        if ((r = sd_bus_message_append(m, "{sv}", "refuse_soft", "b", refuseSoft ? 1 : 0)) < 0) {
-            return r;
-        }
-        return sd_bus_message_close_container(m);
-    }
-
     std::optional<std::string> address_;
     std::chrono::steady_clock::time_point deadline_;
     io::BusPtr bus_;
@@ -219,10 +197,9 @@ int unreachable(const config::GanetiConfig& cfg, const Plan& p, const Step& s,
 
 int check(Daemon& d, const config::GanetiConfig& cfg, const Plan& p, const Step& s,
           std::string_view node) {
-    d.instance = s.instance;
-    d.refuseSoft = cfg.refuseSoft;
-    auto reply = d.call("VerifyPlacement", "tt", static_cast<std::uint64_t>(s.maxMemory),
-                        static_cast<std::uint64_t>(s.minMemory));
+    auto reply = d.call("VerifyPlacement", "tta{sv}", static_cast<std::uint64_t>(s.maxMemory),
+                        static_cast<std::uint64_t>(s.minMemory), 2U, "instance", "s",
+                        s.instance.c_str(), "refuse_soft", "b", cfg.refuseSoft ? 1 : 0);
     if (!reply) {
         return unreachable(cfg, p, s, reply.error().what);
     }
@@ -249,13 +226,12 @@ int check(Daemon& d, const config::GanetiConfig& cfg, const Plan& p, const Step&
     return kExitOk;
 }
 
-int update(Daemon& d, const config::GanetiConfig& cfg, const Plan& p, const Step& s) {
+int update(Daemon& d, const Plan& p, const Step& s) {
     auto reply = s.kind == StepKind::Record
                      ? d.call("RecordInstance", "sttb", s.instance.c_str(),
                               static_cast<std::uint64_t>(s.minMemory),
                               static_cast<std::uint64_t>(s.maxMemory), s.up ? 1 : 0)
                      : d.call("ForgetInstance", "s", s.instance.c_str());
-    (void)cfg;
     const std::string what = (s.kind == StepKind::Record ? "record " : "forget ") + s.instance;
     if (!reply) {
         say(log::Level::Warning,
@@ -356,7 +332,7 @@ int run(const Options& o) {
     Daemon d(o.busAddress, std::chrono::steady_clock::now() + cfg.hookTimeout);
     int status = kExitOk;
     for (const auto& s : p->steps) {
-        const int r = s.kind == StepKind::Check ? check(d, cfg, *p, s, node) : update(d, cfg, *p, s);
+        const int r = s.kind == StepKind::Check ? check(d, cfg, *p, s, node) : update(d, *p, s);
         status = status == kExitOk ? r : status;
     }
     return status;
