@@ -196,6 +196,26 @@ def make_cgroup(root, rel, current=104857600):
                 'pgmajfault 0\nworkingset_refault_anon 0\nworkingset_refault_file 0\n')
 
 
+def ganeti_env(source_dir, name, **changes):
+    """A recorded Ganeti hook environment (tests/fixtures/ganeti/env/NAME,
+    KEY=VALUE lines, '#' comments) as a dict; keyword arguments change
+    variables, None removes one."""
+    env = {}
+    path = os.path.join(source_dir, 'tests', 'fixtures', 'ganeti', 'env', name)
+    with open(path, encoding='utf-8') as f:
+        for line in f:
+            line = line.rstrip('\n')
+            if line and not line.startswith('#') and '=' in line:
+                key, value = line.split('=', 1)
+                env[key] = value
+    for key, value in changes.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
 class BusEnv:
     """Everything one test run needs; stop() is safe on every path."""
 

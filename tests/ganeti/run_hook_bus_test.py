@@ -42,22 +42,6 @@ class Checks:
             print(f'FAIL {name}: {detail}')
 
 
-def read_env(src, name, **changes):
-    env = {}
-    with open(os.path.join(src, 'tests', 'fixtures', 'ganeti', 'env', name), encoding='utf-8') as f:
-        for line in f:
-            line = line.rstrip('\n')
-            if line and not line.startswith('#') and '=' in line:
-                k, v = line.split('=', 1)
-                env[k] = v
-    for k, v in changes.items():
-        if v is None:
-            env.pop(k, None)
-        else:
-            env[k] = v
-    return env
-
-
 def main(argv):
     hook, memqosd, src = argv[1:4]
     checks = Checks()
@@ -94,15 +78,15 @@ def main(argv):
         env.start_daemon()
 
         # pre add (512 MiB): fits on an empty node.
-        r, _ = run_hook(read_env(src, 'instance-add-pre-1.env'))
+        r, _ = run_hook(busenv.ganeti_env(src, 'instance-add-pre-1.env'))
         checks.check('pre add fits: exit 0', r.returncode == 0, r.stdout + r.stderr)
         # post add: recorded, up.
-        r, _ = run_hook(read_env(src, 'instance-add-post-1.env'))
+        r, _ = run_hook(busenv.ganeti_env(src, 'instance-add-post-1.env'))
         checks.check('post add: exit 0', r.returncode == 0, r.stdout + r.stderr)
         checks.check('post add: recorded up',
                      record().get('inst1.example.test') == (256 * MIB, 512 * MIB, True), record())
         # pre add of 7 GiB more: hard (7 GiB available, 512 MiB taken).
-        big = read_env(src, 'instance-add-pre-2.env', GANETI_INSTANCE_MAXMEM='7168',
+        big = busenv.ganeti_env(src, 'instance-add-pre-2.env', GANETI_INSTANCE_MAXMEM='7168',
                        GANETI_INSTANCE_MINMEM='7168')
         r, _ = run_hook(big)
         line = r.stdout.strip()
@@ -111,7 +95,7 @@ def main(argv):
                      line.count('\n') == 0 and 'inst2.example.test' in line and
                      '7.0 GiB asked' in line and 'available 7.0 GiB' in line, line)
         # refuse_soft via [Ganeti] RefuseSoft with a failover reserve.
-        soft = read_env(src, 'instance-add-pre-2.env', GANETI_INSTANCE_MAXMEM='6144')
+        soft = busenv.ganeti_env(src, 'instance-add-pre-2.env', GANETI_INSTANCE_MAXMEM='6144')
         r, _ = run_hook(soft)
         checks.check('6.5 GiB of 7 with no reserve fits', r.returncode == 0, r.stdout)
         env.write_config(base_conf + 'FailoverReserve=1G\n')
@@ -124,30 +108,30 @@ def main(argv):
         checks.check('soft with RefuseSoft=yes: refused', r.returncode == 1 and
                      'soft violations are refused' in r.stdout, r.stdout)
         # modify pre counts the new size without the instance's own record.
-        mod = read_env(src, 'instance-modify-pre-1.env', GANETI_INSTANCE_MAXMEM='6144')
+        mod = busenv.ganeti_env(src, 'instance-modify-pre-1.env', GANETI_INSTANCE_MAXMEM='6144')
         r, _ = run_hook(mod)
         checks.check('modify to 6 GiB fits (own record left out)', r.returncode == 0, r.stdout)
         # post stop / rename / remove keep the record.
-        run_hook(read_env(src, 'instance-stop-post-1.env'))
+        run_hook(busenv.ganeti_env(src, 'instance-stop-post-1.env'))
         checks.check('post stop: down', record().get('inst1.example.test') ==
                      (256 * MIB, 512 * MIB, False), record())
-        run_hook(read_env(src, 'instance-rename-post-1.env',
+        run_hook(busenv.ganeti_env(src, 'instance-rename-post-1.env',
                           GANETI_INSTANCE_NAME='inst1.example.test'))
         rec = record()
         checks.check('post rename: record moved', 'inst1.example.test' not in rec and
                      'inst1-renamed.example.test' in rec, rec)
-        r, _ = run_hook(read_env(src, 'instance-remove-post-1.env'))
+        r, _ = run_hook(busenv.ganeti_env(src, 'instance-remove-post-1.env'))
         checks.check('post remove: forgotten', r.returncode == 0 and record() == {},
                      (r.stdout, record()))
-        r, _ = run_hook(read_env(src, 'instance-remove-post-1.env'))
+        r, _ = run_hook(busenv.ganeti_env(src, 'instance-remove-post-1.env'))
         checks.check('post remove again: nothing to forget is fine', r.returncode == 0, r.stdout)
         # Other nodes do nothing, even with memqosd gone.
-        other = read_env(src, 'instance-add-pre-1.env', GANETI_INSTANCE_PRIMARY='node2.example.test')
+        other = busenv.ganeti_env(src, 'instance-add-pre-1.env', GANETI_INSTANCE_PRIMARY='node2.example.test')
 
         # memqosd hung: the hook's own deadline, then the fallback.
         os.kill(env.daemon.pid, signal.SIGSTOP)
         try:
-            r, took = run_hook(read_env(src, 'instance-add-pre-1.env'), '[Ganeti]\nHookTimeout=1s\n')
+            r, took = run_hook(busenv.ganeti_env(src, 'instance-add-pre-1.env'), '[Ganeti]\nHookTimeout=1s\n')
         finally:
             os.kill(env.daemon.pid, signal.SIGCONT)
         checks.check('memqosd hung: allowed after HookTimeout=1s',
@@ -155,22 +139,22 @@ def main(argv):
                      f'{took:.1f}s {r.stdout}')
         # memqosd gone: allow (default) / refuse.
         env.kill_daemon(signal.SIGTERM)
-        r, took = run_hook(read_env(src, 'instance-add-pre-1.env'))
+        r, took = run_hook(busenv.ganeti_env(src, 'instance-add-pre-1.env'))
         checks.check('memqosd gone: allowed by default with a warning',
                      r.returncode == 0 and 'allowed instance-add of inst1.example.test' in r.stdout
                      and took < 5, f'{took:.1f}s {r.stdout}')
-        r, _ = run_hook(read_env(src, 'instance-add-pre-1.env'), '[Ganeti]\nWhenUnreachable=refuse\n')
+        r, _ = run_hook(busenv.ganeti_env(src, 'instance-add-pre-1.env'), '[Ganeti]\nWhenUnreachable=refuse\n')
         checks.check('memqosd gone, WhenUnreachable=refuse: refused',
                      r.returncode == 1 and 'refused instance-add' in r.stdout, r.stdout)
         r, _ = run_hook(other, '[Ganeti]\nWhenUnreachable=refuse\n')
         checks.check('another node: nothing to do, exit 0, no output',
                      r.returncode == 0 and r.stdout == '', r.stdout)
-        r, _ = run_hook(read_env(src, 'instance-stop-post-1.env'))
+        r, _ = run_hook(busenv.ganeti_env(src, 'instance-stop-post-1.env'))
         checks.check('post hook with memqosd gone: exit 1 (Ganeti warns)',
                      r.returncode == 1 and 'could not record' in r.stdout, r.stdout)
         r, _ = run_hook({'GANETI_HOOKS_PATH': 'instance-add'})
         checks.check('not a Ganeti environment: exit 64', r.returncode == 64, r.stdout)
-        odd = read_env(src, 'instance-add-pre-1.env', GANETI_INSTANCE_MAXMEM='lots',
+        odd = busenv.ganeti_env(src, 'instance-add-pre-1.env', GANETI_INSTANCE_MAXMEM='lots',
                        GANETI_INSTANCE_BE_maxmem='lots')
         r, _ = run_hook(odd)
         checks.check('unreadable Ganeti environment, pre: allowed with a warning (exit 0)',
