@@ -248,6 +248,117 @@ const CgroupSample* classSample(const Snapshot& snap, const std::string& name) {
     return nullptr;
 }
 
+Bytes permyriadOf(Bytes total, Permyriad p) {
+    return detail::saturate(U128{total} * p / kPermyriadOne);
+}
+
+// The memory guard's cap for `cls` (see pressure.hpp), with its numbers.
+std::pair<Bytes, std::string> guardCap(const Snapshot& snap, const PressureConfig& cfg,
+                                       const std::string& cls, Bytes page) {
+    const Bytes total = snap.system.mem.memTotal;
+    Bytes others = 0;
+    for (const auto& c : snap.classes) {
+        if (c.name != cls && c.cgroup) {
+            others = detail::saturate(U128{others} + c.cgroup->memoryCurrent);
+        }
+    }
+    const Bytes headroom = permyriadOf(total, cfg.guardHeadroom);
+    const Bytes floor = pageFloor(permyriadOf(total, kGuardFloor), page);
+    const Bytes left = detail::subOrZero(
+        detail::subOrZero(detail::subOrZero(total, others), snap.nodeReserved), headroom);
+    const Bytes cap = std::max(floor, pageFloor(left, page));
+    std::string text = "MemTotal " + formatBytes(total) + " − other classes " +
+                       formatBytes(others) + " − reserved " + formatBytes(snap.nodeReserved) +
+                       " − headroom " + formatBytes(headroom) + " = " + formatBytes(left);
+    if (cap != left) {
+        text += ", floor " + formatBytes(floor);
+    }
+    return {cap, text};
+}
+
+// Level 3's PSI condition on one class slice's own pressure file.
+std::optional<std::string> classStall(const CgroupSample& cg, const LevelThresholds& t3) {
+    if (!cg.pressure) {
+        return std::nullopt;
+    }
+    if (t3.fullAvg10 && cg.pressure->full && cg.pressure->full->avg10 >= *t3.fullAvg10) {
+        return "full avg10 " + detail::percentText(cg.pressure->full->avg10) + " ≥ " +
+               detail::percentText(*t3.fullAvg10);
+    }
+    if (t3.someAvg10 && cg.pressure->some.avg10 >= *t3.someAvg10) {
+        return "some avg10 " + detail::percentText(cg.pressure->some.avg10) + " ≥ " +
+               detail::percentText(*t3.someAvg10);
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::string_view toString(CapClass::Why why) {
+    switch (why) {
+    case CapClass::Why::Guard:
+        return "guard";
+    case CapClass::Why::Throttle:
+        return "throttle";
+    case CapClass::Why::Restore:
+        return "restore";
+    }
+    return "guard";
+}
+
+namespace {
+
+// The "class stall" rule of pressure.hpp.
+void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
+                     const std::vector<ClassPolicy>& classes,
+                     const std::vector<const ClassPolicy*>& ordered, const Evaluation& ev,
+                     PressureState& st, Decisions& d) {
+    const TimePoint now = snapshot.now;
+    const LevelThresholds& t3 = config.levels[kMaxPressureLevel - 1];
+    for (const ClassPolicy* c : ordered) {
+        const CgroupSample* sample = classSample(snapshot, c->name);
+        const auto stall = c->memoryGuard && c->killable && sample != nullptr
+                               ? classStall(*sample, t3)
+                               : std::nullopt;
+        if (!stall) {
+            st.stallSince.erase(c->name);
+            continue;
+        }
+        const TimePoint since = st.stallSince.try_emplace(c->name, now).first->second;
+        if (st.level >= kMaxPressureLevel || elapsed(now, since) < t3.duration) {
+            continue; // level 3 ranks every killable class itself
+        }
+        if (st.lastKill && now < *st.lastKill + config.killCooldown) {
+            continue;
+        }
+        std::vector<Candidate> ranked = rankVictims(snapshot, classes, false);
+        std::erase_if(ranked, [&](const Candidate& k) { return k.className != c->name; });
+        if (ranked.empty()) {
+            continue;
+        }
+        KillWorkload k = killAction(snapshot, ranked.front(), ev, st.level);
+        k.reason = "kill " + ranked.front().id + " (class " + c->name + "): class " + c->name +
+                   " stalled at its cap, " + *stall + " for " +
+                   detail::durationText(elapsed(now, since)) + "; usage " +
+                   formatBytes(ranked.front().usage) + ", swap " +
+                   formatBytes(ranked.front().swapUsage);
+        if (sample->pressure->full) {
+            k.numbers.emplace_back("class_psi_full_avg10_permyriad",
+                                   psiPermyriad(sample->pressure->full->avg10));
+        }
+        k.numbers.emplace_back("class_psi_some_avg10_permyriad",
+                               psiPermyriad(sample->pressure->some.avg10));
+        d.consideredVictims = ranked.size() > kConsideredVictims
+                                  ? std::vector<Candidate>(ranked.begin(),
+                                                           ranked.begin() + kConsideredVictims)
+                                  : ranked;
+        d.reasons.push_back(k.reason);
+        d.actions.emplace_back(std::move(k));
+        st.lastKill = now;
+        return; // one kill per tick
+    }
+}
+
 } // namespace
 
 PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
@@ -340,19 +451,53 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
             }
         }
     }
-    if (st.level >= 2) {
-        for (const ClassPolicy* c : ordered) {
-            if (!c->memoryGuard) {
-                continue;
-            }
-            if (const CgroupSample* sample = classSample(snapshot, c->name)) {
-                const Bytes high = pageFloor(U128{sample->memoryCurrent} *
-                                                 (kPermyriadOne - kThrottleCut) / kPermyriadOne,
-                                             page);
-                if (high > 0) {
-                    d.actions.emplace_back(ThrottleClass{.className = c->name, .memoryHigh = high});
+    const Bytes total = snapshot.system.mem.memTotal;
+    const Bytes step = std::max(page, pageFloor(permyriadOf(total, kGuardStep), page));
+    for (const ClassPolicy* c : ordered) {
+        if (!c->memoryGuard) {
+            continue;
+        }
+        const CgroupSample* sample = classSample(snapshot, c->name);
+        if (sample != nullptr && total > 0) {
+            const auto [guard, guardText] = guardCap(snapshot, config, c->name, page);
+            const auto prev = st.classHigh.find(c->name);
+            CapClass cap{.className = c->name, .memoryHigh = guard, .why = CapClass::Why::Guard,
+                         .reason = "guard: " + guardText};
+            if (st.level >= 2) {
+                const Bytes floor = pageFloor(permyriadOf(total, kGuardFloor), page);
+                const Bytes under = pageFloor(U128{sample->memoryCurrent} *
+                                                  (kPermyriadOne - kThrottleCut) / kPermyriadOne,
+                                              page);
+                Bytes lowered = std::min(guard, std::max(floor, under));
+                if (prev != st.classHigh.end()) {
+                    lowered = std::min(lowered, prev->second);
                 }
+                if (lowered < guard) {
+                    cap.memoryHigh = lowered;
+                    cap.why = CapClass::Why::Throttle;
+                    cap.reason = "throttle at pressure level " + std::to_string(st.level) +
+                                 ": usage " + formatBytes(sample->memoryCurrent) + ", cap " +
+                                 formatBytes(lowered) + " (guard " + formatBytes(guard) + ")";
+                }
+            } else if (prev != st.classHigh.end() && prev->second + step < guard) {
+                // Climb back one step per tick; within a step of the guard's
+                // cap it stays where it is (no write for less than a step).
+                cap.memoryHigh = prev->second + step;
+                cap.why = CapClass::Why::Restore;
+                cap.reason = "restore at pressure level " + std::to_string(st.level) + ": cap " +
+                             formatBytes(prev->second) + " → " + formatBytes(cap.memoryHigh) +
+                             " toward the guard's " + formatBytes(guard);
             }
+            const bool moved =
+                prev == st.classHigh.end() ||
+                (cap.memoryHigh > prev->second ? cap.memoryHigh - prev->second
+                                               : prev->second - cap.memoryHigh) >= step;
+            if (moved) {
+                st.classHigh[c->name] = cap.memoryHigh;
+                d.actions.emplace_back(std::move(cap));
+            }
+        }
+        if (st.level >= 2) {
             d.actions.emplace_back(ShrinkBalloons{.className = c->name});
         }
     }
@@ -375,6 +520,7 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
             st.lastKill = now;
         }
     }
+    classStallKills(snapshot, config, classes, ordered, ev, st, d);
     return out;
 }
 

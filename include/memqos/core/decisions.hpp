@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -36,12 +37,21 @@ struct ReclaimClass {
     friend bool operator==(const ReclaimClass&, const ReclaimClass&) = default;
 };
 
-// Lower the class slice's MemoryHigh to `memoryHigh` (page-aligned, > 0).
-struct ThrottleClass {
+// Set the class slice's MemoryHigh (runtime, through systemd) to
+// `memoryHigh` (page-aligned, > 0). Decided for memoryGuard classes only:
+//   Guard    the memory guard's cap moved by at least a step (level 0/1)
+//   Throttle level ≥ 2 lowered it under the class's usage
+//   Restore  the level fell below 2 and the cap climbs back a step toward
+//            the guard's
+struct CapClass {
+    enum class Why { Guard, Throttle, Restore };
     std::string className;
     Bytes memoryHigh = 0;
-    friend bool operator==(const ThrottleClass&, const ThrottleClass&) = default;
+    Why why = Why::Guard;
+    std::string reason; // the numbers behind it, for the journal
+    friend bool operator==(const CapClass&, const CapClass&) = default;
 };
+std::string_view toString(CapClass::Why why);
 
 // Shrink the balloons of the class's running VMs toward their request.
 struct ShrinkBalloons {
@@ -58,7 +68,7 @@ struct KillWorkload {
     friend bool operator==(const KillWorkload&, const KillWorkload&) = default;
 };
 
-using Action = std::variant<SetPressureLevel, SetAdmission, ReclaimClass, ThrottleClass,
+using Action = std::variant<SetPressureLevel, SetAdmission, ReclaimClass, CapClass,
                             ShrinkBalloons, KillWorkload>;
 
 struct Decisions {

@@ -33,13 +33,29 @@
 //   level change → SetPressureLevel; admission change → SetAdmission
 //   ≥ 1: ReclaimClass for every class with memoryGuard or reclaim and a
 //        sample: 1 % of its memory.current, page-aligned (skipped if 0)
-//   ≥ 2: ThrottleClass for memoryGuard classes with a sample: memory.high =
-//        95 % of memory.current, page-aligned; ShrinkBalloons for each
-//        memoryGuard class
+//   every tick, for each memoryGuard class with a sample (DESIGN §4):
+//        guard = MemTotal − Σ memory.current of the other classes −
+//                nodeReserved − guardHeadroom·MemTotal, at least
+//                kGuardFloor of MemTotal (page-aligned);
+//        at level ≥ 2 the target is min(previous cap, guard, 95 % of the
+//        class's memory.current) ("Throttle": lowered as usage follows);
+//        below level 2, a cap more than a step under the guard's climbs
+//        back one step per tick ("Restore"); otherwise the target is the
+//        guard's ("Guard"); step = kGuardStep of MemTotal, page-aligned.
+//        CapClass is decided when there is no previous cap or the target
+//        moved by a step or more; classHigh then holds the target.
+//        ShrinkBalloons for each memoryGuard class at level ≥ 2.
 //   3:   consideredVictims = top 10 of rankVictims (by swap when the swap
 //        trigger is on); KillWorkload of the first unless a kill happened
 //        less than killCooldown ago; a reason instead when there is no
 //        candidate.
+//   class stall (any level below 3): a killable memoryGuard class whose
+//        own slice's PSI meets level 3's some/full avg10 thresholds for
+//        level 3's duration (stallSince) is a hog held at its cap: its top
+//        victim (only from that class) is killed, same cooldown. This is
+//        what ends a reclaimed hog that the guard keeps off the host.
+// A decided kill sets lastKill = now; the daemon puts the previous value
+// back when the kill did not happen (dry run, systemd refused).
 // Classes are visited by rank, then name. `now` is snapshot.now only.
 
 #include "memqos/core/decisions.hpp"
@@ -50,6 +66,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +77,8 @@ inline constexpr std::uint32_t kMaxPressureLevel = 3;
 inline constexpr std::size_t kConsideredVictims = 10;
 inline constexpr Permyriad kReclaimStep = 100; // 1 % of the class's usage per tick
 inline constexpr Permyriad kThrottleCut = 500; // memory.high 5 % under usage
+inline constexpr Permyriad kGuardFloor = 200;  // a guarded class keeps ≥ 2 % of MemTotal
+inline constexpr Permyriad kGuardStep = 100;   // caps move by ≥ 1 % of MemTotal
 
 // Cross-tick memory of the ladder. A default-constructed state is level 0
 // with admission open (the daemon's start state).
@@ -74,6 +93,10 @@ struct PressureState {
     bool admissionOpen = true;
     // Why the ladder is at `level` (the last SetPressureLevel reason).
     std::string reason;
+    // Last decided MemoryHigh of each memoryGuard class slice.
+    std::map<std::string, Bytes> classHigh;
+    // Since when each guarded class's own PSI meets level 3's thresholds.
+    std::map<std::string, TimePoint> stallSince;
 
     friend bool operator==(const PressureState&, const PressureState&) = default;
 };

@@ -42,6 +42,9 @@ struct PressureConfig {
     Permyriad hysteresis = 2000;              // 20 %
     Usec recoveryDuration = std::chrono::seconds(10);
     Usec killCooldown = std::chrono::seconds(15);
+    // Memory guard: a memoryGuard class's cap is MemTotal − the other
+    // classes' usage − NodeReserved − this share of MemTotal.
+    Permyriad guardHeadroom = 500; // 5 %
 };
 
 } // namespace memqos::core

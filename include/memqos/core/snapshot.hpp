@@ -50,6 +50,9 @@ struct ClassSample {
 
 struct Snapshot {
     TimePoint now{0};
+    // [Overcommit] NodeReserved resolved against MemTotal: memory kept for
+    // the host itself, which the memory guard leaves out of its cap.
+    Bytes nodeReserved = 0;
     SystemSample system;
     std::vector<ClassSample> classes;
     std::vector<WorkloadSample> workloads;

@@ -28,6 +28,9 @@ inline constexpr std::string_view kMessageKill = "4d8a0f6b9c5e4b7f8a2e1c3d5b7a9e
 inline constexpr std::string_view kMessagePropertiesChanged = "4d8a0f6b9c5e4b7f8a2e1c3d5b7a9e02";
 inline constexpr std::string_view kMessagePlacementRefused = "4d8a0f6b9c5e4b7f8a2e1c3d5b7a9e03";
 inline constexpr std::string_view kMessageConfigRejected = "4d8a0f6b9c5e4b7f8a2e1c3d5b7a9e04";
+// Pressure actions other than kills: reclaim, class caps (guard, throttle,
+// restore), admission closed/reopened.
+inline constexpr std::string_view kMessagePressureAction = "4d8a0f6b9c5e4b7f8a2e1c3d5b7a9e05";
 
 // Where a message was logged: std::source_location where the standard
 // library provides it (g++ 12). clang 14 with libstdc++ 12 has no

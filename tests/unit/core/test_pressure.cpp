@@ -117,8 +117,8 @@ std::string describe(const Action& a) {
                 return x.open ? "admission open" : "admission closed";
             } else if constexpr (std::is_same_v<T, ReclaimClass>) {
                 return "reclaim " + x.className;
-            } else if constexpr (std::is_same_v<T, ThrottleClass>) {
-                return "throttle " + x.className;
+            } else if constexpr (std::is_same_v<T, CapClass>) {
+                return std::string(toString(x.why)) + " " + x.className;
             } else if constexpr (std::is_same_v<T, ShrinkBalloons>) {
                 return "shrink " + x.className;
             } else {
@@ -147,9 +147,14 @@ Strings operator+(Strings a, const Strings& b) {
 Strings l1() {
     return {"reclaim reclaimed", "reclaim shared"};
 }
+// calm()'s classes use more than MemTotal, so the reclaimed class's cap is
+// the guard's floor from the first tick on, and throttling cannot go under
+// it: level 2 adds no CapClass here (see the Guard tests for those).
 Strings l2() {
-    return l1() + Strings{"throttle reclaimed", "shrink reclaimed"};
+    return l1() + Strings{"shrink reclaimed"};
 }
+// The guard's floor: 2 % of kTotal, page-aligned.
+constexpr Bytes kFloorCap = 320'000'000;
 
 struct Step {
     Snapshot snapshot;
@@ -174,6 +179,7 @@ class Ladder : public ::testing::TestWithParam<LadderCase> {};
 TEST_P(Ladder, Steps) {
     const auto& c = GetParam();
     PressureState state;
+    state.classHigh["reclaimed"] = kFloorCap; // decided on an earlier tick
     for (std::size_t i = 0; i < c.steps.size(); ++i) {
         const Step& step = c.steps[i];
         const PressureOutcome out = decide(step.snapshot, c.config, defaultClasses(), state);
@@ -348,8 +354,16 @@ TEST(CorePressure, WatermarkAndSwapReasons) {
               "MemAvailable 1.5% ≤ 2% for 10s");
 }
 
+// Classes that leave the guard room: system 2 GiB, shared 4 GiB, reclaimed
+// 2 GiB of 16e9 bytes.
+Snapshot roomy(Snapshot s) {
+    s.classes = {classSample("system", 2_GiB), classSample("shared", 4_GiB),
+                 classSample("reclaimed", 2_GiB)};
+    return s;
+}
+
 TEST(CorePressure, ActionAmounts) {
-    const auto out = run({psi(0, 30, 6), psi(5, 30, 6)});
+    const auto out = run({roomy(psi(0, 30, 6)), roomy(psi(5, 30, 6))});
     ASSERT_EQ(out.state.level, 2U);
     const std::vector<Action> expected{
         SetPressureLevel{.level = 2, .reason = "some avg10 30% ≥ 25%; full avg10 6% ≥ 5% for 5s"},
@@ -357,12 +371,184 @@ TEST(CorePressure, ActionAmounts) {
         // 1 % of 2 GiB and 4 GiB, page-aligned down
         ReclaimClass{.className = "reclaimed", .bytes = 21471232},
         ReclaimClass{.className = "shared", .bytes = 42946560},
-        // 95 % of 2 GiB, page-aligned down
-        ThrottleClass{.className = "reclaimed", .memoryHigh = 2040107008},
+        // 95 % of 2 GiB, page-aligned down, under the guard's cap
+        CapClass{.className = "reclaimed",
+                 .memoryHigh = 2040107008,
+                 .why = CapClass::Why::Throttle,
+                 .reason = "throttle at pressure level 2: usage 2.0 GiB, cap 1.9 GiB (guard 8.2 GiB)"},
         ShrinkBalloons{.className = "reclaimed"},
     };
     EXPECT_EQ(out.decisions.actions, expected);
     EXPECT_TRUE(out.decisions.consideredVictims.empty());
+}
+
+// The CapClass actions of one decision.
+std::vector<CapClass> caps(const Decisions& d) {
+    std::vector<CapClass> out;
+    for (const auto& a : d.actions) {
+        if (const auto* c = std::get_if<CapClass>(&a)) {
+            out.push_back(*c);
+        }
+    }
+    return out;
+}
+
+// roomy()'s guard: 16e9 − 6 GiB − 5 % of 16e9, page-aligned down.
+constexpr Bytes kRoomyGuard = 8'757'547'008;
+// 1 % of 16e9, page-aligned down.
+constexpr Bytes kStep = 159'997'952;
+
+TEST(CorePressureGuard, CapFollowsTheOtherClasses) {
+    PressureState st;
+    auto out = decide(roomy(calm(0)), {}, defaultClasses(), st);
+    auto c = caps(out.decisions);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].className, "reclaimed");
+    EXPECT_EQ(c[0].memoryHigh, kRoomyGuard);
+    EXPECT_EQ(c[0].why, CapClass::Why::Guard);
+    EXPECT_TRUE(c[0].reason.starts_with("guard: MemTotal 14.9 GiB − other classes 6.0 GiB"))
+        << c[0].reason;
+    EXPECT_EQ(out.state.classHigh.at("reclaimed"), kRoomyGuard);
+
+    // Less than a step of change: nothing is written.
+    Snapshot s = roomy(calm(1));
+    s.classes[1].cgroup->memoryCurrent = 4_GiB + 100_MiB;
+    out = decide(s, {}, defaultClasses(), out.state);
+    EXPECT_TRUE(caps(out.decisions).empty());
+
+    // The shared class grows by 1 GiB: the cap falls by as much.
+    s.classes[1].cgroup->memoryCurrent = 5_GiB;
+    out = decide(s, {}, defaultClasses(), out.state);
+    c = caps(out.decisions);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].memoryHigh, kRoomyGuard - 1_GiB);
+
+    // NodeReserved is left out too.
+    s.nodeReserved = 1_GiB;
+    out = decide(s, {}, defaultClasses(), out.state);
+    c = caps(out.decisions);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].memoryHigh, kRoomyGuard - 2_GiB);
+}
+
+TEST(CorePressureGuard, FloorWhenTheOthersUseEverything) {
+    const auto out = decide(calm(0), {}, defaultClasses(), {});
+    const auto c = caps(out.decisions);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].memoryHigh, kFloorCap);
+    EXPECT_TRUE(c[0].reason.ends_with(", floor 305.2 MiB")) << c[0].reason;
+}
+
+TEST(CorePressureGuard, ThrottleStepsDownThenRestoreStepsUp) {
+    PressureState st;
+    auto step = [&](Snapshot s) {
+        auto out = decide(s, {}, defaultClasses(), st);
+        st = out.state;
+        return caps(out.decisions);
+    };
+    step(roomy(psi(0, 30, 6)));
+    auto c = step(roomy(psi(5, 30, 6)));
+    ASSERT_EQ(st.level, 2U);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].why, CapClass::Why::Throttle);
+    EXPECT_EQ(c[0].memoryHigh, 2'040'107'008U);
+
+    // Usage follows the cap down: the next cut is under the new usage.
+    Snapshot lower = roomy(psi(6, 30, 6));
+    lower.classes[2].cgroup->memoryCurrent = 1_GiB;
+    c = step(lower);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].why, CapClass::Why::Throttle);
+    EXPECT_EQ(c[0].memoryHigh, 1'020'051'456U);
+
+    // Usage rising again does not lift the cap while at level 2.
+    c = step(roomy(psi(7, 30, 6)));
+    EXPECT_TRUE(c.empty());
+
+    // Recovery to level 1 (10 s calm): the cap climbs back one step per
+    // tick, then reaches the guard's.
+    for (std::int64_t t = 8; t < 18; ++t) {
+        EXPECT_TRUE(step(roomy(calm(t))).empty()) << "still level 2 at t=" << t;
+    }
+    Bytes expect = 1'020'051'456U;
+    std::int64_t t = 18; // level 1 from here, 0 ten seconds later
+    for (; expect + kStep < kRoomyGuard; ++t) {
+        expect += kStep;
+        c = step(roomy(calm(t)));
+        ASSERT_EQ(c.size(), 1U) << "t=" << t;
+        EXPECT_EQ(c[0].why, CapClass::Why::Restore);
+        EXPECT_EQ(c[0].memoryHigh, expect);
+        EXPECT_LT(st.level, 2U);
+    }
+    // Within a step of the guard's cap: it stays (no write for less).
+    EXPECT_TRUE(step(roomy(calm(t))).empty());
+    EXPECT_LT(kRoomyGuard - st.classHigh.at("reclaimed"), kStep);
+}
+
+// calm() with the reclaimed class's own PSI at `full` avg10.
+Snapshot stalled(std::int64_t seconds, double full) {
+    Snapshot s = calm(seconds);
+    s.classes[2].cgroup->pressure =
+        parse::Pressure{.some = {.avg10 = full}, .full = parse::PressureLine{.avg10 = full}};
+    return s;
+}
+
+std::vector<std::string> kills(const Decisions& d) {
+    std::vector<std::string> out;
+    for (const auto& a : d.actions) {
+        if (const auto* k = std::get_if<KillWorkload>(&a)) {
+            out.push_back(k->victim.id);
+        }
+    }
+    return out;
+}
+
+TEST(CorePressureGuard, StalledGuardedClassLosesItsTopVictim) {
+    PressureState st;
+    std::vector<std::vector<std::string>> seen;
+    for (std::int64_t t : {0, 5, 10, 11, 24, 25}) {
+        auto out = decide(stalled(t, 50), {}, defaultClasses(), st);
+        st = out.state;
+        EXPECT_EQ(st.level, 0U) << "the host itself is calm";
+        seen.push_back(kills(out.decisions));
+        if (t == 10) {
+            ASSERT_EQ(out.decisions.reasons.size(), 1U);
+            EXPECT_TRUE(out.decisions.reasons[0].starts_with(
+                "kill batch.service (class reclaimed): class reclaimed stalled at its cap, "
+                "full avg10 50% ≥ 20% for 10s"))
+                << out.decisions.reasons[0];
+        }
+    }
+    // 10 s of stall, then one kill per 15 s cooldown; only the reclaimed
+    // class's workloads are candidates (web.service in shared is bigger).
+    const std::vector<std::vector<std::string>> expected{
+        {}, {}, {"batch.service"}, {}, {}, {"batch.service"}};
+    EXPECT_EQ(seen, expected);
+}
+
+TEST(CorePressureGuard, StallMustLastAndClassMustBeKillable) {
+    PressureState st;
+    for (std::int64_t t : {0, 5}) {
+        st = decide(stalled(t, 50), {}, defaultClasses(), st).state;
+    }
+    st = decide(stalled(6, 10), {}, defaultClasses(), st).state; // below 20 %: resets
+    for (std::int64_t t : {7, 16}) {
+        const auto out = decide(stalled(t, 50), {}, defaultClasses(), st);
+        st = out.state;
+        EXPECT_TRUE(kills(out.decisions).empty()) << "t=" << t;
+    }
+    EXPECT_EQ(kills(decide(stalled(17, 50), {}, defaultClasses(), st).decisions),
+              std::vector<std::string>{"batch.service"});
+
+    auto protectedClasses = defaultClasses();
+    protectedClasses[3].killable = false;
+    ASSERT_EQ(protectedClasses[3].name, "reclaimed");
+    PressureState p;
+    for (std::int64_t t : {0, 10, 20, 30}) {
+        const auto out = decide(stalled(t, 90), {}, protectedClasses, p);
+        p = out.state;
+        EXPECT_TRUE(kills(out.decisions).empty()) << "t=" << t;
+    }
 }
 
 TEST(CorePressure, ClassWithoutSampleIsSkipped) {
