@@ -167,6 +167,9 @@ const std::vector<KeyItem<Config>>& globalTable() {
         t.push_back(global(
             "Pressure", "KillCooldown", [](auto& c) -> auto& { return c.pressure.killCooldown; },
             parseDuration, formatDuration));
+        t.push_back(global(
+            "Pressure", "GuardHeadroom", [](auto& c) -> auto& { return c.pressure.guardHeadroom; },
+            parsePermyriad, formatPermyriad));
         // [Reclaim]
         t.push_back(global(
             "Reclaim", "Enabled", [](auto& c) -> auto& { return c.reclaim.enabled; }, parseBool,

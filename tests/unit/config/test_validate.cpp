@@ -107,6 +107,8 @@ INSTANTIATE_TEST_SUITE_P(
         GoodKey{"Pressure", "SwapUsedKill", "off", "off"},
         GoodKey{"Pressure", "SwapUsedKill", "75%", "75%"},
         GoodKey{"Pressure", "Hysteresis", "0%", "0%"},
+        GoodKey{"Pressure", "GuardHeadroom", "0%", "0%"},
+        GoodKey{"Pressure", "GuardHeadroom", "12.5%", "12.5%"},
         GoodKey{"Pressure", "Hysteresis", "99.99%", "99.99%"},
         GoodKey{"Pressure", "RecoveryDuration", "1min", "1min"},
         GoodKey{"Pressure", "KillCooldown", "0", "0"}, GoodKey{"Reclaim", "Enabled", "no", "no"},
@@ -183,6 +185,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadKey{"Pressure", "Watermarks", "sometimes", "not a boolean"},
                       BadKey{"Pressure", "SwapUsedKill", "90", "missing '%'"},
                       BadKey{"Pressure", "Hysteresis", "100%", "must be below 100%"},
+                      BadKey{"Pressure", "GuardHeadroom", "5", "missing '%'"},
                       BadKey{"Pressure", "RecoveryDuration", "-1s", "not a duration"},
                       BadKey{"Pressure", "KillCooldown", "1e3", "unknown unit"},
                       BadKey{"Reclaim", "Enabled", "2", "not a boolean"},
@@ -651,7 +654,7 @@ TEST(KnownKeys, AreUniqueAndComplete) {
     std::set<std::pair<std::string, std::string>> unique;
     for (const auto& k : keys)
         EXPECT_TRUE(unique.insert({k.section, k.key}).second) << k.section << " " << k.key;
-    EXPECT_EQ(keys.size(), 5u + 5u + 17u + 4u + 4u + 8u + 5u);
+    EXPECT_EQ(keys.size(), 5u + 5u + 18u + 4u + 4u + 8u + 5u);
 }
 
 TEST(GanetiSection, DefaultsAndValues) {
