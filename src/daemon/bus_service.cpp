@@ -423,6 +423,31 @@ int listInstances(sd_bus_message* m, void* ud, sd_bus_error*) {
     return sd_bus_send(nullptr, raw, nullptr);
 }
 
+int listKills(sd_bus_message* m, void* ud, sd_bus_error*) {
+    sd_bus_message* raw = nullptr;
+    int r = sd_bus_message_new_method_return(m, &raw);
+    if (r < 0) {
+        return r;
+    }
+    io::MessagePtr reply(raw);
+    if ((r = sd_bus_message_open_container(raw, 'a', "(tsssa{st})")) < 0) {
+        return r;
+    }
+    for (const auto& k : self(ud).manager().kills()) {
+        if ((r = sd_bus_message_open_container(raw, 'r', "tsssa{st}")) < 0 ||
+            (r = sd_bus_message_append(raw, "tsss", static_cast<std::uint64_t>(k.timeUsec),
+                                       k.id.c_str(), k.className.c_str(), k.reason.c_str())) < 0 ||
+            (r = appendNumbers(raw, k.numbers)) < 0 ||
+            (r = sd_bus_message_close_container(raw)) < 0) {
+            return r;
+        }
+    }
+    if ((r = sd_bus_message_close_container(raw)) < 0) {
+        return r;
+    }
+    return sd_bus_send(nullptr, raw, nullptr);
+}
+
 int reload(sd_bus_message* m, void* ud, sd_bus_error* err) {
     if (!requireRoot(m, err)) {
         return -EACCES;
@@ -475,6 +500,8 @@ const sd_bus_vtable kManagerVtable[] = {
     SD_BUS_METHOD_WITH_NAMES("ForgetInstance", "s", SD_BUS_PARAM(name), "", , forgetInstance, 0),
     SD_BUS_METHOD_WITH_NAMES("ListInstances", "", , "a(sttb)", SD_BUS_PARAM(instances),
                              listInstances, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("ListKills", "", , "a(tsssa{st})", SD_BUS_PARAM(kills), listKills,
+                             SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_SIGNAL_WITH_NAMES("PressureLevelChanged", "us", SD_BUS_PARAM(level) SD_BUS_PARAM(reason),
                              0),
     SD_BUS_SIGNAL_WITH_NAMES("WorkloadKilled", "sssa{st}",
@@ -762,6 +789,22 @@ void BusService::managerPropertiesChanged(const std::vector<const char*>& names)
 void BusService::pressureLevelChanged(std::uint32_t level, const std::string& reason) {
     sd_bus_emit_signal(bus_, kManagerPath, kManagerInterface, "PressureLevelChanged", "us", level,
                        reason.c_str());
+    pump_.kick();
+}
+
+void BusService::workloadKilled(const io::KillRecord& record) {
+    sd_bus_message* raw = nullptr;
+    if (sd_bus_message_new_signal(bus_, &raw, kManagerPath, kManagerInterface, "WorkloadKilled") <
+        0) {
+        return;
+    }
+    io::MessagePtr signal(raw);
+    if (sd_bus_message_append(raw, "sss", record.id.c_str(), record.className.c_str(),
+                              record.reason.c_str()) < 0 ||
+        appendNumbers(raw, record.numbers) < 0) {
+        return;
+    }
+    sd_bus_send(bus_, raw, nullptr);
     pump_.kick();
 }
 

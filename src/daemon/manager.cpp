@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "manager.hpp"
 
+#include "memqos/core/oom_score.hpp"
 #include "memqos/io/log.hpp"
 
 #include <fnmatch.h>
 
+#include <csignal>
+
 #include <algorithm>
+#include <chrono>
+#include <type_traits>
+#include <variant>
 #include <utility>
 
 namespace memqos::daemon {
@@ -29,11 +35,12 @@ std::string stripSlash(const std::string& cg) {
 } // namespace
 
 Manager::Manager(config::Config config, ConfigReader reader, io::SystemdManager& systemd,
-                 io::StateStore& store, io::InstanceStore& instanceStore, io::CgroupFs cgroups,
-                 io::ProcFs proc, bool dryRun)
+                 io::StateStore& store, io::InstanceStore& instanceStore, io::EventStore& events,
+                 io::CgroupFs cgroups, io::ProcFs proc, bool dryRun)
     : config_(std::move(config)), reader_(std::move(reader)), systemd_(systemd), store_(store),
-      instanceStore_(instanceStore),
-      cgroups_(std::move(cgroups)), proc_(std::move(proc)), dryRun_(dryRun || config_.manager.dryRun) {}
+      instanceStore_(instanceStore), events_(events),
+      cgroups_(std::move(cgroups)), proc_(std::move(proc)), knobs_(cgroups_.root(), proc_.root()),
+      dryRun_(dryRun || config_.manager.dryRun) {}
 
 Bytes Manager::nodeReserved() const {
     return config_.overcommit.nodeReserved.resolve(system_.mem.memTotal);
@@ -425,11 +432,26 @@ ApiResult<core::Workload> Manager::validate(const std::string& id, const std::st
     return w;
 }
 
+std::optional<ApiError> Manager::admissionRefusal(const core::ClassPolicy& cls) const {
+    if (pressure_.admissionOpen || dryRun_ || !cls.killable) {
+        return std::nullopt;
+    }
+    return apiError("AdmissionClosed",
+                    "admission is closed at pressure level " + std::to_string(pressure_.level) +
+                        " (" + pressure_.reason + "): class " + cls.name +
+                        " is killable, so nothing new is placed in it until the pressure falls "
+                        "to level 0; retry later, or use a class that is not killable");
+}
+
 void Manager::assign(const std::string& id, const std::string& className, Bytes request,
                      Bytes limit, bool persist, Reply<std::string> reply) {
     auto v = validate(id, className, request, limit);
     if (!v.ok()) {
         reply(v.error());
+        return;
+    }
+    if (auto refused = admissionRefusal(*core::findClass(config_.classes, className))) {
+        reply(*refused);
         return;
     }
     auto tiers = tiersFor(v.value());
@@ -558,6 +580,10 @@ void Manager::run(const std::string& name, const std::string& className, Bytes r
         reply(v.error());
         return;
     }
+    if (auto refused = admissionRefusal(*core::findClass(config_.classes, className))) {
+        reply(*refused);
+        return;
+    }
     if (workloads_.contains(unit)) {
         reply(apiError("InvalidUnit", "unit " + unit + " is already managed"));
         return;
@@ -624,8 +650,18 @@ core::Verdict Manager::verifyPlacement(Bytes memory, Bytes /*minMemory*/,
         in.reserved = *request.failoverReserve;
     }
     const core::PlacementPolicy policy{request.refuseSoft, config_.overcommit.swapCheck};
-    return core::checkPlacement(in, core::saturatingAdd(memory, config_.overcommit.vmOverhead),
-                                policy);
+    core::Verdict v = core::checkPlacement(
+        in, core::saturatingAdd(memory, config_.overcommit.vmOverhead), policy);
+    // VMs have no class before the libvirt integration: every candidate is
+    // taken to land in a killable class.
+    if (!pressure_.admissionOpen && !dryRun_) {
+        v.kind = core::VerdictKind::Hard;
+        v.message = "hard: memory pressure: admission is closed at pressure level " +
+                    std::to_string(pressure_.level) + " (" + pressure_.reason +
+                    "); no new VM may start here until it reopens";
+        v.numbers.emplace_back("pressure_level", pressure_.level);
+    }
+    return v;
 }
 
 std::vector<core::Finding> Manager::verify() const {
@@ -730,6 +766,7 @@ void Manager::tick(TimePoint now) {
         if (s && s->has_value()) {
             m.memoryCurrent = (*s)->memoryCurrent;
             m.swapCurrent = (*s)->swapCurrent;
+            keepOomPriority(m, (*s)->procs);
         } else {
             if (!s) {
                 log::debug("Cannot sample {CGROUP}: {ERROR}", "CGROUP", m.cgroupPath, "ERROR",
@@ -741,6 +778,7 @@ void Manager::tick(TimePoint now) {
     }
     core::Snapshot snap;
     snap.now = now;
+    snap.nodeReserved = nodeReserved();
     snap.system = system_;
     for (const auto& cls : config_.classes) {
         auto s = cgroups_.sample(io::classSlicePath(cls.name));
@@ -769,9 +807,7 @@ void Manager::tick(TimePoint now) {
     auto outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
     const auto before = pressure_;
     pressure_ = outcome.state;
-    for (const auto& r : outcome.decisions.reasons) {
-        log::notice("Pressure: {REASON}", "REASON", r);
-    }
+    execute(outcome.decisions, before, now);
     if (before.level != pressure_.level && listener_ != nullptr) {
         listener_->pressureLevelChanged(pressure_.level, pressure_.reason);
     }
@@ -787,6 +823,224 @@ void Manager::tick(TimePoint now) {
             listener_->managerPropertiesChanged(changed);
         }
     }
+}
+
+void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t>& procs) {
+    const auto* cls = core::findClass(config_.classes, m.workload.className);
+    if (cls == nullptr) {
+        return;
+    }
+    const int adj = core::oomScoreAdj(*cls, m.workload.request, system_.mem.memTotal);
+    // The kernel, if it ever fires, takes a whole low-class workload rather
+    // than one of its processes. Protected classes are left as they are.
+    if (cls->killable) {
+        if (dryRun_) {
+            if (!m.oomGroupNoted) {
+                log::info("Would set memory.oom.group=1 on {CGROUP} (dry run)", "CGROUP",
+                          m.cgroupPath, "WORKLOAD", m.workload.id);
+                m.oomGroupNoted = true;
+            }
+        } else if (auto w = knobs_.setOomGroup(m.cgroupPath, true); !w) {
+            log::warning("Cannot set memory.oom.group of {CGROUP}: {ERROR}", "CGROUP",
+                         m.cgroupPath, "ERROR", w.error().what);
+        } else if (*w == io::Written::Changed) {
+            log::info("Set memory.oom.group=1 on {CGROUP}", "CGROUP", m.cgroupPath, "WORKLOAD",
+                      m.workload.id);
+        }
+    }
+    if (dryRun_) {
+        if (m.oomScoreAdj != adj && !procs.empty()) {
+            log::info("Would set oom_score_adj={ADJ} on the {COUNT} processes of {WORKLOAD} (dry "
+                      "run)",
+                      "ADJ", adj, "COUNT", procs.size(), "WORKLOAD", m.workload.id);
+            m.oomScoreAdj = adj;
+        }
+        return;
+    }
+    std::size_t changed = 0;
+    for (const std::int32_t pid : procs) {
+        auto w = knobs_.setOomScoreAdj(pid, adj);
+        if (!w) {
+            log::warning("Cannot set oom_score_adj of process {PID} of {WORKLOAD}: {ERROR}", "PID",
+                         pid, "WORKLOAD", m.workload.id, "ERROR", w.error().what);
+        } else if (*w == io::Written::Changed) {
+            ++changed;
+        }
+    }
+    if (changed > 0) {
+        log::info("Set oom_score_adj={ADJ} on {COUNT} processes of {WORKLOAD}", "ADJ", adj,
+                  "COUNT", changed, "WORKLOAD", m.workload.id, "CLASS", m.workload.className);
+    }
+    m.oomScoreAdj = adj;
+}
+
+void Manager::execute(const core::Decisions& decisions, const core::PressureState& before,
+                      TimePoint now) {
+    // Kill reasons are logged by killWorkload once the kill happened (or,
+    // under dry run, as "would"); the other reasons are decisions.
+    std::vector<const std::string*> killReasons;
+    for (const auto& a : decisions.actions) {
+        if (const auto* k = std::get_if<core::KillWorkload>(&a)) {
+            killReasons.push_back(&k->reason);
+        }
+    }
+    for (const auto& r : decisions.reasons) {
+        const bool isKill = std::any_of(killReasons.begin(), killReasons.end(),
+                                        [&](const std::string* k) { return *k == r; });
+        if (!isKill) {
+            log::notice("Pressure: {REASON}", "REASON", r, "PRESSURE_LEVEL", pressure_.level);
+        }
+    }
+    for (const auto& a : decisions.actions) {
+        std::visit(
+            [&](const auto& x) {
+                using T = std::decay_t<decltype(x)>;
+                if constexpr (std::is_same_v<T, core::SetAdmission>) {
+                    log::notice(x.open ? "Admission reopened: placements into killable classes "
+                                         "are accepted again"
+                                : dryRun_ ? "Admission would close at pressure level {PRESSURE_LEVEL} "
+                                            "(dry run: nothing is refused)"
+                                          : "Admission closed at pressure level {PRESSURE_LEVEL}: "
+                                            "placements into killable classes are refused",
+                                "PRESSURE_LEVEL", pressure_.level, "MESSAGE_ID",
+                                log::kMessagePressureAction);
+                } else if constexpr (std::is_same_v<T, core::ReclaimClass>) {
+                    reclaimClass(x, now);
+                } else if constexpr (std::is_same_v<T, core::CapClass>) {
+                    capClass(x);
+                } else if constexpr (std::is_same_v<T, core::KillWorkload>) {
+                    killWorkload(x, before.lastKill);
+                }
+                // SetPressureLevel: tick() tells the listener. ShrinkBalloons:
+                // VMs are not workloads yet, so there is no balloon to shrink.
+            },
+            a);
+    }
+    if (!decisions.consideredVictims.empty() && log::isEnabled(log::Level::Info)) {
+        std::string text;
+        for (const auto& c : decisions.consideredVictims) {
+            text += (text.empty() ? "" : ", ") + c.id + " (" + c.className + ", usage " +
+                    core::formatBytes(c.usage) + ", swap " + core::formatBytes(c.swapUsage) + ")";
+        }
+        log::info("Kill candidates, best first: {CANDIDATES}", "CANDIDATES", text);
+    }
+}
+
+void Manager::reclaimClass(const core::ReclaimClass& r, TimePoint now) {
+    auto last = lastReclaim_.find(r.className);
+    if (last != lastReclaim_.end() && now < last->second + config_.manager.interval) {
+        return; // a PSI trigger started this tick early: once per Interval
+    }
+    lastReclaim_[r.className] = now;
+    const std::string cgroup = io::classSlicePath(r.className);
+    if (dryRun_) {
+        log::info("Would reclaim {BYTES} bytes from class {CLASS} (dry run)", "BYTES", r.bytes,
+                  "CLASS", r.className, "PRESSURE_LEVEL", pressure_.level, "MESSAGE_ID",
+                  log::kMessagePressureAction);
+        return;
+    }
+    auto res = knobs_.reclaim(cgroup, r.bytes);
+    if (!res) {
+        log::warning("Cannot reclaim from class {CLASS}: {ERROR}", "CLASS", r.className, "ERROR",
+                     res.error().what);
+        return;
+    }
+    if (*res == io::Reclaimed::Vanished) {
+        return;
+    }
+    log::info(*res == io::Reclaimed::Full
+                  ? "Reclaimed {BYTES} bytes from class {CLASS}"
+                  : "Reclaimed part of {BYTES} bytes from class {CLASS} (the kernel found less)",
+              "BYTES", r.bytes, "CLASS", r.className, "PRESSURE_LEVEL", pressure_.level,
+              "MESSAGE_ID", log::kMessagePressureAction);
+}
+
+void Manager::capClass(const core::CapClass& c) {
+    const auto* cls = core::findClass(config_.classes, c.className);
+    if (cls == nullptr) {
+        return;
+    }
+    const std::string slice = cls->slice();
+    const std::string why(core::toString(c.why));
+    if (dryRun_) {
+        log::notice("Would set MemoryHigh of {UNIT} to {MEMORY_HIGH} ({WHY}; dry run): {REASON}",
+                    "UNIT", slice, "MEMORY_HIGH", c.memoryHigh, "WHY", why, "REASON", c.reason,
+                    "CLASS", c.className, "MESSAGE_ID", log::kMessagePressureAction);
+        return;
+    }
+    io::MemoryProperties props;
+    props.memoryHigh = Limit{c.memoryHigh};
+    systemd_.setUnitProperties(slice, props, [this, c, slice, why](Status st) {
+        if (!st) {
+            // Forget it, so the next tick decides (and writes) it again.
+            pressure_.classHigh.erase(c.className);
+            log::warning("Cannot set MemoryHigh of {UNIT}: {ERROR}", "UNIT", slice, "ERROR",
+                         st.error().what);
+            return;
+        }
+        log::notice("Set MemoryHigh of {UNIT} to {MEMORY_HIGH} ({WHY}): {REASON}", "UNIT", slice,
+                    "MEMORY_HIGH", c.memoryHigh, "WHY", why, "REASON", c.reason, "CLASS",
+                    c.className, "MESSAGE_ID", log::kMessagePressureAction);
+    });
+}
+
+void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint> previousKill) {
+    const TimePoint decidedAt = pressure_.lastKill.value_or(TimePoint{0});
+    // Give the cooldown back when no kill happens.
+    auto notKilled = [this, previousKill, decidedAt] {
+        if (pressure_.lastKill == decidedAt) {
+            pressure_.lastKill = previousKill;
+        }
+    };
+    const auto it = workloads_.find(k.victim.id);
+    const std::string unit = it == workloads_.end() ? "" : it->second.unit;
+    if (dryRun_) {
+        log::notice("Would {REASON} (dry run)", "REASON", k.reason, "WORKLOAD", k.victim.id,
+                    "CLASS", k.victim.className, "UNIT", unit);
+        notKilled();
+        return;
+    }
+    if (unit.empty()) {
+        log::warning("Cannot kill {WORKLOAD}: no systemd unit is known for it", "WORKLOAD",
+                     k.victim.id);
+        notKilled();
+        return;
+    }
+    io::KillRecord record;
+    record.id = k.victim.id;
+    record.className = k.victim.className;
+    record.unit = unit;
+    record.reason = k.reason;
+    record.numbers = k.numbers;
+    systemd_.killUnit(unit, SIGKILL, [this, record, notKilled](Status st) mutable {
+        if (!st) {
+            log::warning("Cannot kill {UNIT}: systemd refused: {ERROR}", "UNIT", record.unit,
+                         "ERROR", st.error().what, "WORKLOAD", record.id);
+            notKilled();
+            return;
+        }
+        record.timeUsec = static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::microseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count());
+        std::vector<log::Field> fields{{"WORKLOAD", record.id},
+                                       {"CLASS", record.className},
+                                       {"UNIT", record.unit},
+                                       {"REASON", record.reason},
+                                       {"MESSAGE_ID", std::string(log::kMessageKill)}};
+        for (const auto& [key, value] : record.numbers) {
+            fields.push_back({key, std::to_string(value)});
+        }
+        log::emit(log::Level::Warning, "Killed {WORKLOAD} (unit {UNIT}, class {CLASS}): {REASON}",
+                  std::move(fields), log::SourceLocation::current());
+        if (auto saved = events_.append(record); !saved) {
+            log::warning("Cannot store the kill of {WORKLOAD} in the history: {ERROR}",
+                         "WORKLOAD", record.id, "ERROR", saved.error().what);
+        }
+        if (listener_ != nullptr) {
+            listener_->workloadKilled(record);
+        }
+    });
 }
 
 } // namespace memqos::daemon

@@ -13,6 +13,8 @@
 #include "memqos/core/pressure.hpp"
 #include "memqos/core/tiers.hpp"
 #include "memqos/io/cgroupfs.hpp"
+#include "memqos/io/event_store.hpp"
+#include "memqos/io/kernel_knobs.hpp"
 #include "memqos/io/procfs.hpp"
 #include "memqos/io/state_store.hpp"
 #include "memqos/io/systemd.hpp"
@@ -43,6 +45,10 @@ struct ManagedWorkload {
     core::Tiers tiers;
     Bytes memoryCurrent = 0;
     Bytes swapCurrent = 0;
+    // OOM priority last set (or, under dry run, announced): the value and
+    // the processes it was checked on.
+    std::optional<int> oomScoreAdj;
+    bool oomGroupNoted = false;
 };
 
 // What the D-Bus layer wants to hear.
@@ -51,6 +57,9 @@ public:
     virtual ~Listener() = default;
     virtual void managerPropertiesChanged(const std::vector<const char*>& names) = 0;
     virtual void pressureLevelChanged(std::uint32_t level, const std::string& reason) = 0;
+    // memqosd killed a workload (after systemd accepted the kill); emit
+    // WorkloadKilled(id, class, reason, numbers).
+    virtual void workloadKilled(const io::KillRecord& record) = 0;
 };
 
 // Re-reads the configuration (Reload, SIGHUP): the validated config, or the
@@ -63,8 +72,8 @@ public:
     using Reply = std::function<void(ApiResult<T>)>;
 
     Manager(config::Config config, ConfigReader reader, io::SystemdManager& systemd,
-            io::StateStore& store, io::InstanceStore& instanceStore, io::CgroupFs cgroups,
-            io::ProcFs proc, bool dryRun);
+            io::StateStore& store, io::InstanceStore& instanceStore, io::EventStore& events,
+            io::CgroupFs cgroups, io::ProcFs proc, bool dryRun);
 
     void setListener(Listener* listener) { listener_ = listener; }
 
@@ -72,8 +81,12 @@ public:
     // discovers rule and slice workloads; `ready` runs once systemd answered.
     void start(std::function<void(Status)> ready);
 
-    // One tick: sample node and cgroups, run the pressure ladder (decisions
-    // are logged; the pressure engine executes them in a later version).
+    // One tick: sample node and cgroups, keep every workload's OOM priority
+    // (oom_score_adj, memory.oom.group) right, run the pressure ladder and
+    // execute its decisions (DESIGN §4): reclaim, class caps through
+    // systemd, kills through KillUnit. Under dry run every action is logged
+    // with "would" and nothing is written; a kill that did not happen does
+    // not start the kill cooldown.
     void tick(TimePoint now);
 
     // --- D-Bus API (see dbus/org.memqos1.Manager.xml) ---
@@ -97,6 +110,8 @@ public:
                                    bool up);
     ApiResult<Done> forgetInstance(const std::string& name);
     const std::map<std::string, core::Instance>& instances() const { return instances_; }
+    // The kill history, oldest first (ListKills, memqosctl events).
+    const std::deque<io::KillRecord>& kills() const { return events_.records(); }
 
     // --- state for properties ---
     const config::Config& config() const { return config_; }
@@ -133,14 +148,25 @@ private:
     void sampleSystem();
     // Live numbers; instances leave out the one named `exclude`.
     core::PlacementInput placementInput(std::string_view exclude = {}) const;
+    // Refuses a placement into `cls` while admission is closed (killable
+    // classes only; nothing is refused under dry run).
+    std::optional<ApiError> admissionRefusal(const core::ClassPolicy& cls) const;
+    void keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t>& procs);
+    void execute(const core::Decisions& decisions, const core::PressureState& before,
+                 TimePoint now);
+    void reclaimClass(const core::ReclaimClass& r, TimePoint now);
+    void capClass(const core::CapClass& c);
+    void killWorkload(const core::KillWorkload& k, std::optional<TimePoint> previousKill);
 
     config::Config config_;
     ConfigReader reader_;
     io::SystemdManager& systemd_;
     io::StateStore& store_;
     io::InstanceStore& instanceStore_;
+    io::EventStore& events_;
     io::CgroupFs cgroups_;
     io::ProcFs proc_;
+    io::KernelKnobs knobs_;
     bool dryRun_;
     Listener* listener_ = nullptr;
 
@@ -151,6 +177,9 @@ private:
     std::map<std::string, Bytes> classCurrent_;
     core::SystemSample system_;
     core::PressureState pressure_;
+    // Per class: when memory.reclaim was last written (at most once per
+    // Interval, however often PSI triggers start a tick).
+    std::map<std::string, TimePoint> lastReclaim_;
 };
 
 } // namespace memqos::daemon

@@ -6,6 +6,7 @@
 
 #include "memqos/io/bus.hpp"
 #include "memqos/io/config_loader.hpp"
+#include "memqos/io/event_store.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
 #include "memqos/io/state_store.hpp"
@@ -122,8 +123,13 @@ int runService(const Options& options) {
     const std::filesystem::path stateDir = cfg->manager.stateDirectory;
     io::StateStore store(stateDir / "assignments", runtimeDirectory(options, *cfg) / "assignments");
     io::InstanceStore instanceStore(stateDir / "instances");
+    io::EventStore events(stateDir / "kills");
+    for (const auto& p : events.load().problems) {
+        log::warning("Ignoring a record of the kill history: {ERROR}", "ERROR", p);
+    }
     Manager manager(
         *cfg, [&options] { return readConfig(options, true); }, systemd, store, instanceStore,
+        events,
         io::CgroupFs(cfg->manager.cgroupRoot), io::ProcFs(cfg->manager.procRoot),
         options.dryRun);
     BusService service(bus->get(), pump, manager);

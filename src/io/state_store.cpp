@@ -664,4 +664,9 @@ InstanceStore::Loaded InstanceStore::loadAll() const {
     return out;
 }
 
+Status writeFileAtomically(const std::filesystem::path& dir, const std::string& name,
+                           std::string_view content) {
+    return writeAtomically(dir, name, content);
+}
+
 } // namespace memqos::io

@@ -28,6 +28,8 @@ public:
     std::vector<std::string> getUnitCalls;
     std::vector<std::string> startedSlicesOnly;  // startTransientSlice
     Status failSet = okStatus();                 // answer of setUnitProperties
+    std::vector<std::pair<std::string, int>> killCalls; // killUnit (unit, signal)
+    Status failKill = okStatus();                // answer of killUnit
     Events events;
     bool subscribed = false;
 
@@ -83,8 +85,10 @@ public:
         startedSlicesOnly.push_back(slice);
         later([done] { done(okStatus()); });
     }
-    void killUnit(const std::string&, int, Done done) override {
-        later([done] { done(okStatus()); });
+    void killUnit(const std::string& unit, int signal, Done done) override {
+        killCalls.emplace_back(unit, signal);
+        Status st = failKill;
+        later([done, st] { done(st); });
     }
 
     // Properties last sent to `unit`, or nullptr.

@@ -4,8 +4,11 @@
 #include "fake_systemd.hpp"
 #include "manager.hpp"
 
+#include "memqos/io/file.hpp"
+
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -68,7 +71,7 @@ protected:
     std::unique_ptr<Manager> makeManager(bool dryRun = false) {
         auto m = std::make_unique<Manager>(
             config_, [this] { return Result<config::Config>(config_); }, systemd_, store_, instances_,
-            io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), dryRun);
+            kills_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), dryRun);
         bool ready = false;
         m->start([&](Status st) {
             EXPECT_TRUE(st.ok());
@@ -93,6 +96,7 @@ protected:
     FakeSystemd systemd_;
     io::StateStore store_{fs::path("/nonexistent"), fs::path("/nonexistent")};
     io::InstanceStore instances_{fs::path("/nonexistent")};
+    io::EventStore kills_{fs::path("/nonexistent/kills")};
 };
 
 class ManagerStoreTest : public ManagerTest {
@@ -419,6 +423,206 @@ TEST_F(ManagerStoreTest, InstanceRecordSurvivesARestartAndRefusesBadInput) {
     ASSERT_FALSE(findings.empty());
     EXPECT_NE(findings.back().message.find("instances 768.0 MiB"), std::string::npos)
         << findings.back().message;
+}
+
+
+// --- the pressure engine's actions (DESIGN §4) ---
+
+class RecordingListener : public daemon::Listener {
+public:
+    void managerPropertiesChanged(const std::vector<const char*>&) override {}
+    void pressureLevelChanged(std::uint32_t level, const std::string&) override {
+        levels.push_back(level);
+    }
+    void workloadKilled(const io::KillRecord& record) override { killed.push_back(record); }
+    std::vector<std::uint32_t> levels;
+    std::vector<io::KillRecord> killed;
+};
+
+std::string readText(const fs::path& p) {
+    auto text = io::readFile(p);
+    return text ? *text : "<" + text.error().what + ">";
+}
+
+class PressureTest : public ManagerStoreTest {
+protected:
+    void SetUp() override {
+        ManagerStoreTest::SetUp();
+        events_ = std::make_unique<io::EventStore>(dir_ / "state/kills");
+        // batch.service in the reclaimed class slice, pid 4343; the slice
+        // itself with a memory.reclaim knob.
+        const fs::path slice = dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice";
+        cgroupFiles(slice, 600 * kMiB, "");
+        writeFile(slice / "memory.reclaim", "");
+        cgroupFiles(slice / "batch.service", 600 * kMiB, "4343\n");
+        writeFile(slice / "batch.service/memory.oom.group", "0\n");
+        writeFile(dir_ / "proc/4343/oom_score_adj", "0\n");
+        writeFile(dir_ / "proc/4242/oom_score_adj", "0\n");
+        writeFile(dir_ / "cgroup/system.slice/nginx.service/memory.oom.group", "0\n");
+        systemd_.addUnit("batch.service", "/memqos.slice/memqos-reclaimed.slice/batch.service");
+    }
+
+    static void cgroupFiles(const fs::path& dir, Bytes current, const std::string& procs) {
+        writeFile(dir / "memory.current", std::to_string(current) + "\n");
+        writeFile(dir / "memory.min", "0\n");
+        writeFile(dir / "memory.low", "0\n");
+        writeFile(dir / "memory.high", "max\n");
+        writeFile(dir / "memory.max", "max\n");
+        writeFile(dir / "memory.stat", "anon 1\n");
+        writeFile(dir / "cgroup.procs", procs);
+    }
+
+    void setPsi(double some, double full) {
+        writeFile(dir_ / "proc/pressure/memory",
+                  "some avg10=" + std::to_string(some) + " avg60=0.00 avg300=0.00 total=0\n" +
+                      "full avg10=" + std::to_string(full) + " avg60=0.00 avg300=0.00 total=0\n");
+    }
+
+    // nginx (dedicated, bigger) and batch (reclaimed) managed.
+    std::unique_ptr<Manager> makeEngine(bool dryRun = false) {
+        auto m = std::make_unique<Manager>(
+            config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
+            instances_, *events_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"),
+            dryRun);
+        m->setListener(&listener_);
+        m->start([](Status st) { EXPECT_TRUE(st.ok()); });
+        systemd_.flush();
+        EXPECT_TRUE(assign(*m, "nginx.service", "dedicated", 64 * kMiB, 64 * kMiB).ok());
+        EXPECT_TRUE(assign(*m, "batch.service", "reclaimed", 0, kNoLimit).ok());
+        return m;
+    }
+
+    void tickAt(Manager& m, int seconds) {
+        m.tick(TimePoint(std::chrono::seconds(seconds)));
+        systemd_.flush();
+    }
+
+    std::unique_ptr<io::EventStore> events_;
+    RecordingListener listener_;
+};
+
+TEST_F(PressureTest, KillsTheTopVictimThroughSystemdAndKeepsTheRecord) {
+    auto m = makeEngine();
+    setPsi(60, 50);
+    tickAt(*m, 0);
+    EXPECT_TRUE(systemd_.killCalls.empty());
+    tickAt(*m, 10); // level 3 after Level3Duration
+    ASSERT_EQ(m->pressureLevel(), 3U);
+    // nginx uses more, but dedicated is never killable.
+    ASSERT_EQ(systemd_.killCalls.size(), 1U);
+    EXPECT_EQ(systemd_.killCalls[0], (std::pair<std::string, int>{"batch.service", SIGKILL}));
+    ASSERT_EQ(m->kills().size(), 1U);
+    EXPECT_EQ(m->kills()[0].id, "batch.service");
+    EXPECT_EQ(m->kills()[0].className, "reclaimed");
+    EXPECT_EQ(m->kills()[0].unit, "batch.service");
+    EXPECT_GT(m->kills()[0].timeUsec, 0U);
+    ASSERT_EQ(listener_.killed.size(), 1U);
+    EXPECT_EQ(listener_.killed[0], m->kills()[0]);
+    // On disk: a restarted daemon sees it.
+    io::EventStore again(dir_ / "state/kills");
+    EXPECT_EQ(again.load().records.size(), 1U);
+
+    tickAt(*m, 11); // cooldown
+    EXPECT_EQ(systemd_.killCalls.size(), 1U);
+    tickAt(*m, 25);
+    EXPECT_EQ(systemd_.killCalls.size(), 2U);
+}
+
+TEST_F(PressureTest, RefusedKillGivesTheCooldownBack) {
+    auto m = makeEngine();
+    systemd_.failKill = Status(Error{std::errc::permission_denied, "Access denied"});
+    setPsi(60, 50);
+    tickAt(*m, 0);
+    tickAt(*m, 10);
+    tickAt(*m, 11);
+    EXPECT_EQ(systemd_.killCalls.size(), 2U) << "a failed kill must not start the cooldown";
+    EXPECT_TRUE(m->kills().empty());
+    EXPECT_TRUE(listener_.killed.empty());
+}
+
+TEST_F(PressureTest, DryRunWritesAndKillsNothing) {
+    auto m = makeEngine(true);
+    const auto setsBefore = systemd_.setCalls.size();
+    setPsi(60, 50);
+    for (int t : {0, 10, 11, 12}) {
+        tickAt(*m, t);
+    }
+    EXPECT_EQ(m->pressureLevel(), 3U);
+    EXPECT_TRUE(systemd_.killCalls.empty());
+    EXPECT_TRUE(m->kills().empty());
+    EXPECT_EQ(systemd_.setCalls.size(), setsBefore) << "no MemoryHigh under dry run";
+    EXPECT_EQ(readText(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/memory.reclaim"), "");
+    EXPECT_EQ(readText(dir_ / "proc/4343/oom_score_adj"), "0\n");
+    EXPECT_EQ(readText(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service/"
+                              "memory.oom.group"),
+              "0\n");
+    EXPECT_FALSE(fs::exists(dir_ / "state/kills"));
+}
+
+TEST_F(PressureTest, OomPriorityPerClassKeptRight) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    EXPECT_EQ(readText(dir_ / "proc/4343/oom_score_adj"), "1000");
+    EXPECT_EQ(readText(dir_ / "proc/4242/oom_score_adj"), "-997");
+    // (A fixture file is not truncated by the write: "0\n" becomes "1\n".)
+    EXPECT_EQ(readText(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service/"
+                              "memory.oom.group"),
+              "1\n");
+    // A protected workload's memory.oom.group is left as it was.
+    EXPECT_EQ(readText(dir_ / "cgroup/system.slice/nginx.service/memory.oom.group"), "0\n");
+    // Changed behind memqosd's back: repaired at the next tick.
+    writeFile(dir_ / "proc/4343/oom_score_adj", "0\n");
+    writeFile(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service/memory.oom.group",
+              "0\n");
+    tickAt(*m, 1);
+    EXPECT_EQ(readText(dir_ / "proc/4343/oom_score_adj"), "1000");
+    // (A fixture file is not truncated by the write: "0\n" becomes "1\n".)
+    EXPECT_EQ(readText(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service/"
+                              "memory.oom.group"),
+              "1\n");
+}
+
+TEST_F(PressureTest, GuardCapsTheReclaimedSliceThroughSystemd) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    // 8 GiB − 0 (no other class slice here) − 1 GiB NodeReserved − 5 %,
+    // page-aligned down.
+    const auto* set = systemd_.lastSet("memqos-reclaimed.slice");
+    ASSERT_NE(set, nullptr);
+    EXPECT_EQ(set->memoryHigh, std::optional<Limit>(Limit{7086694400ULL}));
+    const auto calls = systemd_.setCalls.size();
+    tickAt(*m, 1);
+    EXPECT_EQ(systemd_.setCalls.size(), calls) << "an unchanged cap is not written again";
+}
+
+TEST_F(PressureTest, AdmissionClosedRefusesKillableClassesOnly) {
+    auto m = makeEngine();
+    setPsi(15, 0);
+    tickAt(*m, 0);
+    tickAt(*m, 2); // level 1 after Level1Duration
+    ASSERT_EQ(m->pressureLevel(), 1U);
+    EXPECT_FALSE(m->admissionOpen());
+    // Reclaim of the reclaimed class: 1 % of its 600 MiB, page-aligned.
+    EXPECT_EQ(readText(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/memory.reclaim"),
+              "6291456");
+
+    systemd_.addUnit("more.service", "/system.slice/more.service");
+    auto refused = assign(*m, "more.service", "shared", 0, kNoLimit);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().name, "org.memqos1.Error.AdmissionClosed");
+    EXPECT_NE(refused.error().message.find("pressure level 1"), std::string::npos)
+        << refused.error().message;
+    EXPECT_TRUE(assign(*m, "more.service", "dedicated", 0, kNoLimit).ok());
+    auto v = m->verifyPlacement(kMiB, 0, {});
+    EXPECT_EQ(v.kind, core::VerdictKind::Hard);
+    EXPECT_NE(v.message.find("admission is closed"), std::string::npos) << v.message;
+
+    setPsi(0, 0);
+    for (int t = 3; t <= 14; ++t) {
+        tickAt(*m, t);
+    }
+    EXPECT_TRUE(m->admissionOpen());
+    EXPECT_TRUE(assign(*m, "more.service", "shared", 0, kNoLimit).ok());
 }
 
 } // namespace

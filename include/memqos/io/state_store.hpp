@@ -61,6 +61,12 @@ std::optional<std::string> decodeFileName(std::string_view name);
 std::string formatInstance(const core::Instance& i);
 Result<core::Instance> parseInstance(std::string_view text);
 
+// Writes `content` to dir/name atomically: a temp file in `dir` (created
+// with its parents if missing), fsync, rename over `name`, fsync of `dir`.
+// The file is 0644. On error nothing is left behind and the old file stays.
+Status writeFileAtomically(const std::filesystem::path& dir, const std::string& name,
+                           std::string_view content);
+
 class StateStore {
 public:
     StateStore(std::filesystem::path stateDir, std::filesystem::path runtimeDir);

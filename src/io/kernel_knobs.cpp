@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "memqos/io/kernel_knobs.hpp"
+
+#include "memqos/io/file.hpp"
+#include "memqos/parse/text.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+namespace memqos::io {
+namespace {
+
+// One write(2) of `text`, as the kernel's single-write knobs want it.
+// Returns 0 or the errno.
+int writeOnce(const std::filesystem::path& path, const std::string& text) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        return errno;
+    }
+    int err = 0;
+    ssize_t n = 0;
+    do {
+        n = ::write(fd, text.data(), text.size());
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        err = errno;
+    } else if (static_cast<std::size_t>(n) != text.size()) {
+        err = EIO;
+    }
+    ::close(fd);
+    return err;
+}
+
+bool vanishedErrno(int err) {
+    return err == ENOENT || err == ENODEV || err == ESRCH;
+}
+
+// Reads the integer in `path`, then writes `value` if it differs.
+Result<Written> setInteger(const std::filesystem::path& path, std::int32_t value) {
+    auto current = readFile(path, 64);
+    if (!current) {
+        if (isVanished(current.error()) || current.error().code == std::errc::no_such_process) {
+            return Written::Vanished;
+        }
+        return current.error();
+    }
+    const auto parsed = parse::text::toI32(parse::text::trimText(*current), "value");
+    if (parsed && *parsed == value) {
+        return Written::Unchanged;
+    }
+    if (const int err = writeOnce(path, std::to_string(value)); err != 0) {
+        if (vanishedErrno(err)) {
+            return Written::Vanished;
+        }
+        return errnoError(err, path);
+    }
+    return Written::Changed;
+}
+
+} // namespace
+
+KernelKnobs::KernelKnobs(std::filesystem::path cgroupRoot, std::filesystem::path procRoot)
+    : cgroups_(std::move(cgroupRoot)), procRoot_(std::move(procRoot)) {}
+
+Result<Reclaimed> KernelKnobs::reclaim(std::string_view cgroup, Bytes bytes) const {
+    auto dir = cgroups_.resolve(cgroup);
+    if (!dir) {
+        return dir.error();
+    }
+    const auto path = *dir / "memory.reclaim";
+    const int err = writeOnce(path, std::to_string(bytes));
+    if (err == 0) {
+        return Reclaimed::Full;
+    }
+    if (err == EAGAIN) {
+        return Reclaimed::Partial;
+    }
+    if (vanishedErrno(err)) {
+        return Reclaimed::Vanished;
+    }
+    return errnoError(err, path);
+}
+
+Result<Written> KernelKnobs::setOomGroup(std::string_view cgroup, bool on) const {
+    auto dir = cgroups_.resolve(cgroup);
+    if (!dir) {
+        return dir.error();
+    }
+    return setInteger(*dir / "memory.oom.group", on ? 1 : 0);
+}
+
+Result<Written> KernelKnobs::setOomScoreAdj(std::int32_t pid, int value) const {
+    if (pid <= 0) {
+        return Error{std::errc::invalid_argument, "pid " + std::to_string(pid) + " is not a process"};
+    }
+    return setInteger(procRoot_ / std::to_string(pid) / "oom_score_adj", value);
+}
+
+} // namespace memqos::io
