@@ -77,6 +77,15 @@ int instances(BusClient& client, Format format) {
     return kExitOk;
 }
 
+int events(BusClient& client, Format format) {
+    auto list = client.listKills();
+    if (!list) {
+        return fail(list.error());
+    }
+    writeOut(renderKills(*list, format));
+    return kExitOk;
+}
+
 int classes(BusClient& client, Format format) {
     auto refs = client.listClasses();
     if (!refs) {
@@ -176,6 +185,8 @@ int execute(const Command& cmd, BusClient& client) {
         return runMonitor(client, format);
     case Verb::Instances:
         return instances(client, format);
+    case Verb::Events:
+        return events(client, format);
     case Verb::RecordInstance: {
         if (auto r = client.recordInstance(cmd.instance, cmd.minMemory, cmd.memory, cmd.up); !r) {
             return fail(r.error());

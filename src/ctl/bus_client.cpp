@@ -406,6 +406,14 @@ Result<std::vector<InstanceInfo>> BusClient::listInstances() {
     return instancesFromReply(*out);
 }
 
+Result<std::vector<KillInfo>> BusClient::listKills() {
+    auto out = call(kManagerPath, kManagerInterface, "ListKills", "a(tsssa{st})", appendNothing);
+    if (!out) {
+        return out.error();
+    }
+    return killsFromReply(*out);
+}
+
 Result<std::vector<Finding>> BusClient::verify() {
     auto out = call(kManagerPath, kManagerInterface, "Verify", "a(sss)", appendNothing);
     if (!out) {

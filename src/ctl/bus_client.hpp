@@ -57,6 +57,7 @@ public:
     Status recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory, bool up);
     Status forgetInstance(const std::string& name);
     Result<std::vector<InstanceInfo>> listInstances();
+    Result<std::vector<KillInfo>> listKills();
     Result<std::vector<Finding>> verify();
     Status reload();
     // Whether org.memqos1 has an owner right now.

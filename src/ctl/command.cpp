@@ -18,7 +18,7 @@ struct VerbInfo {
     std::string_view details; // extra lines for COMMAND --help
 };
 
-constexpr std::array<VerbInfo, 13> kVerbs{{
+constexpr std::array<VerbInfo, 14> kVerbs{{
     {Verb::Status, "status", "status", "Show node memory, swap, ratio, pressure and admission", ""},
     {Verb::Classes, "classes", "classes", "List the colocation classes", ""},
     {Verb::Workloads, "workloads", "workloads", "List the managed workloads and their tiers", ""},
@@ -55,6 +55,10 @@ constexpr std::array<VerbInfo, 13> kVerbs{{
     {Verb::Instances, "instances", "instances", "List the instance record (Ganeti instances)",
      "Columns NAME, MIN, MAX (memory) and STATE (up or down); up instances count\n"
      "against the memory ratio.\n"},
+    {Verb::Events, "events", "events", "List the kills memqosd made (the kill history)",
+     "Columns TIME (local), WORKLOAD, CLASS and REASON, oldest first; the last 100\n"
+     "kills are kept across restarts in /var/lib/memqos/kills. --json adds the\n"
+     "numbers that caused each kill.\n"},
     {Verb::RecordInstance, "record-instance",
      "record-instance NAME --max SIZE [--min SIZE] [--up | --down]",
      "Record a Ganeti instance's memory and state",
@@ -379,6 +383,7 @@ void Parser::checkPositionals() {
     case Verb::Reload:
     case Verb::Monitor:
     case Verb::Instances:
+    case Verb::Events:
         expect(0, 0, "");
         return;
     case Verb::Assign:

@@ -36,6 +36,7 @@ enum class Verb {
     RecordInstance,
     ForgetInstance,
     Instances,
+    Events,
 };
 
 enum class Action { Execute, Help, Version };

@@ -56,6 +56,15 @@ std::string_view pressureLevelName(std::uint32_t level);
 
 // One entry of the instance record (ListInstances): a Ganeti instance's
 // minmem/maxmem in bytes and whether it is up (counted against the ratio).
+// One entry of the kill history (ListKills).
+struct KillInfo {
+    std::uint64_t timeUsec = 0; // since the epoch
+    std::string id;
+    std::string className;
+    std::string reason;
+    std::vector<std::pair<std::string, std::uint64_t>> numbers;
+};
+
 struct InstanceInfo {
     std::string name;
     Bytes minMemory = 0;

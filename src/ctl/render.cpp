@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <ctime>
 #include <type_traits>
 
 #include "command.hpp"
@@ -493,6 +494,51 @@ int verifyExitCode(const std::vector<Finding>& findings) {
         }
     }
     return kExitOk;
+}
+
+namespace {
+std::string localTime(std::uint64_t usec) {
+    const auto secs = static_cast<std::time_t>(usec / 1000000U);
+    std::tm tm{};
+    if (::localtime_r(&secs, &tm) == nullptr) {
+        return std::to_string(usec);
+    }
+    std::array<char, 40> buf{};
+    const std::size_t n = std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%S%z", &tm);
+    return std::string(buf.data(), n);
+}
+} // namespace
+
+std::string renderKills(const std::vector<KillInfo>& kills, Format format) {
+    if (format == Format::Json) {
+        JsonWriter json;
+        json.beginArray();
+        for (const auto& k : kills) {
+            json.beginObject();
+            json.member("time_usec", k.timeUsec);
+            json.member("time", localTime(k.timeUsec));
+            json.member("id", k.id);
+            json.member("class", k.className);
+            json.member("reason", k.reason);
+            json.key("numbers");
+            json.beginObject();
+            for (const auto& [key, value] : k.numbers) {
+                json.member(key, value);
+            }
+            json.endObject();
+            json.endObject();
+        }
+        json.endArray();
+        return withNewline(json.str());
+    }
+    if (kills.empty()) {
+        return "No kills recorded.\n";
+    }
+    Table table({{"TIME"}, {"WORKLOAD"}, {"CLASS"}, {"REASON"}});
+    for (const auto& k : kills) {
+        table.addRow({localTime(k.timeUsec), k.id, k.className, k.reason});
+    }
+    return table.render();
 }
 
 } // namespace memqos::ctl

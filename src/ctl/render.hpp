@@ -23,6 +23,9 @@ std::string renderStatus(const ManagerStatus& status, Format format);
 // instances: NAME MIN MAX STATE, or a JSON array of {name, min_memory,
 // max_memory, up} (ListInstances' field names).
 std::string renderInstances(const std::vector<InstanceInfo>& instances, Format format);
+// The kill history: a table (TIME in local time, ISO 8601 to the second) or
+// a JSON array of {time_usec, time, id, class, reason, numbers}.
+std::string renderKills(const std::vector<KillInfo>& kills, Format format);
 std::string renderClasses(const std::vector<ClassInfo>& classes, Format format);
 std::string renderWorkloads(const std::vector<WorkloadInfo>& workloads, Format format);
 std::string renderPlacement(const PlacementVerdict& verdict, Format format);

@@ -153,4 +153,35 @@ Result<std::vector<InstanceInfo>> instancesFromReply(const ValueArray& out) {
     return instances;
 }
 
+Result<std::vector<KillInfo>> killsFromReply(const ValueArray& out) {
+    const ValueArray* list = listArgument(out);
+    if (list == nullptr) {
+        return malformedReply("ListKills", "expected one array a(tsssa{st})");
+    }
+    std::vector<KillInfo> kills;
+    for (const auto& entry : *list) {
+        const ValueArray* f = asArray(entry);
+        const auto* time = f != nullptr && f->size() == 5 ? std::get_if<std::uint64_t>(&(*f)[0].v)
+                                                          : nullptr;
+        const std::string* id = time != nullptr ? asString((*f)[1]) : nullptr;
+        const std::string* cls = id != nullptr ? asString((*f)[2]) : nullptr;
+        const std::string* reason = cls != nullptr ? asString((*f)[3]) : nullptr;
+        if (reason == nullptr) {
+            return malformedReply("ListKills", "an entry is not (tsssa{st})");
+        }
+        KillInfo k{*time, *id, *cls, *reason, {}};
+        if (const ValueObject* numbers = asObject((*f)[4])) {
+            for (const auto& [key, v] : *numbers) {
+                const auto* n = std::get_if<std::uint64_t>(&v.v);
+                if (n == nullptr) {
+                    return malformedReply("ListKills", "number '" + key + "' is not a uint64");
+                }
+                k.numbers.emplace_back(key, *n);
+            }
+        }
+        kills.push_back(std::move(k));
+    }
+    return kills;
+}
+
 } // namespace memqos::ctl
