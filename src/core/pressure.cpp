@@ -524,4 +524,26 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
     return out;
 }
 
+std::vector<std::string> psiTriggerLines(const PressureConfig& config) {
+    constexpr std::uint64_t kWindowUs = 1'000'000;
+    std::vector<std::string> out;
+    const auto line = [&](const char* kind, std::optional<double> LevelThresholds::*field) {
+        std::optional<double> lowest;
+        for (const auto& t : config.levels) {
+            if (t.*field && (!lowest || *(t.*field) < *lowest)) {
+                lowest = t.*field;
+            }
+        }
+        if (!lowest) {
+            return;
+        }
+        const double us = std::clamp(*lowest, 0.1, 100.0) / 100.0 * static_cast<double>(kWindowUs);
+        out.push_back(std::string(kind) + " " + std::to_string(static_cast<std::uint64_t>(us)) +
+                      " " + std::to_string(kWindowUs));
+    };
+    line("some", &LevelThresholds::someAvg10);
+    line("full", &LevelThresholds::fullAvg10);
+    return out;
+}
+
 } // namespace memqos::core

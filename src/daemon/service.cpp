@@ -9,6 +9,8 @@
 #include "memqos/io/event_store.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
+#include "memqos/io/psi_trigger.hpp"
+#include "memqos/config/values.hpp"
 #include "memqos/io/state_store.hpp"
 #include "memqos/io/systemd_dbus.hpp"
 
@@ -147,17 +149,67 @@ int runService(const Options& options) {
         sd_notify(0, s.c_str());
     };
 
+    // Ticks: every Interval (the floor), and at once when a PSI trigger
+    // fires, but never closer than kMinTickGap to the previous one.
+    constexpr auto kMinTickGap = std::chrono::milliseconds(100);
     boost::asio::steady_timer tickTimer(io);
-    std::function<void()> scheduleTick = [&] {
-        tickTimer.expires_after(manager.config().manager.interval);
-        tickTimer.async_wait([&](const boost::system::error_code& ec) {
-            if (ec) {
-                return;
+    std::chrono::steady_clock::time_point lastTick{};
+    std::function<void(std::chrono::steady_clock::time_point)> armTick =
+        [&](std::chrono::steady_clock::time_point when) {
+            tickTimer.expires_at(when); // cancels a pending wait
+            tickTimer.async_wait([&](const boost::system::error_code& ec) {
+                if (ec) {
+                    return;
+                }
+                lastTick = std::chrono::steady_clock::now();
+                manager.tick(monotonicNow());
+                status();
+                armTick(lastTick + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                       manager.config().manager.interval));
+            });
+        };
+    auto scheduleTick = [&] {
+        armTick(std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    manager.config().manager.interval));
+    };
+    io::PsiTriggers triggers(io, [&] {
+        const auto when = std::max(std::chrono::steady_clock::now(), lastTick + kMinTickGap);
+        if (tickTimer.expiry() > when) {
+            armTick(when);
+        }
+    });
+    // System PSI and every class slice's memory.pressure. A refusal is said
+    // once per file; that file is then only polled.
+    auto registerTriggers = [&] {
+        triggers.clear();
+        const auto& c = manager.config();
+        const auto lines = core::psiTriggerLines(c.pressure);
+        if (lines.empty()) {
+            return;
+        }
+        std::vector<std::filesystem::path> files{std::filesystem::path(c.manager.procRoot) /
+                                                 "pressure/memory"};
+        for (const auto& cls : c.classes) {
+            files.push_back(std::filesystem::path(c.manager.cgroupRoot) /
+                            io::classSlicePath(cls.name) / "memory.pressure");
+        }
+        std::size_t watched = 0;
+        for (const auto& f : files) {
+            if (auto st = triggers.watch(f, lines); st) {
+                ++watched;
+            } else if (io::isVanished(st.error())) {
+                log::debug("No PSI trigger on {FILE} yet: {ERROR}", "FILE", f.string(), "ERROR",
+                           st.error().what);
+            } else {
+                log::warning("PSI trigger on {FILE} refused: {ERROR}; falling back to polling "
+                             "every {INTERVAL}",
+                             "FILE", f.string(), "ERROR", st.error().what, "INTERVAL",
+                             config::formatDuration(c.manager.interval));
             }
-            manager.tick(monotonicNow());
-            status();
-            scheduleTick();
-        });
+        }
+        log::info("PSI triggers on {COUNT} of {FILES} pressure files ({LINES})", "COUNT", watched,
+                  "FILES", files.size(), "LINES", lines.front());
     };
 
     manager.start([&](Status st) {
@@ -168,6 +220,8 @@ int runService(const Options& options) {
             return;
         }
         manager.tick(monotonicNow());
+        lastTick = std::chrono::steady_clock::now();
+        registerTriggers();
         sd_notify(0, "READY=1");
         status();
         log::info("memqosd {VERSION} ready", "VERSION", MEMQOS_VERSION, "DRY_RUN",
@@ -201,6 +255,8 @@ int runService(const Options& options) {
                 auto r = manager.reload();
                 if (!r.ok()) {
                     log::warning("Reload refused: {ERROR}", "ERROR", r.error().message);
+                } else {
+                    registerTriggers(); // the classes may have changed
                 }
                 sd_notify(0, "READY=1");
                 waitSignal();

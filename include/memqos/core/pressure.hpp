@@ -106,6 +106,13 @@ struct PressureOutcome {
     PressureState state;
 };
 
+// The PSI trigger lines that start a tick early (window 1 s): "some S
+// 1000000" at the lowest enabled SomeAvg10 of the levels, "full F 1000000"
+// at the lowest enabled FullAvg10 (S, F = threshold% of the window in µs,
+// at least 1 ms); no line for a kind whose thresholds are all off. A tick
+// then sees the new avg10 within a second instead of within Interval.
+std::vector<std::string> psiTriggerLines(const PressureConfig& config);
+
 PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
                        const std::vector<ClassPolicy>& classes, const PressureState& state);
 

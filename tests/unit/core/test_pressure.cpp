@@ -551,6 +551,21 @@ TEST(CorePressureGuard, StallMustLastAndClassMustBeKillable) {
     }
 }
 
+TEST(CorePressure, PsiTriggerLines) {
+    EXPECT_EQ(psiTriggerLines(PressureConfig{}),
+              (std::vector<std::string>{"some 100000 1000000", "full 50000 1000000"}));
+    PressureConfig c;
+    for (auto& l : c.levels) {
+        l.fullAvg10.reset();
+    }
+    c.levels[1].someAvg10 = 2.5;
+    EXPECT_EQ(psiTriggerLines(c), (std::vector<std::string>{"some 25000 1000000"}));
+    for (auto& l : c.levels) {
+        l.someAvg10.reset();
+    }
+    EXPECT_TRUE(psiTriggerLines(c).empty());
+}
+
 TEST(CorePressure, ClassWithoutSampleIsSkipped) {
     Snapshot a = psi(0, 30, 6);
     a.classes = {classSample("shared", 4_GiB)};
