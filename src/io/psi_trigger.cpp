@@ -5,6 +5,8 @@
 #include "memqos/io/log.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -40,6 +42,14 @@ Status PsiTriggers::watch(const std::filesystem::path& file, const std::vector<s
         const int fd = ::open(file.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
             return undo(errno);
+        }
+        // Only procfs and cgroup2 files take triggers; a write to any other
+        // file (a test's fixture tree) would overwrite it.
+        struct statfs sfs {};
+        if (::fstatfs(fd, &sfs) != 0 || (sfs.f_type != PROC_SUPER_MAGIC &&
+                                          sfs.f_type != CGROUP2_SUPER_MAGIC)) {
+            ::close(fd);
+            return undo(EOPNOTSUPP);
         }
         // The kernel wants the whole trigger in one write, NUL included.
         if (::write(fd, line.c_str(), line.size() + 1) < 0) {

@@ -34,7 +34,9 @@ public:
     PsiTriggers(const PsiTriggers&) = delete;
     PsiTriggers& operator=(const PsiTriggers&) = delete;
 
-    // One trigger per line ("some 100000 1000000") on `file`. All or
+    // One trigger per line ("some 100000 1000000") on `file`, which must be
+    // on procfs or cgroup2 (else operation_not_supported, and nothing is
+    // written to it). All or
     // nothing: on the first refusal the file's other triggers are closed
     // and the error (errno as code, "<file>: <reason>") returned.
     Status watch(const std::filesystem::path& file, const std::vector<std::string>& lines);

@@ -37,7 +37,7 @@ while True:
         m[i] = (m[i] + 1) & 255
     time.sleep(1)
 '
-mgr RunWorkload ssttas online dedicated $((264 << 20)) $((264 << 20)) 3 /usr/bin/python3 -c "$online_py" >/dev/null
+memqosctl run --name online --class dedicated --request 264M --limit 264M -- /usr/bin/python3 -c "$online_py" >/dev/null
 ocg=/sys/fs/cgroup/memqos.slice/memqos-dedicated.slice/online.service
 wait_for 60 "online.service resident (memory.current >= 200 MiB)" \
   bash -c "(( \$(cat $ocg/memory.current) >= 200 << 20 ))"
