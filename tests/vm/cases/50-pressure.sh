@@ -81,6 +81,7 @@ ok "memory guard: memqos-reclaimed.slice memory.high = $cap (MemTotal $total)"
 
 # --- admission: level 1 whenever MemAvailable <= 99 %
 printf '[Pressure]\nLevel1MemAvailable=99%%\n' >"$dropin/50-admission.conf"
+memqosd --check-config || fail "the admission drop-in does not pass --check-config"
 systemctl reload memqosd
 wait_for 30 "pressure level 1" bash -c "[[ \$(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager PressureLevel) == 'u 1' ]]"
 [[ $(prop AdmissionOpen) == false ]] || fail "AdmissionOpen is $(prop AdmissionOpen) at level 1"
@@ -104,7 +105,9 @@ ok "admission reopened at level 0"
 systemctl stop late.service
 
 # --- dry run: level 3 whenever MemAvailable <= 99 %, nothing is killed
-printf '[Manager]\nDryRun=yes\n[Pressure]\nLevel3MemAvailable=99%%\nLevel3Duration=2s\n' >"$dropin/50-dry.conf"
+# (a higher level's MemAvailable threshold may not be above a lower one's)
+printf '[Manager]\nDryRun=yes\n[Pressure]\nLevel1MemAvailable=99%%\nLevel2MemAvailable=99%%\nLevel3MemAvailable=99%%\nLevel3Duration=2s\n' >"$dropin/50-dry.conf"
+memqosd --check-config || fail "the dry-run drop-in does not pass --check-config"
 restart_memqosd
 systemd-run --unit=victim.service --slice=memqos-reclaimed.slice /bin/sleep infinity >/dev/null
 since=$(date '+%Y-%m-%d %H:%M:%S')
