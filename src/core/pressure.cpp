@@ -266,11 +266,12 @@ std::pair<Bytes, std::string> guardCap(const Snapshot& snap, const PressureConfi
     const Bytes floor = pageFloor(permyriadOf(total, kGuardFloor), page);
     const Bytes left = detail::subOrZero(
         detail::subOrZero(detail::subOrZero(total, others), snap.nodeReserved), headroom);
-    const Bytes cap = std::max(floor, pageFloor(left, page));
+    const Bytes aligned = pageFloor(left, page);
+    const Bytes cap = std::max(floor, aligned);
     std::string text = "MemTotal " + formatBytes(total) + " − other classes " +
                        formatBytes(others) + " − reserved " + formatBytes(snap.nodeReserved) +
                        " − headroom " + formatBytes(headroom) + " = " + formatBytes(left);
-    if (cap != left) {
+    if (cap != aligned) {
         text += ", floor " + formatBytes(floor);
     }
     return {cap, text};

@@ -358,7 +358,11 @@ void SystemdDbus::dispatchSignal(sd_bus_message* m) {
     // Copies: a callback may call subscribe() and replace events_.
     if (member == "Reloading") {
         int starting = 0;
-        if (sd_bus_message_read(m, "b", &starting) >= 0 && starting == 0 && events_.reloaded) {
+        if (sd_bus_message_read(m, "b", &starting) < 0) {
+            return;
+        }
+        reloading_ = starting != 0;
+        if (!reloading_ && events_.reloaded) {
             auto cb = events_.reloaded;
             cb();
         }
@@ -367,6 +371,9 @@ void SystemdDbus::dispatchSignal(sd_bus_message* m) {
         const char* path = nullptr;
         if (sd_bus_message_read(m, "so", &unit, &path) < 0) {
             return; // not systemd's signature: ignore
+        }
+        if (reloading_) {
+            return; // see reloading_
         }
         auto cb = member == "UnitNew" ? events_.unitLoaded : events_.unitRemoved;
         if (cb) {

@@ -589,6 +589,28 @@ TEST_F(SubscribedTest, OnlyFinishedJobsAndFinishedReloadsArePassedOn) {
     EXPECT_THAT(log_, ElementsAre("started web.service", "reloaded"));
 }
 
+TEST_F(SubscribedTest, UnitRemovedDuringADaemonReloadIsNotARemoval) {
+    // systemd 252 re-creates every unit object on daemon-reload and sends
+    // UnitRemoved for each in between Reloading(true) and Reloading(false).
+    auto unitRemoved = [&](const char* unit) {
+        emitSignal("UnitRemoved", "so", [&](sd_bus_message* m) {
+            sd_bus_message_append(m, "v", "s", unit);
+            sd_bus_message_append(m, "v", "o", "/org/freedesktop/systemd1/unit/x");
+        });
+    };
+    auto reloading = [&](bool starting) {
+        emitSignal("Reloading", "b", [&](sd_bus_message* m) {
+            sd_bus_message_append(m, "v", "b", starting ? 1 : 0);
+        });
+    };
+    reloading(true);
+    unitRemoved("kept.service");
+    reloading(false);
+    unitRemoved("gone.service");
+    ASSERT_NO_FATAL_FAILURE(sync("marker-5.service"));
+    EXPECT_THAT(log_, ElementsAre("reloaded", "removed gone.service"));
+}
+
 TEST_F(SubscribedTest, SignalsWithAnotherSignatureAreIgnored) {
     emitSignal("UnitNew", "s",
                [](sd_bus_message* m) { sd_bus_message_append(m, "v", "s", "odd.service"); });

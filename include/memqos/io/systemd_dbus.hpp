@@ -93,6 +93,12 @@ private:
     BusPump& pump_;
     std::unordered_map<const PendingCall*, std::unique_ptr<PendingCall>> pending_;
     Events events_;
+    // Between Reloading(true) and Reloading(false) systemd tears down and
+    // re-creates every unit object, sending UnitRemoved for each (seen on
+    // systemd 252 in the VM suite); those are not removals and are not
+    // passed on. Units really gone by then are found by the refresh that
+    // `reloaded` triggers.
+    bool reloading_ = false;
     std::vector<SlotPtr> matches_;
     std::shared_ptr<SubscribeState> subscribing_;
 };
