@@ -113,6 +113,9 @@ const std::vector<KeyItem<Config>>& globalTable() {
         t.push_back(global(
             "Manager", "StateDirectory", [](auto& c) -> auto& { return c.manager.stateDirectory; },
             parseAbsolutePath, formatString));
+        t.push_back(global(
+            "Manager", "MetricsFile", [](auto& c) -> auto& { return c.manager.metricsFile; },
+            parseOptionalFile, formatString));
         // [Overcommit]
         t.push_back(global(
             "Overcommit", "MemoryRatio", [](auto& c) -> auto& { return c.overcommit.memoryRatio; },

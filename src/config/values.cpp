@@ -501,6 +501,16 @@ Result<std::optional<int>> parseOomScoreAdjust(std::string_view text) {
     return std::optional<int>{static_cast<int>(v)};
 }
 
+Result<std::string> parseOptionalFile(std::string_view text) {
+    if (trim(text).empty())
+        return std::string();
+    auto p = parseAbsolutePath(text);
+    if (p && p->ends_with('/'))
+        return fail("names a directory", "expected a file, e.g. "
+                                         "/var/lib/prometheus/node-exporter/memqos.prom");
+    return p;
+}
+
 Result<std::string> parseAbsolutePath(std::string_view text) {
     std::string_view s = trim(text);
     if (s.empty() || s.front() != '/')

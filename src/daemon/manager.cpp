@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "manager.hpp"
 
+#include "metrics.hpp"
+
 #include "memqos/core/oom_score.hpp"
 #include "memqos/io/log.hpp"
 
@@ -804,6 +806,7 @@ void Manager::tick(TimePoint now) {
         }
         snap.workloads.push_back(std::move(ws));
     }
+    lastClasses_ = snap.classes;
     auto outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
     const auto before = pressure_;
     pressure_ = outcome.state;
@@ -822,6 +825,46 @@ void Manager::tick(TimePoint now) {
         if (!changed.empty()) {
             listener_->managerPropertiesChanged(changed);
         }
+    }
+    if (!config_.manager.metricsFile.empty()) {
+        writeMetrics();
+    }
+}
+
+void Manager::writeMetrics() const {
+    Metrics m;
+    m.pressureLevel = pressure_.level;
+    m.admissionOpen = pressure_.admissionOpen;
+    m.dryRun = dryRun_;
+    m.memoryAvailable = system_.mem.memAvailable;
+    m.swapFree = system_.mem.swapFree;
+    m.workloads = workloads_.size();
+    m.actions = actionCounts_;
+    m.kills = killCount_;
+    for (const auto& c : lastClasses_) {
+        if (!c.cgroup) {
+            continue;
+        }
+        ClassMetrics cm{.name = c.name,
+                        .memoryCurrent = c.cgroup->memoryCurrent,
+                        .memoryMin = c.cgroup->memoryMin,
+                        .memoryLow = c.cgroup->memoryLow,
+                        .memoryHigh = c.cgroup->memoryHigh,
+                        .psiSomeAvg10 = std::nullopt,
+                        .psiFullAvg10 = std::nullopt};
+        if (c.cgroup->pressure) {
+            cm.psiSomeAvg10 = c.cgroup->pressure->some.avg10;
+            if (c.cgroup->pressure->full) {
+                cm.psiFullAvg10 = c.cgroup->pressure->full->avg10;
+            }
+        }
+        m.classes.push_back(std::move(cm));
+    }
+    const std::filesystem::path file = config_.manager.metricsFile;
+    if (auto st = io::writeFileAtomically(file.parent_path(), file.filename().string(),
+                                          formatMetrics(m));
+        !st) {
+        log::warning("Cannot write the metrics file: {ERROR}", "ERROR", st.error().what);
     }
 }
 
@@ -896,6 +939,9 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
             [&](const auto& x) {
                 using T = std::decay_t<decltype(x)>;
                 if constexpr (std::is_same_v<T, core::SetAdmission>) {
+                    if (!dryRun_) {
+                        ++actionCounts_["admission"];
+                    }
                     log::notice(x.open ? "Admission reopened: placements into killable classes "
                                          "are accepted again"
                                 : dryRun_ ? "Admission would close at pressure level {PRESSURE_LEVEL} "
@@ -948,6 +994,7 @@ void Manager::reclaimClass(const core::ReclaimClass& r, TimePoint now) {
     if (*res == io::Reclaimed::Vanished) {
         return;
     }
+    ++actionCounts_["reclaim"];
     log::info(*res == io::Reclaimed::Full
                   ? "Reclaimed {BYTES} bytes from class {CLASS}"
                   : "Reclaimed part of {BYTES} bytes from class {CLASS} (the kernel found less)",
@@ -978,6 +1025,7 @@ void Manager::capClass(const core::CapClass& c) {
                          st.error().what);
             return;
         }
+        ++actionCounts_["cap"];
         log::notice("Set MemoryHigh of {UNIT} to {MEMORY_HIGH} ({WHY}): {REASON}", "UNIT", slice,
                     "MEMORY_HIGH", c.memoryHigh, "WHY", why, "REASON", c.reason, "CLASS",
                     c.className, "MESSAGE_ID", log::kMessagePressureAction);
@@ -1033,6 +1081,7 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
         }
         log::emit(log::Level::Warning, "Killed {WORKLOAD} (unit {UNIT}, class {CLASS}): {REASON}",
                   std::move(fields), log::SourceLocation::current());
+        ++killCount_;
         if (auto saved = events_.append(record); !saved) {
             log::warning("Cannot store the kill of {WORKLOAD} in the history: {ERROR}",
                          "WORKLOAD", record.id, "ERROR", saved.error().what);

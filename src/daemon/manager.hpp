@@ -180,6 +180,12 @@ private:
     // Per class: when memory.reclaim was last written (at most once per
     // Interval, however often PSI triggers start a tick).
     std::map<std::string, TimePoint> lastReclaim_;
+    // For the metrics file: actions taken ("reclaim", "cap", "admission")
+    // and kills, since start; the last tick's class samples.
+    std::map<std::string, std::uint64_t> actionCounts_;
+    std::uint64_t killCount_ = 0;
+    std::vector<core::ClassSample> lastClasses_;
+    void writeMetrics() const;
 };
 
 } // namespace memqos::daemon

@@ -626,3 +626,26 @@ TEST_F(PressureTest, AdmissionClosedRefusesKillableClassesOnly) {
 }
 
 } // namespace
+
+namespace {
+
+TEST_F(PressureTest, MetricsFileHasTheLevelClassesAndCounters) {
+    config_.manager.metricsFile = (dir_ / "prom/memqos.prom").string();
+    auto m = makeEngine();
+    setPsi(60, 50);
+    tickAt(*m, 0);
+    tickAt(*m, 10);
+    tickAt(*m, 11); // the kill completed after tick 10 wrote the file
+    const std::string text = readText(dir_ / "prom/memqos.prom");
+    EXPECT_NE(text.find("\nmemqos_pressure_level 3\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\nmemqos_admission_open 0\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("memqos_class_memory_current_bytes{class=\"reclaimed\"} 629145600\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("memqos_actions_total{action=\"reclaim\"} 1\n"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("memqos_actions_total{action=\"cap\"} 1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\nmemqos_kills_total 1\n"), std::string::npos) << text;
+}
+
+} // namespace

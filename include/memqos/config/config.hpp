@@ -32,6 +32,8 @@ struct ManagerConfig {
     std::string cgroupRoot = "/sys/fs/cgroup";
     std::string procRoot = "/proc";
     std::string stateDirectory = "/var/lib/memqos";
+    // Prometheus textfile written every tick; "" = off.
+    std::string metricsFile;
     bool operator==(const ManagerConfig&) const = default;
 };
 

@@ -71,6 +71,8 @@ Result<std::int64_t> parseInt(std::string_view text, std::int64_t min, std::int6
 Result<std::optional<int>> parseOomScoreAdjust(std::string_view text);
 // An absolute path ("/..."), printable ASCII, no "." or ".." components.
 Result<std::string> parseAbsolutePath(std::string_view text);
+// "" (off) or an absolute path to a file (not ending in '/').
+Result<std::string> parseOptionalFile(std::string_view text);
 // A glob over unit names or "vm:<domain>" (fnmatch(3) syntax): non-empty,
 // printable ASCII only.
 Result<std::string> parseGlob(std::string_view text);

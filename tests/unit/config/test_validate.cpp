@@ -79,6 +79,9 @@ INSTANTIATE_TEST_SUITE_P(
         GoodKey{"Manager", "CgroupRoot", "/tmp/cg", "/tmp/cg"},
         GoodKey{"Manager", "ProcRoot", "/tmp/p", "/tmp/p"},
         GoodKey{"Manager", "StateDirectory", "/srv/memqos", "/srv/memqos"},
+        GoodKey{"Manager", "MetricsFile", "/var/lib/prometheus/node-exporter/memqos.prom",
+                "/var/lib/prometheus/node-exporter/memqos.prom"},
+        GoodKey{"Manager", "MetricsFile", "", ""},
         GoodKey{"Overcommit", "MemoryRatio", "1.5", "1.5"},
         GoodKey{"Overcommit", "MemoryRatio", "2", "2.0"},
         GoodKey{"Overcommit", "NodeReserved", "2G", "2G"},
@@ -162,6 +165,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadKey{"Manager", "CgroupRoot", "sys/fs/cgroup", "not an absolute path"},
                       BadKey{"Manager", "ProcRoot", "", "not an absolute path"},
                       BadKey{"Manager", "StateDirectory", "/var/../lib", "component"},
+                      BadKey{"Manager", "MetricsFile", "memqos.prom", "not an absolute path"},
+                      BadKey{"Manager", "MetricsFile", "/var/lib/", "names a directory"},
                       BadKey{"Overcommit", "MemoryRatio", "abc",
                              "not a number (expected a ratio ≥ 1.0, e.g. 1.5)"},
                       BadKey{"Overcommit", "MemoryRatio", "0.5", "below 1.0"},
@@ -654,7 +659,7 @@ TEST(KnownKeys, AreUniqueAndComplete) {
     std::set<std::pair<std::string, std::string>> unique;
     for (const auto& k : keys)
         EXPECT_TRUE(unique.insert({k.section, k.key}).second) << k.section << " " << k.key;
-    EXPECT_EQ(keys.size(), 5u + 5u + 18u + 4u + 4u + 8u + 5u);
+    EXPECT_EQ(keys.size(), 6u + 5u + 18u + 4u + 4u + 8u + 5u);
 }
 
 TEST(GanetiSection, DefaultsAndValues) {

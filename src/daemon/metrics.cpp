@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "metrics.hpp"
+
+#include <cstdio>
+
+namespace memqos::daemon {
+namespace {
+
+std::string label(const std::string& v) {
+    std::string out;
+    for (const char c : v) {
+        if (c == '\\' || c == '"') {
+            out += '\\';
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
+
+void family(std::string& out, const char* name, const char* type, const char* help) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+} // namespace
+
+std::string formatMetrics(const Metrics& m) {
+    std::string out;
+    family(out, "memqos_pressure_level", "gauge", "Pressure level 0..3.");
+    out += "memqos_pressure_level " + std::to_string(m.pressureLevel) + "\n";
+    family(out, "memqos_admission_open", "gauge", "1 while placements into killable classes are accepted.");
+    out += "memqos_admission_open " + std::string(m.admissionOpen ? "1" : "0") + "\n";
+    family(out, "memqos_dry_run", "gauge", "1 when memqosd only logs what it would do.");
+    out += "memqos_dry_run " + std::string(m.dryRun ? "1" : "0") + "\n";
+    family(out, "memqos_memory_available_bytes", "gauge", "MemAvailable at the last tick.");
+    out += "memqos_memory_available_bytes " + std::to_string(m.memoryAvailable) + "\n";
+    family(out, "memqos_swap_free_bytes", "gauge", "SwapFree at the last tick.");
+    out += "memqos_swap_free_bytes " + std::to_string(m.swapFree) + "\n";
+    family(out, "memqos_workloads", "gauge", "Workloads memqos manages.");
+    out += "memqos_workloads " + std::to_string(m.workloads) + "\n";
+
+    const auto perClass = [&](const char* name, const char* help, auto value) {
+        family(out, name, "gauge", help);
+        for (const auto& c : m.classes) {
+            if (auto v = value(c)) {
+                out += std::string(name) + "{class=\"" + label(c.name) + "\"} " + *v + "\n";
+            }
+        }
+    };
+    using Opt = std::optional<std::string>;
+    perClass("memqos_class_memory_current_bytes", "memory.current of the class slice.",
+             [](const ClassMetrics& c) -> Opt { return std::to_string(c.memoryCurrent); });
+    perClass("memqos_class_memory_min_bytes", "memory.min of the class slice.",
+             [](const ClassMetrics& c) -> Opt { return std::to_string(c.memoryMin); });
+    perClass("memqos_class_memory_low_bytes", "memory.low of the class slice.",
+             [](const ClassMetrics& c) -> Opt { return std::to_string(c.memoryLow); });
+    perClass("memqos_class_memory_high_bytes", "memory.high of the class slice (absent: max).",
+             [](const ClassMetrics& c) -> Opt {
+                 return c.memoryHigh ? Opt(std::to_string(*c.memoryHigh)) : std::nullopt;
+             });
+    perClass("memqos_class_psi_some_avg10", "PSI some avg10 (percent) of the class slice.",
+             [](const ClassMetrics& c) -> Opt {
+                 return c.psiSomeAvg10 ? Opt(number(*c.psiSomeAvg10)) : std::nullopt;
+             });
+    perClass("memqos_class_psi_full_avg10", "PSI full avg10 (percent) of the class slice.",
+             [](const ClassMetrics& c) -> Opt {
+                 return c.psiFullAvg10 ? Opt(number(*c.psiFullAvg10)) : std::nullopt;
+             });
+    family(out, "memqos_actions_total", "counter", "Pressure actions taken (not dry-run ones).");
+    for (const auto& [action, n] : m.actions) {
+        out += "memqos_actions_total{action=\"" + label(action) + "\"} " + std::to_string(n) + "\n";
+    }
+    family(out, "memqos_kills_total", "counter", "Workloads memqosd killed since it started.");
+    out += "memqos_kills_total " + std::to_string(m.kills) + "\n";
+    return out;
+}
+
+} // namespace memqos::daemon
