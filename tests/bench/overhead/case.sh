@@ -1,0 +1,184 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# case.sh — guest side of the overhead benchmark (tests/bench/overhead/run
+# boots the "bench" VM flavour with it; see README.md). Runs as root in the
+# guest, in /mnt/host/files, which holds sample.py and params.env.
+#
+#  1. memqosd with [Manager] Interval=1s and a MetricsFile (drop-in), restarted;
+#     systemd-oomd started, with ManagedOOMMemoryPressure=kill on
+#     memqos-shared.slice (drop-in);
+#  2. baseline: BASELINE_S seconds with no benchmark units;
+#  3. UNITS template units ovh@N.service (Slice=memqos-shared.slice,
+#     /bin/sleep infinity) started in batches of BATCH; wait until memqosd
+#     manages all of them (memqos_workloads in the metrics file);
+#  4. memqosd restarted (so its tick-duration window of 1024 ticks holds only
+#     ticks with the units; the daemon adopts them from the slice at start),
+#     wait until it manages them again, then SETTLE_S seconds;
+#  5. the window: MINUTES minutes, memqosd, systemd-oomd and PID 1 sampled
+#     by sample.py;
+#  6. check that every unit is still running and that neither daemon
+#     restarted; write $MEMQOS_VM_ARTIFACTS/overhead.json and print it
+#     between markers.
+set -euo pipefail
+
+here=$(pwd)
+# shellcheck source=/dev/null
+[[ -f $here/params.env ]] && . "$here/params.env"
+UNITS=${UNITS:-1000}
+MINUTES=${MINUTES:-5}
+BASELINE_S=${BASELINE_S:-60}
+SETTLE_S=${SETTLE_S:-30}
+BATCH=${BATCH:-100}
+EVERY_S=${EVERY_S:-5}
+art=${MEMQOS_VM_ARTIFACTS:-/tmp/overhead-artifacts}
+mkdir -p "$art"
+prom=/run/memqos/bench.prom # memqosd has ProtectSystem=strict: only its RuntimeDirectory is writable in /run
+t_case=$SECONDS
+
+log() { printf '[overhead %4ds] %s\n' $((SECONDS - t_case)) "$*"; }
+die() {
+    printf '[overhead] ERROR: %s\n' "$*" >&2
+    { journalctl -u memqosd -n 30 --no-pager; systemctl status memqosd systemd-oomd --no-pager; } >&2 2>/dev/null || true
+    exit 1
+}
+# metric NAME: its value in the metrics file (empty if absent).
+metric() { awk -v n="$1" '$1 == n { print $2; exit }' "$prom" 2>/dev/null || true; }
+mainpid() { systemctl show -P MainPID "$1"; }
+# wait_for SECONDS WHAT CMD...: poll CMD every second until it succeeds.
+wait_for() {
+    local limit=$1 what=$2 t=$SECONDS
+    shift 2
+    until "$@"; do
+        ((SECONDS - t < limit)) || die "$what: not reached within $limit s"
+        sleep 1
+    done
+    log "$what ($((SECONDS - t)) s)"
+}
+workloads_at_least() {
+    local w
+    w=$(metric memqos_workloads)
+    [[ -n $w ]] && (( ${w%.*} >= $1 ))
+}
+
+systemctl is-active --quiet memqosd || die "memqosd is not active after installing the .deb: $(systemctl is-active memqosd || true)"
+command -v python3 >/dev/null || die "python3 is missing in the guest"
+[[ -f $here/sample.py ]] || die "sample.py was not copied to $here"
+systemctl cat systemd-oomd.service >/dev/null 2>&1 || die "systemd-oomd.service is not installed: boot the 'bench' flavour (tests/vm/run --flavour bench)"
+
+log "guest: $(nproc) CPUs, $(awk '/MemTotal/ {print int($2/1024) " MiB"}' /proc/meminfo), kernel $(uname -r), systemd $(systemctl --version | awk 'NR==1 {print $2}'), memqos $(dpkg-query -W -f '${Version}' memqos)"
+
+# --- 1. configuration ------------------------------------------------------------
+mkdir -p /etc/memqos/memqosd.conf.d
+printf '[Manager]\nInterval=1s\nMetricsFile=%s\n' "$prom" >/etc/memqos/memqosd.conf.d/90-overhead-bench.conf
+memqosd --check-config >/dev/null || die "memqosd --check-config rejects the benchmark drop-in"
+mkdir -p /etc/systemd/system/memqos-shared.slice.d
+printf '[Slice]\nManagedOOMMemoryPressure=kill\n' >/etc/systemd/system/memqos-shared.slice.d/90-overhead-bench-oomd.conf
+cat >/etc/systemd/system/ovh@.service <<'EOF'
+[Unit]
+Description=overhead benchmark sleeper %i
+
+[Service]
+Slice=memqos-shared.slice
+ExecStart=/bin/sleep infinity
+EOF
+systemctl daemon-reload
+rm -f "$prom" # it survives restarts (RuntimeDirectoryPreserve=yes): wait for a new one
+systemctl restart memqosd
+wait_for 60 "memqosd restarted with Interval=1s and writes $prom" test -s "$prom"
+systemctl start systemd-oomd.service || die "systemctl start systemd-oomd failed"
+systemctl is-active --quiet systemd-oomd || die "systemd-oomd is not active"
+[[ $(systemctl show -P ManagedOOMMemoryPressure memqos-shared.slice) == kill ]] ||
+    die "memqos-shared.slice does not have ManagedOOMMemoryPressure=kill"
+have_ticks=0
+[[ -n $(metric memqos_tick_duration_seconds_count) ]] && have_ticks=1
+log "tick-duration metrics in $prom: $([[ $have_ticks == 1 ]] && echo yes || echo 'NO (this memqosd does not write them)')"
+base_workloads=$(metric memqos_workloads)
+base_workloads=${base_workloads%.*}
+log "memqosd manages ${base_workloads:-?} workloads before the benchmark units"
+
+# --- 2. baseline -------------------------------------------------------------------
+if ((BASELINE_S > 0)); then
+    sleep 5 # past the restart's first ticks
+    log "baseline: ${BASELINE_S} s with no benchmark units"
+    python3 "$here/sample.py" --seconds "$BASELINE_S" --every "$EVERY_S" --metrics "$prom" \
+        --out "$art/baseline.json" \
+        memqosd="$(mainpid memqosd)" systemd-oomd="$(mainpid systemd-oomd)" pid1=1
+fi
+
+# --- 3. the units ------------------------------------------------------------------
+log "starting $UNITS units ovh@N.service in memqos-shared.slice, $BATCH at a time"
+t_units=$SECONDS
+for ((first = 1; first <= UNITS; first += BATCH)); do
+    last=$((first + BATCH - 1 > UNITS ? UNITS : first + BATCH - 1))
+    names=()
+    for ((i = first; i <= last; i++)); do names+=("ovh@$i.service"); done
+    systemctl start "${names[@]}" || die "systemctl start ovh@$first..$last failed"
+    log "  started ovh@1..$last ($((SECONDS - t_units)) s); memqosd manages $(metric memqos_workloads)"
+done
+units_start_s=$((SECONDS - t_units))
+want=$((${base_workloads:-0} + UNITS))
+wait_for 900 "memqosd manages all $want workloads" workloads_at_least "$want"
+units_managed_s=$((SECONDS - t_units))
+ramp_hwm=$(awk '/VmHWM/ {print $2}' "/proc/$(mainpid memqosd)/status")
+log "memqosd VmHWM after adopting the units one by one: $((ramp_hwm / 1024)) MiB"
+
+# --- 4. restart memqosd, settle ----------------------------------------------------------
+t_restart=$SECONDS
+rm -f "$prom"
+systemctl restart memqosd
+wait_for 600 "restarted memqosd manages all $want workloads again" workloads_at_least "$want"
+restart_managed_s=$((SECONDS - t_restart))
+log "settling ${SETTLE_S} s"
+sleep "$SETTLE_S"
+
+# --- 5. the window --------------------------------------------------------------------------
+active_before=$(systemctl list-units --no-legend --state=active 'ovh@*.service' | wc -l)
+log "window: ${MINUTES} min; $active_before units active; memqosd pid $(mainpid memqosd), systemd-oomd pid $(mainpid systemd-oomd)"
+oomctl dump >"$art/oomctl-dump-before.txt" 2>&1 || true
+python3 "$here/sample.py" --seconds $((MINUTES * 60)) --every "$EVERY_S" --metrics "$prom" \
+    --out "$art/window.json" \
+    memqosd="$(mainpid memqosd)" systemd-oomd="$(mainpid systemd-oomd)" pid1=1
+oomctl dump >"$art/oomctl-dump-after.txt" 2>&1 || true
+active_after=$(systemctl list-units --no-legend --state=active 'ovh@*.service' | wc -l)
+log "after the window: $active_after units active"
+cp "$prom" "$art/metrics-end.prom"
+
+# --- 6. results ---------------------------------------------------------------------------------
+oomd_monitors=0
+grep -q 'memqos-shared.slice' "$art/oomctl-dump-before.txt" && oomd_monitors=1
+warnings=$(journalctl -u memqosd -p warning --no-pager -q -o cat | wc -l)
+oomd_kills=$(journalctl -u systemd-oomd --no-pager -q -o cat | grep -ci 'killed' || true)
+python3 - "$art" <<EOF
+import json, sys, os
+art = sys.argv[1]
+def load(name):
+    p = os.path.join(art, name)
+    return json.load(open(p)) if os.path.exists(p) else None
+out = {
+    'params': {'units': $UNITS, 'minutes': $MINUTES, 'baseline_s': $BASELINE_S,
+               'settle_s': $SETTLE_S, 'batch': $BATCH, 'every_s': $EVERY_S,
+               'interval': '1s', 'metrics_file': '$prom'},
+    'guest': {'cpus': $(nproc), 'mem_total_kib': $(awk '/MemTotal/ {print $2}' /proc/meminfo),
+              'kernel': '$(uname -r)', 'systemd': '$(systemctl --version | awk 'NR==1 {print $2}')',
+              'memqos': '$(dpkg-query -W -f '${Version}' memqos)',
+              'oomd': '$(dpkg-query -W -f '${Version}' systemd-oomd 2>/dev/null || true)'},
+    'tick_metrics_present': bool($have_ticks),
+    'timing': {'units_start_s': $units_start_s, 'units_managed_s': $units_managed_s,
+               'restart_managed_s': $restart_managed_s},
+    'memqosd_vm_hwm_after_ramp_mib': round($ramp_hwm / 1024, 2),
+    'units_active_before_window': $active_before,
+    'units_active_after_window': $active_after,
+    'oomd_monitors_slice': bool($oomd_monitors),
+    'oomd_kill_lines': $oomd_kills,
+    'memqosd_warning_lines': $warnings,
+    'baseline': load('baseline.json'),
+    'window': load('window.json'),
+}
+json.dump(out, open(os.path.join(art, 'overhead.json'), 'w'), indent=1)
+EOF
+echo "=== OVERHEAD-JSON-BEGIN ==="
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [p.pop("series", None) for p in (d["baseline"], d["window"]) if p]; print(json.dumps(d))' "$art/overhead.json"
+echo "=== OVERHEAD-JSON-END ==="
+((active_after == UNITS)) || die "only $active_after of $UNITS units still active after the window (killed?)"
+log "done"

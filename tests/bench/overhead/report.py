@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Host side of the overhead benchmark: assemble the result file, print the table.
+
+    report.py assemble --guest overhead.json --times times.txt --out RESULT.json [KEY=VALUE...]
+    report.py table RESULT.json
+
+`assemble` adds the host's facts (KEY=VALUE: commit, .deb, load, ...) and the
+VM's phase times to what the guest measured; `table` prints contender, CPU %
+of one core, RSS (peak), tick p50/p99/max with the targets beside them.
+Python stdlib only.
+"""
+import json
+import sys
+
+TARGET_CPU_PCT = 0.5
+TARGET_RSS_MIB = 16.0
+CONTENDERS = (('memqosd', 'memqosd'), ('systemd-oomd', 'systemd-oomd'), ('pid1', 'systemd (PID 1)'))
+
+
+def assemble(argv):
+    args = {'guest': None, 'times': None, 'out': None}
+    extra = {}
+    it = iter(argv)
+    for a in it:
+        if a in ('--guest', '--times', '--out'):
+            args[a[2:]] = next(it)
+        elif '=' in a:
+            k, v = a.split('=', 1)
+            extra[k] = v
+        else:
+            sys.exit(f'report.py: unexpected argument {a!r}')
+    if not args['guest'] or not args['out']:
+        sys.exit('report.py assemble: --guest and --out are required')
+    with open(args['guest'], encoding='utf-8') as f:
+        res = json.load(f)
+    times = {}
+    if args['times']:
+        try:
+            with open(args['times'], encoding='utf-8') as f:
+                for line in f:
+                    k, _, v = line.strip().partition('=')
+                    if k:
+                        times[k] = int(v) if v.isdigit() else v
+        except OSError:
+            pass
+    res['host'] = extra
+    res['vm_times'] = times
+    res['targets'] = {'memqosd_cpu_pct_of_one_core_max': TARGET_CPU_PCT,
+                      'memqosd_rss_mib_max': TARGET_RSS_MIB}
+    res['verdict'] = verdict(res)
+    with open(args['out'], 'w', encoding='utf-8') as f:
+        json.dump(res, f, indent=1)
+        f.write('\n')
+
+
+def rss_peak(p):
+    vals = [v for v in (p.get('vm_hwm_mib'), p.get('rss_peak_sampled_mib')) if v is not None]
+    return max(vals) if vals else None
+
+
+def verdict(res):
+    w = (res.get('window') or {}).get('procs', {}).get('memqosd')
+    if not w:
+        return {'cpu_ok': None, 'rss_ok': None}
+    cpu = w.get('cpu_pct_of_one_core')
+    rss = rss_peak(w)
+    return {
+        'cpu_pct': cpu, 'cpu_ok': None if cpu is None else cpu <= TARGET_CPU_PCT,
+        'cpu_factor_of_target': None if cpu is None else round(cpu / TARGET_CPU_PCT, 2),
+        'rss_mib': rss, 'rss_ok': None if rss is None else rss <= TARGET_RSS_MIB,
+        'rss_factor_of_target': None if rss is None else round(rss / TARGET_RSS_MIB, 2),
+    }
+
+
+def ms(v):
+    return '-' if v is None else f'{v * 1000:.1f}'
+
+
+def fmt(v, nd=2):
+    return '-' if v is None else f'{v:.{nd}f}'
+
+
+def mark(ok):
+    return '' if ok is None else (' ok' if ok else ' MISS')
+
+
+def phase_rows(phase, label_suffix, with_targets):
+    rows = []
+    if not phase:
+        return rows
+    tick = phase.get('tick') or {}
+    end = tick.get('end') or {}
+    for key, label in CONTENDERS:
+        p = phase['procs'].get(key)
+        if p is None:
+            continue
+        cpu = p.get('cpu_pct_of_one_core')
+        rss = rss_peak(p)
+        cpu_s = fmt(cpu, 3) + (mark(None if cpu is None else cpu <= TARGET_CPU_PCT)
+                               if key == 'memqosd' and with_targets else '')
+        rss_s = fmt(rss, 1) + (mark(None if rss is None else rss <= TARGET_RSS_MIB)
+                               if key == 'memqosd' and with_targets else '')
+        if not p.get('same_process_throughout'):
+            cpu_s = 'restarted!'
+        tick_s = ''
+        if key == 'memqosd' and end.get('p50_s') is not None:
+            tick_s = f"{ms(end.get('p50_s'))} / {ms(end.get('p99_s'))} / {ms(end.get('max_s'))}"
+            if tick.get('window_mean_s') is not None:
+                tick_s += f"  (mean {ms(tick['window_mean_s'])} over {tick['window_ticks']} ticks)"
+        elif key == 'memqosd':
+            tick_s = 'no tick metrics'
+        rows.append((label + label_suffix, cpu_s, rss_s, tick_s))
+    return rows
+
+
+def table(path):
+    with open(path, encoding='utf-8') as f:
+        res = json.load(f)
+    prm = res.get('params', {})
+    g = res.get('guest', {})
+    h = res.get('host', {})
+    t = res.get('vm_times', {})
+    accel = t.get('accel', h.get('accel', '?'))
+    emulated = accel != 'kvm'
+    print(f"overhead benchmark: {prm.get('units')} units ovh@N.service (sleep) in memqos-shared.slice, "
+          f"memqosd Interval={prm.get('interval')}, window {prm.get('minutes')} min; "
+          f"systemd-oomd with ManagedOOMMemoryPressure=kill on the slice in the same run")
+    print(f"VM: {accel}{' = QEMU software emulation, ~5-10x slower than native: CPU % and tick ms are inflated accordingly' if emulated else ''}; "
+          f"{g.get('cpus')} vCPUs, {int(g.get('mem_total_kib', 0)) // 1024} MiB, kernel {g.get('kernel')}, "
+          f"systemd {g.get('systemd')}, memqos {g.get('memqos')}; host load {h.get('loadavg_start', '?')} -> {h.get('loadavg_end', '?')}")
+    head = ('contender', 'CPU % of 1 core', 'RSS MiB (peak)', 'tick p50 / p99 / max ms')
+    rows = [head, ('target (memqosd)', f'<= {TARGET_CPU_PCT}', f'<= {TARGET_RSS_MIB:.0f}', 'reported')]
+    rows += phase_rows(res.get('window'), '', True)
+    base = res.get('baseline')
+    if base:
+        rows += [r for r in phase_rows(base, f" [baseline 0 units, {prm.get('baseline_s')} s]", False)]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for n, r in enumerate(rows):
+        print('  '.join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip())
+        if n == 0:
+            print('  '.join('-' * w for w in widths))
+    w = res.get('window') or {}
+    tick = w.get('tick') or {}
+    notes = []
+    if tick.get('start', {}) and tick['start'].get('p99_s') is not None:
+        s = tick['start']
+        notes.append(f"tick quantiles are over memqosd's last <=1024 ticks since its restart with the units "
+                     f"(window + {prm.get('settle_s')} s settle); at the window's start they were "
+                     f"{ms(s.get('p50_s'))} / {ms(s.get('p99_s'))} / {ms(s.get('max_s'))} ms")
+    if tick.get('window_busy_pct') is not None:
+        notes.append(f"memqosd spent {tick['window_busy_pct']:.2f} % of the wall time inside ticks (wall-clock, not CPU)")
+    gc = w.get('guest_cpu') or {}
+    if gc:
+        notes.append(f"whole guest: {gc.get('busy_cores')} cores busy on average during the window")
+    notes.append(f"units active before/after the window: {res.get('units_active_before_window')}/"
+                 f"{res.get('units_active_after_window')}; oomd monitors the slice: {res.get('oomd_monitors_slice')}; "
+                 f"memqosd warnings in the journal: {res.get('memqosd_warning_lines')}")
+    tm = res.get('timing') or {}
+    notes.append(f"starting the units took {tm.get('units_start_s')} s, all managed after {tm.get('units_managed_s')} s; "
+                 f"memqosd restarted with them managed them after {tm.get('restart_managed_s')} s; "
+                 f"memqosd VmHWM after adopting them one by one: {res.get('memqosd_vm_hwm_after_ramp_mib')} MiB")
+    v = res.get('verdict') or {}
+    if v.get('cpu_ok') is not None:
+        notes.append(f"verdict: CPU {'met' if v['cpu_ok'] else 'MISSED'} ({v['cpu_factor_of_target']}x the target), "
+                     f"RSS {'met' if v['rss_ok'] else 'MISSED'} ({v['rss_factor_of_target']}x the target)"
+                     + (' -- measured under emulation' if emulated else ''))
+    for n in notes:
+        print('  * ' + n)
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] not in ('assemble', 'table'):
+        sys.exit(__doc__)
+    if sys.argv[1] == 'assemble':
+        assemble(sys.argv[2:])
+    else:
+        if len(sys.argv) != 3:
+            sys.exit(__doc__)
+        table(sys.argv[2])
+
+
+if __name__ == '__main__':
+    main()
