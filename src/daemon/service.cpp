@@ -4,13 +4,14 @@
 #include "bus_service.hpp"
 #include "manager.hpp"
 
+#include "memqos/config/values.hpp"
+#include "memqos/core/psi_triggers.hpp"
 #include "memqos/io/bus.hpp"
 #include "memqos/io/config_loader.hpp"
 #include "memqos/io/event_store.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
 #include "memqos/io/psi_trigger.hpp"
-#include "memqos/config/values.hpp"
 #include "memqos/io/state_store.hpp"
 #include "memqos/io/systemd_dbus.hpp"
 
@@ -24,7 +25,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace memqos::daemon {
 namespace {
@@ -154,6 +157,7 @@ int runService(const Options& options) {
     constexpr auto kMinTickGap = std::chrono::milliseconds(100);
     boost::asio::steady_timer tickTimer(io);
     std::chrono::steady_clock::time_point lastTick{};
+    std::function<void()> retryTriggers; // set below; needs `triggers`
     std::function<void(std::chrono::steady_clock::time_point)> armTick =
         [&](std::chrono::steady_clock::time_point when) {
             tickTimer.expires_at(when); // cancels a pending wait
@@ -164,6 +168,7 @@ int runService(const Options& options) {
                 lastTick = std::chrono::steady_clock::now();
                 manager.tick(monotonicNow());
                 status();
+                retryTriggers();
                 armTick(lastTick + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                        manager.config().manager.interval));
             });
@@ -179,37 +184,81 @@ int runService(const Options& options) {
             armTick(when);
         }
     });
-    // System PSI and every class slice's memory.pressure. A refusal is said
-    // once per file; that file is then only polled.
-    auto registerTriggers = [&] {
-        triggers.clear();
-        const auto& c = manager.config();
-        const auto lines = core::psiTriggerLines(c.pressure);
-        if (lines.empty()) {
-            return;
+    // Triggers on the system PSI file and every class slice's memory.pressure.
+    // A file the kernel refuses is said once (per daemon lifetime) and then
+    // only polled, until the next registration (start, SIGHUP) tries again. A
+    // class slice that does not exist yet (not started, or removed: its
+    // triggers end with POLLERR) is normal: it is tried again after each tick.
+    std::vector<core::TriggerSpec> triggerSpecs;
+    std::vector<std::filesystem::path> triggerFiles; // [0] is the system file
+    std::set<std::filesystem::path> refusedFiles;    // until the next registration
+    std::set<std::filesystem::path> missingFiles;    // said once at debug level
+    std::set<std::filesystem::path> warnedFiles;     // for the daemon's lifetime
+    auto watchTriggers = [&](const std::filesystem::path& f, bool classSlice) {
+        auto st = triggers.watch(f, triggerSpecs);
+        if (st) {
+            missingFiles.erase(f);
+            return true;
         }
-        std::vector<std::filesystem::path> files{std::filesystem::path(c.manager.procRoot) /
-                                                 "pressure/memory"};
-        for (const auto& cls : c.classes) {
-            files.push_back(std::filesystem::path(c.manager.cgroupRoot) /
-                            io::classSlicePath(cls.name) / "memory.pressure");
-        }
-        std::size_t watched = 0;
-        for (const auto& f : files) {
-            if (auto st = triggers.watch(f, lines); st) {
-                ++watched;
-            } else if (io::isVanished(st.error())) {
+        if (classSlice && io::isVanished(st.error())) {
+            if (missingFiles.insert(f).second) {
                 log::debug("No PSI trigger on {FILE} yet: {ERROR}", "FILE", f.string(), "ERROR",
                            st.error().what);
-            } else {
-                log::warning("PSI trigger on {FILE} refused: {ERROR}; falling back to polling "
-                             "every {INTERVAL}",
-                             "FILE", f.string(), "ERROR", st.error().what, "INTERVAL",
-                             config::formatDuration(c.manager.interval));
+            }
+            return false;
+        }
+        refusedFiles.insert(f);
+        // `what` is "<file>: <reason>"; the message names the file already.
+        std::string reason = st.error().what;
+        if (const std::string prefix = f.string() + ": "; reason.starts_with(prefix)) {
+            reason.erase(0, prefix.size());
+        }
+        if (warnedFiles.insert(f).second) {
+            log::warning("PSI trigger on {FILE} refused: {ERROR}; falling back to polling every "
+                         "{INTERVAL}",
+                         "FILE", f.string(), "ERROR", reason, "INTERVAL",
+                         config::formatDuration(manager.config().manager.interval));
+        } else {
+            log::debug("PSI trigger on {FILE} refused again: {ERROR}", "FILE", f.string(), "ERROR",
+                       reason);
+        }
+        return false;
+    };
+    retryTriggers = [&] {
+        for (std::size_t i = 1; i < triggerFiles.size(); ++i) {
+            const auto& f = triggerFiles[i];
+            if (!triggers.watching(f) && refusedFiles.count(f) == 0) {
+                watchTriggers(f, true);
             }
         }
-        log::info("PSI triggers on {COUNT} of {FILES} pressure files ({LINES})", "COUNT", watched,
-                  "FILES", files.size(), "LINES", lines.front());
+    };
+    auto registerTriggers = [&] {
+        triggers.clear();
+        refusedFiles.clear();
+        const auto& c = manager.config();
+        triggerSpecs = core::psiTriggers(c.pressure);
+        triggerFiles.clear();
+        if (triggerSpecs.empty()) {
+            log::info("No PSI triggers: no SomeAvg10/FullAvg10 threshold is set");
+            return;
+        }
+        triggerFiles.push_back(std::filesystem::path(c.manager.procRoot) / "pressure/memory");
+        for (const auto& cls : c.classes) {
+            triggerFiles.push_back(std::filesystem::path(c.manager.cgroupRoot) /
+                                   io::classSlicePath(cls.name) / "memory.pressure");
+        }
+        std::size_t watched = 0;
+        for (std::size_t i = 0; i < triggerFiles.size(); ++i) {
+            if (watchTriggers(triggerFiles[i], i > 0)) {
+                ++watched;
+            }
+        }
+        std::string lines;
+        for (const auto& spec : triggerSpecs) {
+            lines += (lines.empty() ? "" : ", ") + core::triggerLine(spec);
+        }
+        log::info("PSI triggers ({TRIGGERS}) on {COUNT} of {FILES} pressure files", "TRIGGERS",
+                  lines, "COUNT", watched, "FILES", triggerFiles.size());
     };
 
     manager.start([&](Status st) {

@@ -4,86 +4,159 @@
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <sys/statfs.h>
 #include <poll.h>
+#include <sys/statfs.h>
+#include <system_error>
 #include <unistd.h>
 
-#include <cerrno>
-
 namespace memqos::io {
+namespace {
+
+// What the kernel's refusal most likely means, for the operator.
+std::string hint(int err) {
+    switch (err) {
+    case EPERM:
+        return " (needs CAP_SYS_RESOURCE)";
+    case EINVAL:
+        return " (a value out of range; kernels since 6.5 take only windows that are a "
+               "multiple of 2 s without CAP_SYS_RESOURCE)";
+    case EOPNOTSUPP:
+        return " (PSI is disabled)";
+    default:
+        return "";
+    }
+}
+
+} // namespace
 
 PsiTriggers::PsiTriggers(boost::asio::io_context& io, std::function<void()> fired)
     : io_(io), fired_(std::move(fired)) {}
 
-PsiTriggers::~PsiTriggers() { clear(); }
+PsiTriggers::~PsiTriggers() {
+    clear();
+}
 
 void PsiTriggers::clear() {
     for (auto& w : watches_) {
-        boost::system::error_code ec;
-        w.fd.cancel(ec);
-        w.fd.close(ec);
+        boost::system::error_code ignored;
+        w->fd.close(ignored); // cancels its wait: the handler gets operation_aborted
     }
     watches_.clear();
 }
 
-Status PsiTriggers::watch(const std::filesystem::path& file, const std::vector<std::string>& lines) {
-    std::vector<std::list<Watch>::iterator> added;
-    auto undo = [&](int err) -> Status {
-        for (auto it : added) {
-            boost::system::error_code ec;
-            it->fd.close(ec);
-            watches_.erase(it);
+bool PsiTriggers::watching(const std::filesystem::path& file) const {
+    return std::any_of(watches_.begin(), watches_.end(),
+                       [name = file.string()](const auto& w) { return w->file == name; });
+}
+
+Status PsiTriggers::watch(const std::filesystem::path& file,
+                          const std::vector<core::TriggerSpec>& specs) {
+    std::vector<std::shared_ptr<Watch>> added;
+    auto undo = [&](Error error) -> Status {
+        for (const auto& w : added) {
+            remove(w);
         }
-        return errnoError(err, file);
+        return error;
     };
-    for (const auto& line : lines) {
-        const int fd = ::open(file.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    for (const auto& spec : specs) {
+        const int fd = ::open(file.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd < 0) {
-            return undo(errno);
+            const int err = errno;
+            Error error = errnoError(err, file);
+            error.what += hint(err);
+            return undo(std::move(error));
         }
-        // Only procfs and cgroup2 files take triggers; a write to any other
-        // file (a test's fixture tree) would overwrite it.
+        // Only procfs and cgroup2 pressure files take triggers; a write to any
+        // other file (a test's fixture tree) would overwrite it.
         struct statfs sfs {};
-        if (::fstatfs(fd, &sfs) != 0 || (sfs.f_type != PROC_SUPER_MAGIC &&
-                                          sfs.f_type != CGROUP2_SUPER_MAGIC)) {
+        if (::fstatfs(fd, &sfs) != 0 ||
+            (sfs.f_type != PROC_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC)) {
             ::close(fd);
-            return undo(EOPNOTSUPP);
+            return undo(makeError(std::errc::operation_not_supported,
+                                  file.string() + ": not on procfs or cgroup2, no PSI trigger"));
         }
         // The kernel wants the whole trigger in one write, NUL included.
+        const std::string line = core::triggerLine(spec);
         if (::write(fd, line.c_str(), line.size() + 1) < 0) {
             const int err = errno;
             ::close(fd);
-            return undo(err);
+            return undo(makeError(static_cast<std::errc>(err),
+                                  file.string() + ": writing \"" + line +
+                                      "\": " + std::generic_category().message(err) + hint(err)));
         }
-        watches_.push_back(Watch{boost::asio::posix::stream_descriptor(io_, fd), file.string()});
-        added.push_back(std::prev(watches_.end()));
+        if (auto st = add(fd, file.string()); !st) {
+            return undo(st.error());
+        }
+        added.push_back(watches_.back());
     }
-    for (auto it : added) {
-        arm(it);
+    for (const auto& w : added) {
+        arm(w);
     }
     return okStatus();
 }
 
-void PsiTriggers::arm(std::list<Watch>::iterator w) {
+Status PsiTriggers::adopt(int fd, std::string name) {
+    auto st = add(fd, std::move(name));
+    if (st) {
+        arm(watches_.back());
+    }
+    return st;
+}
+
+Status PsiTriggers::add(int fd, std::string file) {
+    boost::asio::posix::stream_descriptor descriptor(io_);
+    boost::system::error_code ec;
+    descriptor.assign(fd, ec); // registers with epoll
+    if (ec) {
+        ::close(fd);
+        return makeError(static_cast<std::errc>(ec.value()), file + ": " + ec.message());
+    }
+    watches_.push_back(std::make_shared<Watch>(Watch{std::move(descriptor), std::move(file)}));
+    return okStatus();
+}
+
+void PsiTriggers::remove(const std::shared_ptr<Watch>& w) {
+    boost::system::error_code ignored;
+    w->fd.close(ignored);
+    watches_.remove(w);
+}
+
+void PsiTriggers::arm(const std::shared_ptr<Watch>& w) {
+    // wait_error is Asio's name for POLLPRI (and POLLERR/POLLHUP).
     w->fd.async_wait(boost::asio::posix::stream_descriptor::wait_error,
-                     [this, w](const boost::system::error_code& ec) {
-                         if (ec) {
-                             return; // cancelled (clear) or closed
+                     [this, weak = std::weak_ptr<Watch>(w)](const boost::system::error_code& ec) {
+                         const auto watch = weak.lock();
+                         if (!watch) {
+                             return; // closed by clear(), remove() or the destructor
                          }
-                         pollfd p{w->fd.native_handle(), POLLPRI, 0};
-                         if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLNVAL)) != 0) {
-                             // The cgroup went away: stop watching it.
-                             log::debug("PSI trigger on {FILE} ended (cgroup removed)", "FILE",
-                                        w->file);
-                             boost::system::error_code ignored;
-                             w->fd.close(ignored);
-                             watches_.erase(w);
+                         if (ec) {
+                             // Not for pressure files, which epoll takes: Asio
+                             // accepts a regular file and fails its waits.
+                             log::debug("PSI trigger on {FILE} cannot be waited on: {ERROR}",
+                                        "FILE", watch->file, "ERROR", ec.message());
+                             remove(watch);
                              return;
                          }
-                         arm(w);
-                         fired_();
+                         // epoll's poll of the fd has consumed the trigger's
+                         // event; a fresh poll tells a removed cgroup from a
+                         // firing. POLLERR stays set, and Asio re-registers the
+                         // fd with epoll at every wait (EPOLL_CTL_MOD reports
+                         // what is pending), so re-arming it would spin.
+                         pollfd p{watch->fd.native_handle(), POLLPRI, 0};
+                         if (::poll(&p, 1, 0) > 0 && (p.revents & (POLLERR | POLLNVAL)) != 0) {
+                             log::debug("PSI trigger on {FILE} ended: the cgroup is gone", "FILE",
+                                        watch->file);
+                             remove(watch);
+                             return;
+                         }
+                         arm(watch);
+                         if (fired_) {
+                             fired_();
+                         }
                      });
 }
 
