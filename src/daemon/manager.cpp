@@ -759,6 +759,7 @@ ApiResult<Done> Manager::reload() {
 }
 
 void Manager::tick(TimePoint now) {
+    const auto started = std::chrono::steady_clock::now();
     sampleSystem();
     for (auto& [id, m] : workloads_) {
         if (m.cgroupPath.empty()) {
@@ -826,6 +827,8 @@ void Manager::tick(TimePoint now) {
             listener_->managerPropertiesChanged(changed);
         }
     }
+    tickDurations_.add(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (!config_.manager.metricsFile.empty()) {
         writeMetrics();
     }
@@ -841,6 +844,7 @@ void Manager::writeMetrics() const {
     m.workloads = workloads_.size();
     m.actions = actionCounts_;
     m.kills = killCount_;
+    m.ticks = &tickDurations_;
     for (const auto& c : lastClasses_) {
         if (!c.cgroup) {
             continue;

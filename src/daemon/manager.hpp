@@ -6,6 +6,7 @@
 // Everything runs on the io thread; replies are callbacks that run later.
 
 #include "api_error.hpp"
+#include "metrics.hpp"
 #include "reconcile.hpp"
 
 #include "memqos/config/config.hpp"
@@ -185,6 +186,7 @@ private:
     std::map<std::string, std::uint64_t> actionCounts_;
     std::uint64_t killCount_ = 0;
     std::vector<core::ClassSample> lastClasses_;
+    TickDurations tickDurations_;
     void writeMetrics() const;
 };
 

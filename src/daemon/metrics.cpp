@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "metrics.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <vector>
 
 namespace memqos::daemon {
 namespace {
@@ -31,7 +34,34 @@ void family(std::string& out, const char* name, const char* type, const char* he
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
+std::string seconds(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6f", v);
+    return buf;
+}
+
 } // namespace
+
+void TickDurations::add(double seconds) {
+    ring_[next_] = seconds;
+    next_ = (next_ + 1) % kWindow;
+    ++count_;
+    sum_ += seconds;
+}
+
+double TickDurations::quantile(double q) const {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(count_, kWindow));
+    if (n == 0) {
+        return 0;
+    }
+    std::vector<double> v(ring_.begin(), ring_.begin() + static_cast<std::ptrdiff_t>(n));
+    std::sort(v.begin(), v.end());
+    const double clamped = std::clamp(q, 0.0, 1.0);
+    // Nearest rank: the smallest value with at least q of the window at or below it.
+    auto rank = static_cast<std::size_t>(std::ceil(clamped * static_cast<double>(n)));
+    rank = std::clamp<std::size_t>(rank, 1, n);
+    return v[rank - 1];
+}
 
 std::string formatMetrics(const Metrics& m) {
     std::string out;
@@ -81,6 +111,16 @@ std::string formatMetrics(const Metrics& m) {
     }
     family(out, "memqos_kills_total", "counter", "Workloads memqosd killed since it started.");
     out += "memqos_kills_total " + std::to_string(m.kills) + "\n";
+    if (m.ticks != nullptr) {
+        family(out, "memqos_tick_duration_seconds", "summary",
+               "Wall time of a tick (sampling, decision, actions); quantiles over the last 1024 ticks.");
+        for (const char* q : {"0.5", "0.99", "1"}) {
+            out += std::string("memqos_tick_duration_seconds{quantile=\"") + q + "\"} " +
+                   seconds(m.ticks->quantile(std::stod(q))) + "\n";
+        }
+        out += "memqos_tick_duration_seconds_sum " + seconds(m.ticks->sum()) + "\n";
+        out += "memqos_tick_duration_seconds_count " + std::to_string(m.ticks->count()) + "\n";
+    }
     return out;
 }
 

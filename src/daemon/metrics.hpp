@@ -6,6 +6,8 @@
 #include "memqos/core/snapshot.hpp"
 #include "memqos/core/types.hpp"
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -24,6 +26,26 @@ struct ClassMetrics {
     std::optional<double> psiFullAvg10;
 };
 
+// How long the last ticks took (seconds of wall time, from the first read to
+// the decision executed; writing the metrics file itself not included): a
+// window of the last kWindow ticks for the quantiles, and sum and count since
+// start, as a Prometheus summary.
+class TickDurations {
+public:
+    static constexpr std::size_t kWindow = 1024;
+    void add(double seconds);
+    // The q-quantile (0 <= q <= 1, nearest rank) of the window; 0 when empty.
+    double quantile(double q) const;
+    std::uint64_t count() const { return count_; }
+    double sum() const { return sum_; }
+
+private:
+    std::array<double, kWindow> ring_{};
+    std::size_t next_ = 0;
+    std::uint64_t count_ = 0;
+    double sum_ = 0;
+};
+
 struct Metrics {
     std::uint32_t pressureLevel = 0;
     bool admissionOpen = true;
@@ -34,6 +56,7 @@ struct Metrics {
     std::vector<ClassMetrics> classes;
     std::map<std::string, std::uint64_t> actions; // "reclaim", "cap", "admission"
     std::uint64_t kills = 0;
+    const TickDurations* ticks = nullptr; // none: no tick summary
 };
 
 // One "# HELP", "# TYPE" and the samples per metric family; label values

@@ -19,6 +19,7 @@ using namespace memqos;
 using memqos::daemon::ApiResult;
 using memqos::daemon::Manager;
 using memqos::test::FakeSystemd;
+using memqos::daemon::TickDurations;
 
 namespace {
 
@@ -648,6 +649,32 @@ TEST_F(PressureTest, MetricsFileHasTheLevelClassesAndCounters) {
         << text;
     EXPECT_NE(text.find("memqos_actions_total{action=\"cap\"} 2\n"), std::string::npos) << text;
     EXPECT_NE(text.find("\nmemqos_kills_total 1\n"), std::string::npos) << text;
+    // Three ticks timed; the file was written by the third.
+    EXPECT_NE(text.find("# TYPE memqos_tick_duration_seconds summary\n"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\nmemqos_tick_duration_seconds{quantile=\"0.99\"} "), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\nmemqos_tick_duration_seconds_count 3\n"), std::string::npos) << text;
+}
+
+TEST(TickDurations, QuantilesByNearestRankOverTheLastWindow) {
+    TickDurations t;
+    EXPECT_EQ(t.quantile(0.99), 0.0);
+    for (int i = 1; i <= 100; ++i) {
+        t.add(i / 1000.0); // 1 ms .. 100 ms
+    }
+    EXPECT_DOUBLE_EQ(t.quantile(0.5), 0.050);
+    EXPECT_DOUBLE_EQ(t.quantile(0.99), 0.099);
+    EXPECT_DOUBLE_EQ(t.quantile(1), 0.100);
+    EXPECT_DOUBLE_EQ(t.quantile(0), 0.001);
+    EXPECT_EQ(t.count(), 100u);
+    EXPECT_NEAR(t.sum(), 5.050, 1e-9);
+    // Older ticks leave the window: 1024 ticks of 1 s push every ms value out.
+    for (std::size_t i = 0; i < TickDurations::kWindow; ++i) {
+        t.add(1.0);
+    }
+    EXPECT_DOUBLE_EQ(t.quantile(0), 1.0);
+    EXPECT_EQ(t.count(), 100u + TickDurations::kWindow);
 }
 
 } // namespace
