@@ -7,6 +7,8 @@
 #  - the memory guard writes the reclaimed slice's MemoryHigh through systemd;
 #  - admission closes at level 1 (AdmissionClosed) and reopens at level 0;
 #  - dry run: a kill decision kills nothing;
+#  - swap-usage kill: with SwapUsedKill reached, the victim with the most swap
+#    goes first;
 #  - a reclaimed hog growing without bound is capped and then killed by
 #    memqosd, as a whole unit that systemd sees failed, before the kernel OOM
 #    killer fires; the dedicated service is never killed and stays resident;
@@ -118,6 +120,50 @@ systemctl is-active --quiet victim.service || fail "dry run killed victim.servic
 ok "dry run: $(journalctl -u memqosd -o cat --since "$since" | grep -c 'Would kill') 'Would kill' lines, victim alive"
 rm "$dropin/50-dry.conf"
 systemctl stop victim.service
+restart_memqosd
+
+# --- swap-usage kill: with swap used past SwapUsedKill (and MemAvailable
+# below level 3's threshold), victims are ranked by swap usage, not by size.
+# big holds 160 MiB resident and no swap; swapper holds 64 MiB, all pushed to
+# swap through its own memory.reclaim. By size big goes first; by swap,
+# swapper. KillCooldown keeps it to one kill while we look.
+printf '[Pressure]\nLevel1MemAvailable=99%%\nLevel2MemAvailable=99%%\nLevel3MemAvailable=99%%\nLevel3Duration=2s\nSwapUsedKill=1%%\nKillCooldown=10min\n' >"$dropin/50-swap.conf"
+memqosd --check-config || fail "the swap drop-in does not pass --check-config"
+hold_py='
+import mmap, sys, time
+n = int(sys.argv[1]) << 20
+m = mmap.mmap(-1, n)
+for i in range(0, n, 4096):
+    m[i] = 1
+open("/run/" + sys.argv[2] + ".ready", "w").close()
+while True:
+    time.sleep(60)
+'
+rm -f /run/big.ready /run/swapper.ready
+systemd-run --unit=big.service --slice=memqos-reclaimed.slice /usr/bin/python3 -c "$hold_py" 160 big >/dev/null
+systemd-run --unit=swapper.service --slice=memqos-reclaimed.slice /usr/bin/python3 -c "$hold_py" 64 swapper >/dev/null
+wait_for 60 "big and swapper hold their memory" test -e /run/big.ready -a -e /run/swapper.ready
+scg=/sys/fs/cgroup/memqos.slice/memqos-reclaimed.slice/swapper.service
+# memory.reclaim answers EAGAIN when it reclaimed less than asked: fine here.
+for _ in 1 2 3 4 5; do
+  echo 64M >"$scg/memory.reclaim" 2>/dev/null || true
+  (($(cat $scg/memory.swap.current) >= 48 << 20)) && break
+done
+(($(cat $scg/memory.swap.current) >= 48 << 20)) || fail "swapper has only $(cat $scg/memory.swap.current) bytes in swap"
+ok "swapper: $(cat $scg/memory.swap.current) bytes in swap, $(cat $scg/memory.current) resident; big: $(cat /sys/fs/cgroup/memqos.slice/memqos-reclaimed.slice/big.service/memory.current) resident"
+since=$(date '+%Y-%m-%d %H:%M:%S')
+systemctl reload memqosd
+wait_for 90 "a kill under the swap drop-in" bash -c "journalctl -u memqosd -o cat --since '$since' MESSAGE_ID=4d8a0f6b9c5e4b7f8a2e1c3d5b7a9e01 | grep -q Killed"
+first=$(journalctl -u memqosd -o cat --since "$since" MESSAGE_ID=4d8a0f6b9c5e4b7f8a2e1c3d5b7a9e01 | grep Killed | head -n1)
+echo "$first"
+[[ $first == "Killed swapper.service"* ]] || fail "the swap kill took the wrong victim: $first"
+[[ $first == *"swap used"* ]] || fail "the kill does not name the swap signal: $first"
+journalctl -u memqosd -o export --since "$since" MESSAGE_ID=4d8a0f6b9c5e4b7f8a2e1c3d5b7a9e01 | grep -qx 'SWAP_TRIGGER=1' ||
+  fail "the kill entry has no SWAP_TRIGGER=1 field"
+systemctl is-active --quiet big.service || fail "big.service was killed too, within KillCooldown"
+ok "swap-usage kill: swapper (most swap) killed first, big (largest) alive"
+rm "$dropin/50-swap.conf"
+systemctl stop big.service
 restart_memqosd
 
 # --- the surge: a reclaimed hog that grows 50 MiB every 0.5 s and never frees
