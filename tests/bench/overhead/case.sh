@@ -17,7 +17,8 @@
 #     wait until it manages them again, then SETTLE_S seconds;
 #  5. the window: MINUTES minutes, memqosd, systemd-oomd and PID 1 sampled
 #     by sample.py;
-#  6. check that every unit is still running and that neither daemon
+#  6. filecost.py: what each file memqosd reads per workload costs;
+#  7. check that every unit is still running and that neither daemon
 #     restarted; write $MEMQOS_VM_ARTIFACTS/overhead.json and print it
 #     between markers.
 set -euo pipefail
@@ -144,7 +145,13 @@ active_after=$(systemctl list-units --no-legend --state=active 'ovh@*.service' |
 log "after the window: $active_after units active"
 cp "$prom" "$art/metrics-end.prom"
 
-# --- 6. results ---------------------------------------------------------------------------------
+# --- 6. where a tick's reading time goes ------------------------------------------------
+if [[ -f $here/filecost.py ]]; then
+    log "cost of each file memqosd reads per workload, over all $UNITS cgroups (python, after the window):"
+    python3 "$here/filecost.py" --out "$art/filecost.json" || log "filecost.py failed (ignored)"
+fi
+
+# --- 7. results ---------------------------------------------------------------------------------
 oomd_monitors=0
 grep -q 'memqos-shared.slice' "$art/oomctl-dump-before.txt" && oomd_monitors=1
 warnings=$(journalctl -u memqosd -p warning --no-pager -q -o cat | wc -l)
@@ -174,6 +181,7 @@ out = {
     'memqosd_warning_lines': $warnings,
     'baseline': load('baseline.json'),
     'window': load('window.json'),
+    'filecost': load('filecost.json'),
 }
 json.dump(out, open(os.path.join(art, 'overhead.json'), 'w'), indent=1)
 EOF

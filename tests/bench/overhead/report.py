@@ -167,6 +167,16 @@ def table(path):
                      + (' -- measured under emulation' if emulated else ''))
     for n in notes:
         print('  * ' + n)
+    fc = res.get('filecost')
+    if fc and fc.get('per_file'):
+        print(f"reading memqosd's per-workload files over all {fc['cgroups']} cgroups once "
+              f"(python open/read/close, fastest of {fc['repeat']}, after the window; emulated):")
+        used = set(fc.get('used', ()))
+        for name, v in sorted(fc['per_file'].items(), key=lambda kv: -kv[1]['wall_ms']):
+            print(f"    {name:20s} {v['files']:5d} files {v['wall_ms']:8.1f} ms "
+                  f"({v['us_per_file'] or 0:6.1f} us/file){'' if name in used else '  not used by the decision'}")
+        print(f"    all: {fc['all_workload_files_wall_ms']:.1f} ms per tick; only the used ones: "
+              f"{fc['used_workload_files_wall_ms']:.1f} ms; node /proc files: {fc['node']['wall_ms']:.1f} ms")
 
 
 def main():
