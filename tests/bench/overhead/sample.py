@@ -37,6 +37,22 @@ def proc_stat(pid):
     return int(rest[11]) + int(rest[12]), int(rest[19])
 
 
+def sched_ns(pid):
+    """Sum of the scheduler's run time (ns) over the process's threads."""
+    total = 0
+    try:
+        tids = os.listdir(f'/proc/{pid}/task')
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f'/proc/{pid}/task/{tid}/schedstat', encoding='ascii') as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def status_kib(pid, key):
     try:
         with open(f'/proc/{pid}/status', encoding='ascii', errors='replace') as f:
@@ -125,6 +141,7 @@ def main():
     m0 = tick_view(read_metrics(args.metrics))
     for p in procs.values():
         p['cpu0'] = proc_stat(p['pid'])[0]
+        p['sched0'] = sched_ns(p['pid'])
     series = []
     deadline = t0 + args.seconds
     while True:
@@ -152,12 +169,17 @@ def main():
         end = proc_stat(p['pid'])
         same = end is not None and end[1] == p['start']
         cpu_s = (end[0] - p['cpu0']) / CLK_TCK if same else None
+        sched1 = sched_ns(p['pid']) if same else None
+        sched_s = (sched1 - p['sched0']) / 1e9 if sched1 is not None and p['sched0'] is not None else None
         rss = p['rss_kib']
         result['procs'][name] = {
             'pid': p['pid'],
             'same_process_throughout': same,
             'cpu_s': cpu_s,
             'cpu_pct_of_one_core': None if cpu_s is None else round(100.0 * cpu_s / wall, 4),
+            'threads': len(os.listdir(f"/proc/{p['pid']}/task")) if same else None,
+            'schedstat_run_s': None if sched_s is None else round(sched_s, 3),
+            'schedstat_pct_of_one_core': None if sched_s is None else round(100.0 * sched_s / wall, 4),
             'rss_peak_sampled_mib': round(max(rss) / 1024, 2) if rss else None,
             'rss_mean_mib': round(sum(rss) / len(rss) / 1024, 2) if rss else None,
             'vm_hwm_mib': (lambda v: None if v is None else round(v / 1024, 2))(
