@@ -173,6 +173,14 @@ const std::vector<KeyItem<Config>>& globalTable() {
         t.push_back(global(
             "Pressure", "GuardHeadroom", [](auto& c) -> auto& { return c.pressure.guardHeadroom; },
             parsePermyriad, formatPermyriad));
+        t.push_back(global(
+            "Pressure", "ClassStallFull",
+            [](auto& c) -> auto& { return c.pressure.classStallFull; }, parseOptionalPercent,
+            formatOptionalPercent));
+        t.push_back(global(
+            "Pressure", "ClassStallDuration",
+            [](auto& c) -> auto& { return c.pressure.classStallDuration; }, parseDuration,
+            formatDuration));
         // [Reclaim]
         t.push_back(global(
             "Reclaim", "Enabled", [](auto& c) -> auto& { return c.reclaim.enabled; }, parseBool,
@@ -638,7 +646,8 @@ bool equalPressure(const core::PressureConfig& a, const core::PressureConfig& b)
             return false;
     return a.watermarks == b.watermarks && a.swapUsedKill == b.swapUsedKill &&
            a.hysteresis == b.hysteresis && a.recoveryDuration == b.recoveryDuration &&
-           a.killCooldown == b.killCooldown;
+           a.killCooldown == b.killCooldown && a.guardHeadroom == b.guardHeadroom &&
+           a.classStallFull == b.classStallFull && a.classStallDuration == b.classStallDuration;
 }
 
 bool equalClass(const core::ClassPolicy& a, const core::ClassPolicy& b) {

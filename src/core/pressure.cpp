@@ -277,22 +277,6 @@ std::pair<Bytes, std::string> guardCap(const Snapshot& snap, const PressureConfi
     return {cap, text};
 }
 
-// Level 3's PSI condition on one class slice's own pressure file.
-std::optional<std::string> classStall(const CgroupSample& cg, const LevelThresholds& t3) {
-    if (!cg.pressure) {
-        return std::nullopt;
-    }
-    if (t3.fullAvg10 && cg.pressure->full && cg.pressure->full->avg10 >= *t3.fullAvg10) {
-        return "full avg10 " + detail::percentText(cg.pressure->full->avg10) + " ≥ " +
-               detail::percentText(*t3.fullAvg10);
-    }
-    if (t3.someAvg10 && cg.pressure->some.avg10 >= *t3.someAvg10) {
-        return "some avg10 " + detail::percentText(cg.pressure->some.avg10) + " ≥ " +
-               detail::percentText(*t3.someAvg10);
-    }
-    return std::nullopt;
-}
-
 } // namespace
 
 std::string_view toString(CapClass::Why why) {
@@ -309,24 +293,61 @@ std::string_view toString(CapClass::Why why) {
 
 namespace {
 
+// Moves `cls`'s stall window on: a window of at least kClassStallWindow
+// ends with its full stall share; a counter that went back (the slice was
+// created anew) starts a new window with share 0.
+double stallShare(PressureState& st, const std::string& cls, std::uint64_t fullUsec,
+                  TimePoint now) {
+    auto [it, fresh] = st.stallWindow.try_emplace(cls, PressureState::StallWindow{now, fullUsec, 0});
+    auto& w = it->second;
+    if (fresh) {
+        return 0;
+    }
+    if (fullUsec < w.fullUsec) {
+        w = PressureState::StallWindow{now, fullUsec, 0};
+        return 0;
+    }
+    const Usec span = elapsed(now, w.at);
+    if (span >= kClassStallWindow) {
+        w.share = std::min(100.0, 100.0 * static_cast<double>(fullUsec - w.fullUsec) /
+                                      static_cast<double>(span.count()));
+        w.at = now;
+        w.fullUsec = fullUsec;
+    }
+    return w.share;
+}
+
 // The "class stall" rule of pressure.hpp.
 void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
                      const std::vector<ClassPolicy>& classes,
                      const std::vector<const ClassPolicy*>& ordered, const Evaluation& ev,
                      PressureState& st, Decisions& d) {
     const TimePoint now = snapshot.now;
-    const LevelThresholds& t3 = config.levels[kMaxPressureLevel - 1];
+    // Every window moves on first, whatever is killed below.
+    std::map<std::string, double> shares;
     for (const ClassPolicy* c : ordered) {
         const CgroupSample* sample = classSample(snapshot, c->name);
-        const auto stall = c->memoryGuard && c->killable && sample != nullptr
-                               ? classStall(*sample, t3)
-                               : std::nullopt;
-        if (!stall) {
+        if (!config.classStallFull || !c->memoryGuard || !c->killable || sample == nullptr ||
+            !sample->pressure || !sample->pressure->full) {
+            st.stallWindow.erase(c->name);
             st.stallSince.erase(c->name);
             continue;
         }
-        const TimePoint since = st.stallSince.try_emplace(c->name, now).first->second;
-        if (st.level >= kMaxPressureLevel || elapsed(now, since) < t3.duration) {
+        const double share = stallShare(st, c->name, sample->pressure->full->totalUsec, now);
+        if (share < *config.classStallFull) {
+            st.stallSince.erase(c->name);
+            continue;
+        }
+        st.stallSince.try_emplace(c->name, now);
+        shares[c->name] = share;
+    }
+    for (const ClassPolicy* c : ordered) {
+        const auto share = shares.find(c->name);
+        if (share == shares.end()) {
+            continue;
+        }
+        const TimePoint since = st.stallSince.at(c->name);
+        if (st.level >= kMaxPressureLevel || elapsed(now, since) < config.classStallDuration) {
             continue; // level 3 ranks every killable class itself
         }
         if (st.lastKill && now < *st.lastKill + config.killCooldown) {
@@ -339,16 +360,14 @@ void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
         }
         KillWorkload k = killAction(snapshot, ranked.front(), ev, st.level);
         k.reason = "kill " + ranked.front().id + " (class " + c->name + "): class " + c->name +
-                   " stalled at its cap, " + *stall + " for " +
+                   " stalled at its cap, full stall " + detail::percentText(share->second) +
+                   " of the time ≥ " + detail::percentText(*config.classStallFull) + " for " +
                    detail::durationText(elapsed(now, since)) + "; usage " +
                    formatBytes(ranked.front().usage) + ", swap " +
                    formatBytes(ranked.front().swapUsage);
-        if (sample->pressure->full) {
-            k.numbers.emplace_back("class_psi_full_avg10_permyriad",
-                                   psiPermyriad(sample->pressure->full->avg10));
-        }
-        k.numbers.emplace_back("class_psi_some_avg10_permyriad",
-                               psiPermyriad(sample->pressure->some.avg10));
+        k.numbers.emplace_back("class_full_stall_permyriad", psiPermyriad(share->second));
+        k.numbers.emplace_back("class_stall_usec",
+                               static_cast<std::uint64_t>(elapsed(now, since).count()));
         d.consideredVictims = ranked.size() > kConsideredVictims
                                   ? std::vector<Candidate>(ranked.begin(),
                                                            ranked.begin() + kConsideredVictims)
@@ -522,28 +541,6 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
         }
     }
     classStallKills(snapshot, config, classes, ordered, ev, st, d);
-    return out;
-}
-
-std::vector<std::string> psiTriggerLines(const PressureConfig& config) {
-    constexpr std::uint64_t kWindowUs = 1'000'000;
-    std::vector<std::string> out;
-    const auto line = [&](const char* kind, std::optional<double> LevelThresholds::*field) {
-        std::optional<double> lowest;
-        for (const auto& t : config.levels) {
-            if (t.*field && (!lowest || *(t.*field) < *lowest)) {
-                lowest = t.*field;
-            }
-        }
-        if (!lowest) {
-            return;
-        }
-        const double us = std::clamp(*lowest, 0.1, 100.0) / 100.0 * static_cast<double>(kWindowUs);
-        out.push_back(std::string(kind) + " " + std::to_string(static_cast<std::uint64_t>(us)) +
-                      " " + std::to_string(kWindowUs));
-    };
-    line("some", &LevelThresholds::someAvg10);
-    line("full", &LevelThresholds::fullAvg10);
     return out;
 }
 

@@ -50,10 +50,12 @@
 //        less than killCooldown ago; a reason instead when there is no
 //        candidate.
 //   class stall (any level below 3): a killable memoryGuard class whose
-//        own slice's PSI meets level 3's some/full avg10 thresholds for
-//        level 3's duration (stallSince) is a hog held at its cap: its top
-//        victim (only from that class) is killed, same cooldown. This is
-//        what ends a reclaimed hog that the guard keeps off the host.
+//        own slice's "full" stall share (Δ full total / Δ wall time over a
+//        window of at least kClassStallWindow, stallWindow) is at or past
+//        ClassStallFull in every window for ClassStallDuration (stallSince)
+//        is a hog held at its cap: its top victim (only from that class) is
+//        killed, same cooldown. This is what ends a reclaimed hog that the
+//        guard keeps off the host, before its own throttling stalls the host.
 // A decided kill sets lastKill = now; the daemon puts the previous value
 // back when the kill did not happen (dry run, systemd refused).
 // Classes are visited by rank, then name. `now` is snapshot.now only.
@@ -95,7 +97,17 @@ struct PressureState {
     std::string reason;
     // Last decided MemoryHigh of each memoryGuard class slice.
     std::map<std::string, Bytes> classHigh;
-    // Since when each guarded class's own PSI meets level 3's thresholds.
+    // Per guarded class: the start of the current stall window (time and
+    // PSI full total) and the full stall share (percent) of the last
+    // complete window.
+    struct StallWindow {
+        TimePoint at{};
+        std::uint64_t fullUsec = 0;
+        double share = 0;
+        friend bool operator==(const StallWindow&, const StallWindow&) = default;
+    };
+    std::map<std::string, StallWindow> stallWindow;
+    // Since when each guarded class's stall share meets ClassStallFull.
     std::map<std::string, TimePoint> stallSince;
 
     friend bool operator==(const PressureState&, const PressureState&) = default;
@@ -106,12 +118,8 @@ struct PressureOutcome {
     PressureState state;
 };
 
-// The PSI trigger lines that start a tick early (window 1 s): "some S
-// 1000000" at the lowest enabled SomeAvg10 of the levels, "full F 1000000"
-// at the lowest enabled FullAvg10 (S, F = threshold% of the window in µs,
-// at least 1 ms); no line for a kind whose thresholds are all off. A tick
-// then sees the new avg10 within a second instead of within Interval.
-std::vector<std::string> psiTriggerLines(const PressureConfig& config);
+// The shortest window over which a class's stall share is measured.
+inline constexpr Usec kClassStallWindow = std::chrono::seconds(1);
 
 PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
                        const std::vector<ClassPolicy>& classes, const PressureState& state);

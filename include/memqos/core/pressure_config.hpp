@@ -45,6 +45,15 @@ struct PressureConfig {
     // Memory guard: a memoryGuard class's cap is MemTotal − the other
     // classes' usage − NodeReserved − this share of MemTotal.
     Permyriad guardHeadroom = 500; // 5 %
+    // Class stall: a killable memoryGuard class whose own slice was fully
+    // stalled (PSI "full" total, not avg10, which lags by seconds) for at
+    // least this percentage of wall time, measured over windows of at least
+    // kClassStallWindow, in every window for classStallDuration, is a hog
+    // held at its cap; its top workload is killed. A throttled hog's stall
+    // counts in the host's PSI too, so this is how long it may stall the host.
+    // nullopt = off.
+    std::optional<double> classStallFull = 20.0;
+    Usec classStallDuration = std::chrono::seconds(1);
 };
 
 } // namespace memqos::core

@@ -485,13 +485,24 @@ TEST(CorePressureGuard, ThrottleStepsDownThenRestoreStepsUp) {
     EXPECT_LT(kRoomyGuard - st.classHigh.at("reclaimed"), kStep);
 }
 
-// calm() with the reclaimed class's own PSI at `full` avg10.
-Snapshot stalled(std::int64_t seconds, double full) {
+// calm() with the reclaimed class's own PSI "full" total at `fullUsec`.
+Snapshot stalled(std::int64_t seconds, std::uint64_t fullUsec) {
     Snapshot s = calm(seconds);
-    s.classes[2].cgroup->pressure =
-        parse::Pressure{.some = {.avg10 = full}, .full = parse::PressureLine{.avg10 = full}};
+    s.classes[2].cgroup->pressure = parse::Pressure{
+        .some = {.totalUsec = fullUsec}, .full = parse::PressureLine{.totalUsec = fullUsec}};
     return s;
 }
+
+// A class that stalls `percent` of each second from t = 0 on.
+struct Staller {
+    std::uint64_t total = 0;
+    std::int64_t last = 0;
+    Snapshot at(std::int64_t t, double percent) {
+        total += static_cast<std::uint64_t>(percent / 100.0 * 1e6 * static_cast<double>(t - last));
+        last = t;
+        return stalled(t, total);
+    }
+};
 
 std::vector<std::string> kills(const Decisions& d) {
     std::vector<std::string> out;
@@ -505,66 +516,86 @@ std::vector<std::string> kills(const Decisions& d) {
 
 TEST(CorePressureGuard, StalledGuardedClassLosesItsTopVictim) {
     PressureState st;
-    std::vector<std::vector<std::string>> seen;
-    for (std::int64_t t : {0, 5, 10, 11, 24, 25}) {
-        auto out = decide(stalled(t, 50), {}, defaultClasses(), st);
+    Staller cls;
+    std::vector<std::string> seen;
+    for (std::int64_t t = 0; t <= 18; ++t) {
+        auto out = decide(cls.at(t, 50), {}, defaultClasses(), st);
         st = out.state;
         EXPECT_EQ(st.level, 0U) << "the host itself is calm";
-        seen.push_back(kills(out.decisions));
-        if (t == 10) {
+        for (const auto& k : kills(out.decisions)) {
+            seen.push_back(std::to_string(t) + " " + k);
+        }
+        if (t == 2) {
             ASSERT_EQ(out.decisions.reasons.size(), 1U);
             EXPECT_TRUE(out.decisions.reasons[0].starts_with(
                 "kill batch.service (class reclaimed): class reclaimed stalled at its cap, "
-                "full avg10 50% ≥ 20% for 10s"))
+                "full stall 50% of the time ≥ 20% for 1s"))
                 << out.decisions.reasons[0];
         }
     }
-    // 10 s of stall, then one kill per 15 s cooldown; only the reclaimed
-    // class's workloads are candidates (web.service in shared is bigger).
-    const std::vector<std::vector<std::string>> expected{
-        {}, {}, {"batch.service"}, {}, {}, {"batch.service"}};
-    EXPECT_EQ(seen, expected);
+    // t=0 opens the first window, t=1 ends it at 50 % (stall from here),
+    // t=2 has 1 s of it: kill; then one kill per 15 s cooldown. Only the
+    // reclaimed class's workloads are candidates (web.service in shared is
+    // bigger).
+    EXPECT_EQ(seen, (std::vector<std::string>{"2 batch.service", "17 batch.service"}));
 }
 
 TEST(CorePressureGuard, StallMustLastAndClassMustBeKillable) {
     PressureState st;
-    for (std::int64_t t : {0, 5}) {
-        st = decide(stalled(t, 50), {}, defaultClasses(), st).state;
-    }
-    st = decide(stalled(6, 10), {}, defaultClasses(), st).state; // below 20 %: resets
-    for (std::int64_t t : {7, 16}) {
-        const auto out = decide(stalled(t, 50), {}, defaultClasses(), st);
+    Staller cls;
+    const auto killsAt = [&](std::int64_t t, double percent) {
+        const auto out = decide(cls.at(t, percent), {}, defaultClasses(), st);
         st = out.state;
-        EXPECT_TRUE(kills(out.decisions).empty()) << "t=" << t;
-    }
-    EXPECT_EQ(kills(decide(stalled(17, 50), {}, defaultClasses(), st).decisions),
-              std::vector<std::string>{"batch.service"});
+        return kills(out.decisions);
+    };
+    EXPECT_TRUE(killsAt(0, 50).empty());
+    EXPECT_TRUE(killsAt(1, 50).empty()); // stall from t=1
+    EXPECT_TRUE(killsAt(2, 10).empty()); // below 20 %: resets
+    EXPECT_TRUE(killsAt(3, 50).empty()); // stall from t=3
+    EXPECT_EQ(killsAt(4, 50), std::vector<std::string>{"batch.service"});
 
     auto protectedClasses = defaultClasses();
     protectedClasses[3].killable = false;
     ASSERT_EQ(protectedClasses[3].name, "reclaimed");
     PressureState p;
-    for (std::int64_t t : {0, 10, 20, 30}) {
-        const auto out = decide(stalled(t, 90), {}, protectedClasses, p);
+    Staller other;
+    for (std::int64_t t = 0; t < 30; ++t) {
+        const auto out = decide(other.at(t, 90), {}, protectedClasses, p);
         p = out.state;
         EXPECT_TRUE(kills(out.decisions).empty()) << "t=" << t;
     }
 }
 
-TEST(CorePressure, PsiTriggerLines) {
-    EXPECT_EQ(psiTriggerLines(PressureConfig{}),
-              (std::vector<std::string>{"some 100000 1000000", "full 50000 1000000"}));
-    PressureConfig c;
-    for (auto& l : c.levels) {
-        l.fullAvg10.reset();
-    }
-    c.levels[1].someAvg10 = 2.5;
-    EXPECT_EQ(psiTriggerLines(c), (std::vector<std::string>{"some 25000 1000000"}));
-    for (auto& l : c.levels) {
-        l.someAvg10.reset();
-    }
-    EXPECT_TRUE(psiTriggerLines(c).empty());
+TEST(CorePressureGuard, StallShareNeedsAFullWindowAndSurvivesACounterReset) {
+    PressureState st;
+    const auto step = [&](const Snapshot& s) {
+        const auto out = decide(s, {}, defaultClasses(), st);
+        st = out.state;
+        return kills(out.decisions);
+    };
+    step(stalled(0, 0));
+    step(stalled(1, 900'000)); // 90 % over [0, 1]
+    EXPECT_DOUBLE_EQ(st.stallWindow.at("reclaimed").share, 90.0);
+    // The slice is created anew: its total starts again from 0. No share
+    // until a new window is complete, and no kill from the old one.
+    EXPECT_TRUE(step(stalled(2, 1000)).empty());
+    EXPECT_DOUBLE_EQ(st.stallWindow.at("reclaimed").share, 0.0);
+    EXPECT_EQ(st.stallSince.count("reclaimed"), 0U);
+    // A tick within the window (PSI triggers tick early) keeps the last share.
+    Snapshot early = stalled(2, 400'000);
+    early.now += std::chrono::milliseconds(500);
+    step(early);
+    EXPECT_DOUBLE_EQ(st.stallWindow.at("reclaimed").share, 0.0);
+    step(stalled(3, 801'000)); // 80 % over [2, 3]
+    EXPECT_DOUBLE_EQ(st.stallWindow.at("reclaimed").share, 80.0);
+    // Off: no window kept, never a kill.
+    PressureConfig off;
+    off.classStallFull.reset();
+    const auto out = decide(stalled(10, 9'000'000), off, defaultClasses(), st);
+    EXPECT_TRUE(kills(out.decisions).empty());
+    EXPECT_EQ(out.state.stallWindow.count("reclaimed"), 0U);
 }
+
 
 TEST(CorePressure, ClassWithoutSampleIsSkipped) {
     Snapshot a = psi(0, 30, 6);
