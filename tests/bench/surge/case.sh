@@ -179,7 +179,12 @@ sleep "$(awk -v t="$t_batch" -v n="$(now)" -v w=$WINDOW 'BEGIN { d = t + w - n; 
 t_end=$(now)
 oom_after=$(awk '/^oom_kill / {print $2}' /proc/vmstat)
 psi_after=$(cat /proc/pressure/memory | tr '\n' '|')
-log "window over at t=$t_end; oom_kill $oom_before -> $oom_after"
+# Whether batch is still alive, then end it at once through its cgroup (a
+# thrashing guest would take minutes for the collection otherwise); its unit
+# state below is therefore not its fate: batch_procs_end is.
+batch_procs_end=$(wc -l <$bcg/cgroup.procs 2>/dev/null || echo 0)
+if ((batch_procs_end > 0)) && [[ -e $bcg/cgroup.kill ]]; then echo 1 >$bcg/cgroup.kill || true; fi
+log "window over at t=$t_end; oom_kill $oom_before -> $oom_after; batch processes at the end: $batch_procs_end"
 
 # ---------------------------------------------------------------- collect
 show() { systemctl show -p ActiveState,SubState,Result,ExecMainStatus,ExecMainCode,NRestarts,MainPID "$1" 2>&1 | tr '\n' ' '; }
@@ -195,6 +200,7 @@ show() { systemctl show -p ActiveState,SubState,Result,ExecMainStatus,ExecMainCo
   echo "psi_after=$psi_after"
   echo "online_state=$(show online.service)"
   echo "batch_state=$(show batch.service)"
+  echo "batch_procs_end=$batch_procs_end"
   echo "probe_state=$(show probe.service)"
   if [[ -n $contender_unit ]]; then echo "contender_state=$(show "$contender_unit")"; fi
   echo "memqosd_state=$(systemctl is-active memqosd.service || true)"
