@@ -149,7 +149,13 @@ def table(path):
                      f"(window + {prm.get('settle_s')} s settle); at the window's start they were "
                      f"{ms(s.get('p50_s'))} / {ms(s.get('p99_s'))} / {ms(s.get('max_s'))} ms")
     if tick.get('window_busy_pct') is not None:
-        notes.append(f"memqosd spent {tick['window_busy_pct']:.2f} % of the wall time inside ticks (wall-clock, not CPU)")
+        rate = tick['window_ticks'] / w['wall_s'] if w.get('wall_s') else 0
+        notes.append(f"memqosd ran {tick['window_ticks']} ticks in {w.get('wall_s')} s ({rate:.2f}/s) and spent "
+                     f"{tick['window_busy_pct']:.2f} % of the wall time inside ticks (wall clock, excludes the metrics-file write)")
+    mq = (w.get('procs') or {}).get('memqosd') or {}
+    if mq.get('schedstat_pct_of_one_core') is not None:
+        notes.append(f"memqosd scheduler run time (schedstat, all {mq.get('threads')} threads): "
+                     f"{mq['schedstat_pct_of_one_core']:.3f} % of one core")
     gc = w.get('guest_cpu') or {}
     if gc:
         notes.append(f"whole guest: {gc.get('busy_cores')} cores busy on average during the window")
