@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/io/systemd_dbus.hpp"
 
+#include "memqos/io/log.hpp"
+
 #include <boost/asio/post.hpp>
 
 #include <array>
@@ -27,7 +29,11 @@ constexpr std::array<const char*, 4> kSignals = {"Reloading", "UnitNew", "JobRem
 
 // "<context>: <error name>: <error message>" with sd-bus's errno for the
 // name (it knows systemd's names: NoSuchUnit -> ENOENT).
+// A null reply is a call that could not be sent (see sendQueued()).
 Error replyError(sd_bus_message* m, const std::string& context) {
+    if (m == nullptr) {
+        return makeError(std::errc::not_connected, context + ": could not be sent");
+    }
     const sd_bus_error* e = sd_bus_message_get_error(m);
     int err = sd_bus_message_get_errno(m);
     if (err <= 0) {
@@ -47,7 +53,7 @@ Error badReply(int r, const std::string& context) {
 }
 
 bool isError(sd_bus_message* m) {
-    return sd_bus_message_is_method_error(m, nullptr) > 0;
+    return m == nullptr || sd_bus_message_is_method_error(m, nullptr) > 0;
 }
 
 Status replyStatus(sd_bus_message* m, const std::string& context) {
@@ -216,7 +222,16 @@ void SystemdDbus::postDone(Done done, Status status) {
     });
 }
 
-Status SystemdDbus::send(sd_bus_message* m, ReplyHandler handler, const std::string& what) {
+Status SystemdDbus::send(sd_bus_message* m, ReplyHandler handler, const std::string& what,
+                         Urgency urgency) {
+    if (urgency == Urgency::Normal && (pending_.size() >= kMaxCallsInFlight || !queued_.empty())) {
+        queued_.push_back(QueuedCall{MessagePtr(sd_bus_message_ref(m)), std::move(handler), what});
+        return okStatus();
+    }
+    return sendNow(m, std::move(handler), what);
+}
+
+Status SystemdDbus::sendNow(sd_bus_message* m, ReplyHandler handler, const std::string& what) {
     auto call = std::make_unique<PendingCall>();
     call->owner = this;
     call->handler = std::move(handler);
@@ -233,20 +248,37 @@ Status SystemdDbus::send(sd_bus_message* m, ReplyHandler handler, const std::str
     return okStatus();
 }
 
+void SystemdDbus::sendQueued() {
+    while (!queued_.empty() && pending_.size() < kMaxCallsInFlight) {
+        QueuedCall q = std::move(queued_.front());
+        queued_.pop_front();
+        ReplyHandler handler = q.handler; // kept for the failure below
+        if (auto sent = sendNow(q.message.get(), std::move(q.handler), q.what); !sent) {
+            log::warning("Cannot send {CALL}: {ERROR}", "CALL", q.what, "ERROR", sent.error().what);
+            // A null reply: the handlers read it as "could not be sent".
+            post([handler = std::move(handler)] { handler(nullptr); });
+        }
+    }
+}
+
 int SystemdDbus::onReply(sd_bus_message* m, void* userdata, sd_bus_error* /*error*/) noexcept {
     auto* call = static_cast<PendingCall*>(userdata);
     SystemdDbus* self = call->owner;
     ReplyHandler handler = std::move(call->handler);
     // Drops our slot reference; sd-bus holds its own while this runs.
     self->pending_.erase(call);
-    // May queue further calls or even destroy `self`: nothing below uses it.
+    // Room for a queued call; sent before the handler, which may destroy
+    // `self`: nothing below uses it.
+    self->sendQueued();
     handler(m);
     return 0;
 }
 
-void SystemdDbus::callForStatus(const std::string& what, sd_bus_message* m, Done done) {
+void SystemdDbus::callForStatus(const std::string& what, sd_bus_message* m, Done done,
+                                Urgency urgency) {
     auto sent = send(
-        m, [done, what](sd_bus_message* reply) { done(replyStatus(reply, what)); }, what);
+        m, [done, what](sd_bus_message* reply) { done(replyStatus(reply, what)); }, what,
+        urgency);
     if (!sent) {
         postDone(std::move(done), std::move(sent));
     }
@@ -294,7 +326,8 @@ void SystemdDbus::subscribe(Events events, Done done) {
                 m->get(),
                 [this, state, what](sd_bus_message* reply) {
                     Status status = okStatus();
-                    const sd_bus_error* e = sd_bus_message_get_error(reply);
+                    const sd_bus_error* e =
+                        reply != nullptr ? sd_bus_message_get_error(reply) : nullptr;
                     // A second Subscribe() from the same connection is fine.
                     if (isError(reply) && !(e != nullptr && e->name != nullptr &&
                                             std::string_view(e->name) == kAlreadySubscribed)) {
@@ -672,7 +705,7 @@ void SystemdDbus::killUnit(const std::string& unit, int signal, Done done) {
         postDone(std::move(done), busError(a.result(), what));
         return;
     }
-    callForStatus(what, m->get(), std::move(done));
+    callForStatus(what, m->get(), std::move(done), Urgency::Urgent);
 }
 
 } // namespace memqos::io

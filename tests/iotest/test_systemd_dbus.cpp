@@ -396,6 +396,36 @@ TEST_F(SystemdDbusTest, ManyCallsInFlightAllComplete) {
     EXPECT_EQ(callsOf("KillUnit").size(), static_cast<std::size_t>(kCalls));
 }
 
+TEST_F(SystemdDbusTest, CallsBeyondTheBoundWaitInOrderAndKillsDoNot) {
+    // 1000 units appearing at once: the calls go out kMaxCallsInFlight at a
+    // time (dbus-daemon would refuse the rest with LimitsExceeded), in order.
+    constexpr std::size_t kCalls = 200;
+    constexpr std::size_t kBound = io::SystemdDbus::kMaxCallsInFlight;
+    std::vector<std::size_t> order;
+    MemoryProperties props;
+    props.memoryLow = kMiB;
+    for (std::size_t i = 0; i < kCalls; ++i) {
+        systemd_->setUnitProperties("nginx.service", props, [&order, i](const Status& s) {
+            EXPECT_TRUE(s) << s.error().what;
+            order.push_back(i);
+        });
+    }
+    EXPECT_EQ(systemd_->pendingCalls(), kBound);
+    EXPECT_EQ(systemd_->queuedCalls(), kCalls - kBound);
+    // A kill is not held back behind them.
+    bool killed = false;
+    systemd_->killUnit("nginx.service", SIGKILL, [&](const Status& s) { killed = s.ok(); });
+    EXPECT_EQ(systemd_->pendingCalls(), kBound + 1);
+    EXPECT_EQ(systemd_->queuedCalls(), kCalls - kBound);
+    ASSERT_TRUE(runUntil([&] { return order.size() == kCalls && killed; }));
+    for (std::size_t i = 0; i < kCalls; ++i) {
+        EXPECT_EQ(order[i], i);
+    }
+    EXPECT_EQ(systemd_->pendingCalls(), 0U);
+    EXPECT_EQ(systemd_->queuedCalls(), 0U);
+    EXPECT_EQ(callsOf("SetUnitProperties").size(), kCalls);
+}
+
 TEST_F(SystemdDbusTest, DestroyingCancelsOutstandingCalls) {
     bool called = false;
     systemd_->killUnit("nginx.service", SIGTERM, [&](const Status&) { called = true; });

@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -33,6 +34,13 @@ namespace memqos::io {
 class SystemdDbus final : public SystemdManager {
 public:
     static constexpr std::chrono::seconds kCallTimeout{25};
+    // At most this many calls wait for a reply at once; more are queued in
+    // order and sent as replies come in. dbus-daemon refuses a connection's
+    // calls past its pending-reply limit (LimitsExceeded) and systemd answers
+    // one at a time: a thousand units appearing at once must not become a
+    // thousand calls at once. KillUnit is not held back (kills are few, and
+    // must not wait behind property writes).
+    static constexpr std::size_t kMaxCallsInFlight = 32;
 
     // Callbacks that must not run inside the call (argument errors, empty
     // property sets) are posted to pump.context().
@@ -65,17 +73,25 @@ public:
                                Done done) override;
     void killUnit(const std::string& unit, int signal, Done done) override;
 
-    // Calls still waiting for a reply (tests).
+    // Calls still waiting for a reply, and calls queued behind them (tests).
     std::size_t pendingCalls() const noexcept { return pending_.size(); }
+    std::size_t queuedCalls() const noexcept { return queued_.size(); }
 
 private:
     struct PendingCall;
     struct SubscribeState;
     using ReplyHandler = std::function<void(sd_bus_message* reply)>;
 
-    // Sends `m` with kCallTimeout; `handler` gets the reply or error message.
-    // Returns the error (context: `what`) if it could not be queued.
-    Status send(sd_bus_message* m, ReplyHandler handler, const std::string& what);
+    enum class Urgency { Normal, Urgent };
+    // Sends `m` with kCallTimeout, or queues it while kMaxCallsInFlight calls
+    // are pending (Urgent: never queued); `handler` gets the reply or error
+    // message. Returns the error (context: `what`) if it could not be sent or
+    // queued; a queued call that later cannot be sent gets an error reply.
+    Status send(sd_bus_message* m, ReplyHandler handler, const std::string& what,
+                Urgency urgency = Urgency::Normal);
+    Status sendNow(sd_bus_message* m, ReplyHandler handler, const std::string& what);
+    // Sends queued calls while there is room.
+    void sendQueued();
     // Runs `fn` on the io_context later.
     void post(std::function<void()> fn);
     void postDone(Done done, Status status);
@@ -87,11 +103,18 @@ private:
     void dispatchSignal(sd_bus_message* m);
     void readUnitProperties(UnitInfo info, const std::string& path, const Then<UnitInfo>& then);
     void readControlGroup(UnitInfo info, const std::string& path, const Then<UnitInfo>& then);
-    void callForStatus(const std::string& what, sd_bus_message* m, Done done);
+    void callForStatus(const std::string& what, sd_bus_message* m, Done done,
+                       Urgency urgency = Urgency::Normal);
 
     sd_bus* bus_;
     BusPump& pump_;
     std::unordered_map<const PendingCall*, std::unique_ptr<PendingCall>> pending_;
+    struct QueuedCall {
+        MessagePtr message;
+        ReplyHandler handler;
+        std::string what;
+    };
+    std::deque<QueuedCall> queued_;
     Events events_;
     // Between Reloading(true) and Reloading(false) systemd tears down and
     // re-creates every unit object, sending UnitRemoved for each (seen on
