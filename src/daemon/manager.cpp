@@ -248,6 +248,9 @@ void Manager::refreshUnit(const std::string& id, std::function<void()> then) {
         auto w = workloads_.find(id);
         if (w != workloads_.end() && u) {
             w->second.cgroupPath = stripSlash(u->controlGroup);
+            // New processes (a start, restart or reload of the unit): its OOM
+            // priority is checked at the next tick, not at its sweep turn.
+            w->second.oomDue = true;
             // A unit systemd no longer has (a stopped transient unit) gets no
             // properties: SetUnitProperties would only fail with NoSuchUnit.
             w->second.loaded = u->loadState == "loaded";
@@ -761,24 +764,7 @@ ApiResult<Done> Manager::reload() {
 void Manager::tick(TimePoint now) {
     const auto started = std::chrono::steady_clock::now();
     sampleSystem();
-    for (auto& [id, m] : workloads_) {
-        if (m.cgroupPath.empty()) {
-            continue;
-        }
-        auto s = cgroups_.sample(m.cgroupPath);
-        if (s && s->has_value()) {
-            m.memoryCurrent = (*s)->memoryCurrent;
-            m.swapCurrent = (*s)->swapCurrent;
-            keepOomPriority(m, (*s)->procs);
-        } else {
-            if (!s) {
-                log::debug("Cannot sample {CGROUP}: {ERROR}", "CGROUP", m.cgroupPath, "ERROR",
-                           s.error().what);
-            }
-            m.memoryCurrent = 0;
-            m.swapCurrent = 0;
-        }
-    }
+    sampleWorkloads();
     core::Snapshot snap;
     snap.now = now;
     snap.nodeReserved = nodeReserved();
@@ -832,6 +818,46 @@ void Manager::tick(TimePoint now) {
     if (!config_.manager.metricsFile.empty()) {
         writeMetrics();
     }
+}
+
+void Manager::sampleWorkloads() {
+    const bool watchful =
+        pressure_.level > 0 || !pressure_.stallSince.empty() ||
+        std::any_of(pressure_.aboveSince.begin(), pressure_.aboveSince.end(),
+                    [](const std::optional<TimePoint>& t) { return t.has_value(); });
+    const std::size_t n = workloads_.size();
+    const std::size_t perTick =
+        std::min(kMaxSweepPerTick, std::max<std::size_t>(1, (n + kSweepTicks - 1) / kSweepTicks));
+    const std::size_t cursor = n == 0 ? 0 : sweepCursor_ % n;
+    std::size_t pos = 0;
+    for (auto& [id, m] : workloads_) {
+        const bool turn = (pos++ + n - cursor) % n < perTick;
+        if (m.cgroupPath.empty()) {
+            continue;
+        }
+        const bool full = turn || m.oomDue;
+        const auto* cls = core::findClass(config_.classes, m.workload.className);
+        if (!full && !(watchful && cls != nullptr && cls->killable)) {
+            continue;
+        }
+        auto u = cgroups_.usage(m.cgroupPath, full);
+        if (u && u->has_value()) {
+            m.memoryCurrent = (*u)->memoryCurrent;
+            m.swapCurrent = (*u)->swapCurrent;
+            if (full) {
+                keepOomPriority(m, (*u)->procs);
+                m.oomDue = false;
+            }
+        } else {
+            if (!u) {
+                log::debug("Cannot sample {CGROUP}: {ERROR}", "CGROUP", m.cgroupPath, "ERROR",
+                           u.error().what);
+            }
+            m.memoryCurrent = 0;
+            m.swapCurrent = 0;
+        }
+    }
+    sweepCursor_ = n == 0 ? 0 : (cursor + perTick) % n;
 }
 
 void Manager::writeMetrics() const {

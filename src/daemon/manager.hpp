@@ -50,6 +50,9 @@ struct ManagedWorkload {
     // the processes it was checked on.
     std::optional<int> oomScoreAdj;
     bool oomGroupNoted = false;
+    // Read its processes and keep its OOM priority at the next tick (new,
+    // or its unit started, restarted or reloaded) instead of at its turn.
+    bool oomDue = true;
 };
 
 // What the D-Bus layer wants to hear.
@@ -69,6 +72,16 @@ using ConfigReader = std::function<Result<config::Config>()>;
 
 class Manager {
 public:
+    // Reading workloads' cgroups is a tick's main cost with many workloads.
+    // All of them are read in turn (usage, processes, OOM priority), at most
+    // kMaxSweepPerTick per tick and each at least every kSweepTicks ticks
+    // while there are at most 500; a workload that is due (oomDue) at the
+    // next tick; and while the engine is watchful (level above 0, a level's
+    // condition pending or a class stalling), the usage of every workload of
+    // a killable class at every tick, for the victim ranking.
+    static constexpr std::size_t kSweepTicks = 10;
+    static constexpr std::size_t kMaxSweepPerTick = 50;
+
     template <typename T>
     using Reply = std::function<void(ApiResult<T>)>;
 
@@ -188,6 +201,9 @@ private:
     std::vector<core::ClassSample> lastClasses_;
     TickDurations tickDurations_;
     void writeMetrics() const;
+
+    std::size_t sweepCursor_ = 0; // see kSweepTicks
+    void sampleWorkloads();
 };
 
 } // namespace memqos::daemon

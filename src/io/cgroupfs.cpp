@@ -78,6 +78,24 @@ private:
     std::filesystem::path dir_;
 };
 
+// Reads files of one cgroup in order, stopping at the first error or sign
+// that the cgroup is gone; result() is the first such outcome, else Value.
+class ReadSequence {
+public:
+    explicit ReadSequence(const CgroupReader& reader) : reader_(reader) {}
+    template <typename Parser, typename Out>
+    void operator()(std::string_view name, bool required, Parser parser, Out& out) {
+        if (got_.ok() && *got_ != Got::Vanished) {
+            got_ = reader_.read(name, required, parser, out);
+        }
+    }
+    const Result<Got>& result() const { return got_; }
+
+private:
+    const CgroupReader& reader_;
+    Result<Got> got_ = Got::Value;
+};
+
 } // namespace
 
 std::string classSlicePath(std::string_view className) {
@@ -142,12 +160,7 @@ Result<std::optional<core::CgroupSample>> CgroupFs::sample(std::string_view relP
     // Read file by file and stop at the first error or sign that the cgroup
     // is gone. memory.current comes first: it is the file that tells us most
     // cheaply that the cgroup vanished or has no memory controller.
-    Result<Got> got = Got::Value;
-    auto step = [&](std::string_view name, bool required, auto parser, auto& out) {
-        if (got.ok() && *got != Got::Vanished) {
-            got = reader.read(name, required, parser, out);
-        }
-    };
+    ReadSequence step(reader);
     step("memory.current", true, parse::parseCounter, s.memoryCurrent);
     step("memory.min", true, parse::parseLimit, memoryMin);
     step("memory.low", true, parse::parseLimit, memoryLow);
@@ -158,6 +171,7 @@ Result<std::optional<core::CgroupSample>> CgroupFs::sample(std::string_view relP
     step("memory.pressure", false, parse::parsePressure, s.pressure);
     step("memory.stat", true, parse::parseMemoryStat, s.stat);
     step("cgroup.procs", true, parse::parseCgroupProcs, s.procs);
+    const Result<Got>& got = step.result();
     if (!got) {
         return got.error();
     }
@@ -169,6 +183,30 @@ Result<std::optional<core::CgroupSample>> CgroupFs::sample(std::string_view relP
     s.memoryMin = limitToBus(memoryMin);
     s.memoryLow = limitToBus(memoryLow);
     return Sample{std::move(s)};
+}
+
+Result<std::optional<CgroupFs::Usage>> CgroupFs::usage(std::string_view relPath,
+                                                        bool withProcs) const {
+    auto dir = resolve(relPath);
+    if (!dir) {
+        return dir.error();
+    }
+    const CgroupReader reader(*dir);
+    Usage u;
+    ReadSequence step(reader);
+    step("memory.current", true, parse::parseCounter, u.memoryCurrent);
+    step("memory.swap.current", false, parse::parseCounter, u.swapCurrent);
+    if (withProcs) {
+        step("cgroup.procs", true, parse::parseCgroupProcs, u.procs);
+    }
+    const Result<Got>& got = step.result();
+    if (!got) {
+        return got.error();
+    }
+    if (*got == Got::Vanished) {
+        return std::optional<Usage>{};
+    }
+    return std::optional<Usage>{std::move(u)};
 }
 
 Result<std::vector<std::string>> CgroupFs::children(std::string_view relPath) const {

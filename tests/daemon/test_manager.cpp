@@ -571,16 +571,33 @@ TEST_F(PressureTest, OomPriorityPerClassKeptRight) {
               "1\n");
     // A protected workload's memory.oom.group is left as it was.
     EXPECT_EQ(readText(dir_ / "cgroup/system.slice/nginx.service/memory.oom.group"), "0\n");
-    // Changed behind memqosd's back: repaired at the next tick.
+    // Changed behind memqosd's back: repaired at the workload's turn in the
+    // sweep, within kSweepTicks ticks.
+    const auto oomGroup = dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service/"
+                                 "memory.oom.group";
     writeFile(dir_ / "proc/4343/oom_score_adj", "0\n");
-    writeFile(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service/memory.oom.group",
-              "0\n");
-    tickAt(*m, 1);
+    writeFile(oomGroup, "0\n");
+    int t = 1;
+    for (; t <= static_cast<int>(Manager::kSweepTicks); ++t) {
+        tickAt(*m, t);
+        if (readText(dir_ / "proc/4343/oom_score_adj") == "1000") {
+            break;
+        }
+    }
+    EXPECT_LE(t, static_cast<int>(Manager::kSweepTicks)) << "not repaired in a sweep";
     EXPECT_EQ(readText(dir_ / "proc/4343/oom_score_adj"), "1000");
     // (A fixture file is not truncated by the write: "0\n" becomes "1\n".)
-    EXPECT_EQ(readText(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service/"
-                              "memory.oom.group"),
-              "1\n");
+    EXPECT_EQ(readText(oomGroup), "1\n");
+
+    // A unit that (re)started has new processes: checked at the next tick,
+    // whatever its turn (two rounds: one of them is not nginx's turn).
+    for (int round = 0; round < 2; ++round) {
+        writeFile(dir_ / "proc/4242/oom_score_adj", "0\n");
+        systemd_.events.unitStarted("nginx.service");
+        systemd_.flush();
+        tickAt(*m, ++t);
+        EXPECT_EQ(readText(dir_ / "proc/4242/oom_score_adj"), "-997") << "round " << round;
+    }
 }
 
 TEST_F(PressureTest, GuardCapsTheReclaimedSliceThroughSystemd) {

@@ -84,6 +84,36 @@ TEST(CgroupFs, SliceWithNoProcesses) {
     EXPECT_TRUE((*r)->procs.empty());
 }
 
+TEST(CgroupFs, UsageReadsOnlyWhatATickNeeds) {
+    const auto tree = copyFixture("cgroupfs/normal");
+    // Files usage() does not read may be anything, even malformed.
+    for (const char* f : {"memory.min", "memory.low", "memory.high", "memory.max",
+                          "memory.swap.max", "memory.pressure", "memory.stat"}) {
+        writeFile(tree.path() / kNginx / f, "garbage\n");
+    }
+    const CgroupFs fs(tree.path());
+    auto lean = fs.usage(kNginx, false);
+    ASSERT_TRUE(lean) << lean.error().what;
+    ASSERT_TRUE(lean->has_value());
+    EXPECT_EQ((*lean)->memoryCurrent, 1610612736U);
+    EXPECT_EQ((*lean)->swapCurrent, 134217728U);
+    EXPECT_TRUE((*lean)->procs.empty());
+    auto full = fs.usage(kNginx, true);
+    ASSERT_TRUE(full) << full.error().what;
+    ASSERT_TRUE(full->has_value());
+    EXPECT_EQ((*full)->procs, (std::vector<std::int32_t>{1201, 1202, 1203}));
+    // cgroup.procs malformed: an error naming the file, only when it is read.
+    writeFile(tree.path() / kNginx / "cgroup.procs", "12x\n");
+    EXPECT_TRUE(fs.usage(kNginx, false));
+    auto bad = fs.usage(kNginx, true);
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().what.find("cgroup.procs"), std::string::npos) << bad.error().what;
+    // Gone: nullopt, not an error.
+    auto gone = fs.usage("memqos.slice/memqos-shared.slice/gone.service", true);
+    ASSERT_TRUE(gone) << gone.error().what;
+    EXPECT_FALSE(gone->has_value());
+}
+
 TEST(CgroupFs, NoSwapAccounting) {
     const auto tree = copyFixture("cgroupfs/no_swap_accounting");
     ASSERT_FALSE(std::filesystem::exists(tree.path() / kNginx / "memory.swap.current"));
