@@ -290,6 +290,14 @@ void Manager::reconcile() {
                 applied_[unit] = props;
                 log::info("Set memory properties of {UNIT}", "UNIT", unit, "MESSAGE_ID",
                           log::kMessagePropertiesChanged);
+                // systemd writes memory.oom.group from the unit's OOMPolicy=
+                // whenever it applies memory properties (cgroup_context_apply):
+                // put ours back at the next tick, not at the sweep's turn.
+                for (auto& [id, m] : workloads_) {
+                    if (m.unit == unit) {
+                        m.oomDue = true;
+                    }
+                }
             } else {
                 log::warning("Cannot set memory properties of {UNIT}: {ERROR}", "UNIT", unit,
                              "ERROR", st.error().what);
