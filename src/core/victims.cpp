@@ -16,6 +16,11 @@ std::vector<Candidate> rankVictims(const Snapshot& snapshot,
         if (cls == nullptr || !cls->killable || !ws.cgroup) {
             continue;
         }
+        // Nothing to free (a unit that already ended, whose cgroup lingers):
+        // killing it would relieve nothing, and would be reported as a kill.
+        if (ws.cgroup->memoryCurrent == 0 && ws.cgroup->swapCurrent == 0) {
+            continue;
+        }
         const Bytes usage = ws.cgroup->memoryCurrent;
         const Bytes request = ws.workload.request;
         out.push_back(Candidate{

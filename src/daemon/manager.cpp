@@ -792,7 +792,7 @@ void Manager::tick(TimePoint now) {
     for (const auto& [id, m] : workloads_) {
         core::WorkloadSample ws;
         ws.workload = m.workload;
-        if (!m.cgroupPath.empty()) {
+        if (!m.cgroupPath.empty() && m.present) {
             core::CgroupSample cg;
             cg.path = m.cgroupPath;
             cg.memoryCurrent = m.memoryCurrent;
@@ -849,7 +849,8 @@ void Manager::sampleWorkloads() {
             continue;
         }
         auto u = cgroups_.usage(m.cgroupPath, full);
-        if (u && u->has_value()) {
+        m.present = u && u->has_value();
+        if (m.present) {
             m.memoryCurrent = (*u)->memoryCurrent;
             m.swapCurrent = (*u)->swapCurrent;
             if (full) {

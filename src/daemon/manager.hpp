@@ -46,6 +46,7 @@ struct ManagedWorkload {
     core::Tiers tiers;
     Bytes memoryCurrent = 0;
     Bytes swapCurrent = 0;
+    bool present = false; // its cgroup existed at the last read
     // OOM priority last set (or, under dry run, announced): the value and
     // the processes it was checked on.
     std::optional<int> oomScoreAdj;

@@ -529,6 +529,23 @@ TEST_F(PressureTest, KillsTheTopVictimThroughSystemdAndKeepsTheRecord) {
     EXPECT_EQ(systemd_.killCalls.size(), 2U);
 }
 
+TEST_F(PressureTest, AKilledWorkloadWhoseCgroupIsGoneIsNotKilledAgain) {
+    auto m = makeEngine();
+    setPsi(60, 50);
+    tickAt(*m, 0);
+    tickAt(*m, 10);
+    ASSERT_EQ(systemd_.killCalls.size(), 1U);
+    // The unit ended: systemd removed its cgroup (it stays failed, and a
+    // workload, in systemd's view and ours).
+    fs::remove_all(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service");
+    for (int t = 11; t <= 40; ++t) {
+        tickAt(*m, t); // still level 3, cooldown over from t = 25
+    }
+    ASSERT_EQ(m->pressureLevel(), 3U);
+    EXPECT_EQ(systemd_.killCalls.size(), 1U) << "killed again: " << systemd_.killCalls.back().first;
+    EXPECT_EQ(m->kills().size(), 1U);
+}
+
 TEST_F(PressureTest, RefusedKillGivesTheCooldownBack) {
     auto m = makeEngine();
     systemd_.failKill = Status(Error{std::errc::permission_denied, "Access denied"});

@@ -132,6 +132,19 @@ TEST(CoreVictims, NoSampleNoCandidate) {
     EXPECT_EQ(v[0].id, "here.service");
 }
 
+TEST(CoreVictims, NothingToFreeNoCandidate) {
+    // A unit that already ended: its cgroup is still sampled but holds
+    // nothing. Killing it again would free nothing and be reported as a kill.
+    WorkloadSample swapped = sample("swapped.service", "reclaimed", 0, 0);
+    swapped.cgroup->swapCurrent = 1;
+    const Snapshot snap{.workloads = {sample("ended.service", "reclaimed", 0, 0), swapped,
+                                      sample("tiny.service", "shared", 0, 1)}};
+    const auto v = rankVictims(snap, defaultClasses(), false);
+    ASSERT_EQ(v.size(), 2U);
+    EXPECT_EQ(v[0].id, "swapped.service");
+    EXPECT_EQ(v[1].id, "tiny.service");
+}
+
 TEST(CoreVictims, CandidateFields) {
     const Snapshot snap{.workloads = {sample("vm:web", "shared", 1_GiB, 3_GiB, 5_MiB, -2),
                                       sample("idle.service", "shared", 2_GiB, 1_GiB)}};
