@@ -84,6 +84,26 @@ Result<std::int32_t> parsePriority(std::string_view v) {
     return static_cast<std::int32_t>(*r);
 }
 
+// "" (off) or a libvirt URI such as qemu:///system: printable ASCII, with "://".
+Result<std::string> parseLibvirtUri(std::string_view v) {
+    if (v.empty())
+        return std::string();
+    for (char c : v)
+        if (c <= ' ' || c > '~')
+            return invalid("not a libvirt URI (printable ASCII without spaces, e.g. "
+                           "qemu:///system; empty turns libvirt off)");
+    if (v.find("://") == std::string_view::npos)
+        return invalid("not a libvirt URI (expected e.g. qemu:///system; empty turns libvirt off)");
+    return std::string(v);
+}
+
+Result<std::string> parseClassName(std::string_view v) {
+    if (!isValidClassName(v))
+        return invalid("not a class name (expected e.g. shared: a lowercase letter, then "
+                       "lowercase letters, digits or '_', at most 32)");
+    return std::string(v);
+}
+
 std::string formatU32(std::uint32_t v) {
     return std::to_string(v);
 }
@@ -208,6 +228,19 @@ const std::vector<KeyItem<Config>>& globalTable() {
         t.push_back(global(
             "Ganeti", "NodeName", [](auto& c) -> auto& { return c.ganeti.nodeName; },
             parseHostName, formatString));
+        t.push_back(global(
+            "Ganeti", "Balloon", [](auto& c) -> auto& { return c.ganeti.balloon; }, parseBool,
+            formatBool));
+        // [VM]
+        t.push_back(global(
+            "VM", "LibvirtURI", [](auto& c) -> auto& { return c.vm.libvirtUri; }, parseLibvirtUri,
+            formatString));
+        t.push_back(global(
+            "VM", "DefaultClass", [](auto& c) -> auto& { return c.vm.defaultClass; },
+            parseClassName, formatString));
+        t.push_back(global(
+            "VM", "LimitOverhead", [](auto& c) -> auto& { return c.vm.limitOverhead; }, parseSize,
+            formatSize));
         return t;
     }();
     return table;
@@ -297,7 +330,7 @@ std::string suggestKey(const std::vector<KeyItem<Owner>>& table, std::string_vie
 }
 
 std::string suggestSection(std::string_view section) {
-    for (std::string_view s : {"Manager", "Overcommit", "Pressure", "Reclaim", "Ganeti"})
+    for (std::string_view s : {"Manager", "Overcommit", "Pressure", "Reclaim", "Ganeti", "VM"})
         if (equalsIgnoreCase(s, section))
             return " (did you mean [" + std::string(s) + "]?)";
     if (istartsWith(section, kClassPrefix))
@@ -311,7 +344,7 @@ std::string suggestSection(std::string_view section) {
 
 bool isFixedSection(std::string_view s) {
     return s == "Manager" || s == "Overcommit" || s == "Pressure" || s == "Reclaim" ||
-           s == "Ganeti";
+           s == "Ganeti" || s == "VM";
 }
 
 struct Origin {
@@ -543,6 +576,13 @@ private:
 
     void checkRules() {
         const auto& classes = out_.config.classes;
+        if (core::findClass(classes, out_.config.vm.defaultClass) == nullptr) {
+            std::string names;
+            for (const auto& c : classes)
+                names += (names.empty() ? "" : ", ") + c.name;
+            keyProblem(Severity::Error, "VM", "DefaultClass", out_.config.vm.defaultClass,
+                       "no such class (classes: " + names + ")");
+        }
         for (const auto& r : out_.config.rules) {
             std::string section = std::string(kRulePrefix) + r.name;
             const std::string& file = ruleSource_[r.name];
@@ -669,7 +709,7 @@ Bytes SizeSpec::resolve(Bytes memTotal) const {
 bool operator==(const Config& a, const Config& b) {
     return a.manager == b.manager && a.overcommit == b.overcommit &&
            equalPressure(a.pressure, b.pressure) && a.reclaim == b.reclaim &&
-           a.ganeti == b.ganeti &&
+           a.ganeti == b.ganeti && a.vm == b.vm &&
            std::equal(a.classes.begin(), a.classes.end(), b.classes.begin(), b.classes.end(),
                       equalClass) &&
            a.rules == b.rules;

@@ -57,14 +57,24 @@ struct ReclaimConfig {
 };
 
 // [Ganeti]: the Ganeti hooks (memqos-ganeti-hook) read these; memqosd
-// does not use them.
+// uses only Balloon.
 enum class WhenUnreachable { Allow, Refuse };
 struct GanetiConfig {
     Usec hookTimeout = std::chrono::seconds(10); // the hook's own D-Bus call limit
     WhenUnreachable whenUnreachable = WhenUnreachable::Allow;
     bool refuseSoft = false;
+    // memqosd: move Ganeti KVM instances' balloons under pressure (HMP).
+    bool balloon = true;
     std::string nodeName; // "" = this host's name (gethostname, canonical)
     bool operator==(const GanetiConfig&) const = default;
+};
+
+// [VM]: libvirt domains and Ganeti KVM instances as workloads.
+struct VmConfig {
+    std::string libvirtUri = "qemu:///system"; // "" = no libvirt
+    std::string defaultClass = "shared";       // VMs no metadata, rule or tag places
+    Bytes limitOverhead = 256 * kMiB;           // added to a VM's memory for its limit
+    bool operator==(const VmConfig&) const = default;
 };
 
 // [Rule.<name>] Match=glob, Class=, Request=, Limit=, Priority=
@@ -84,6 +94,7 @@ struct Config {
     core::PressureConfig pressure;
     ReclaimConfig reclaim;
     GanetiConfig ganeti;
+    VmConfig vm;
     std::vector<core::ClassPolicy> classes = core::defaultClasses();
     std::vector<WorkloadRule> rules;
 
@@ -134,8 +145,8 @@ struct ValidateOptions {
 // errors — --check-config — say so); bad values are Errors and leave the
 // default in place. Cross-field checks run last.
 //
-// Sections: [Manager] [Overcommit] [Pressure] [Reclaim] [Ganeti], [Class.<name>]
-// (modifies a class, or adds one: a new class must set Rank=) and
+// Sections: [Manager] [Overcommit] [Pressure] [Reclaim] [Ganeti] [VM],
+// [Class.<name>] (modifies a class, or adds one: a new class must set Rank=) and
 // [Rule.<name>] (Match= and Class= required). Keys are case-sensitive.
 Validated validateConfig(const std::vector<ConfigEntry>& entries,
                          const ValidateOptions& options = {});

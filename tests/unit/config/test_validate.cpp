@@ -659,7 +659,34 @@ TEST(KnownKeys, AreUniqueAndComplete) {
     std::set<std::pair<std::string, std::string>> unique;
     for (const auto& k : keys)
         EXPECT_TRUE(unique.insert({k.section, k.key}).second) << k.section << " " << k.key;
-    EXPECT_EQ(keys.size(), 6u + 5u + 20u + 4u + 4u + 8u + 5u);
+    EXPECT_EQ(keys.size(), 6u + 5u + 20u + 4u + 5u + 3u + 8u + 5u);
+}
+
+TEST(VmSection, DefaultsAndValues) {
+    EXPECT_EQ(Config{}.vm.libvirtUri, "qemu:///system");
+    EXPECT_EQ(Config{}.vm.defaultClass, "shared");
+    EXPECT_EQ(Config{}.vm.limitOverhead, 256 * kMiB);
+    EXPECT_TRUE(Config{}.ganeti.balloon);
+    const auto v = validateConfig({{"f", "VM", "LibvirtURI", ""},
+                                   {"f", "VM", "DefaultClass", "reclaimed"},
+                                   {"f", "VM", "LimitOverhead", "128M"},
+                                   {"f", "Ganeti", "Balloon", "no"}});
+    EXPECT_FALSE(v.hasErrors());
+    EXPECT_EQ(v.config.vm.libvirtUri, "");
+    EXPECT_EQ(v.config.vm.defaultClass, "reclaimed");
+    EXPECT_EQ(v.config.vm.limitOverhead, 128 * kMiB);
+    EXPECT_FALSE(v.config.ganeti.balloon);
+}
+
+TEST(VmSection, RefusesBadValues) {
+    EXPECT_TRUE(validateConfig({{"f", "VM", "LibvirtURI", "qemu system"}}).hasErrors());
+    EXPECT_TRUE(validateConfig({{"f", "VM", "LibvirtURI", "/var/run/sock"}}).hasErrors());
+    const auto v = validateConfig({{"f", "VM", "DefaultClass", "gold"}});
+    ASSERT_TRUE(v.hasErrors());
+    bool named = false;
+    for (const auto& p : v.problems)
+        named = named || (p.key == "DefaultClass" && p.reason.find("no such class") == 0);
+    EXPECT_TRUE(named);
 }
 
 TEST(GanetiSection, DefaultsAndValues) {
