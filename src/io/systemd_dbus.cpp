@@ -21,6 +21,7 @@ constexpr const char* kManagerInterface = "org.freedesktop.systemd1.Manager";
 constexpr const char* kUnitInterface = "org.freedesktop.systemd1.Unit";
 constexpr const char* kPropertiesInterface = "org.freedesktop.DBus.Properties";
 constexpr std::string_view kAlreadySubscribed = "org.freedesktop.systemd1.AlreadySubscribed";
+constexpr const char* kUnitExists = "org.freedesktop.systemd1.UnitExists";
 constexpr auto kCallTimeoutUsec =
     static_cast<std::uint64_t>(std::chrono::microseconds(SystemdDbus::kCallTimeout).count());
 
@@ -687,6 +688,68 @@ void SystemdDbus::startTransientSlice(const std::string& slice, Done done) {
         }
         done(st);
     });
+}
+
+void SystemdDbus::startTransientScope(const std::string& unit, const std::string& slice,
+                                      const std::vector<std::uint32_t>& pids,
+                                      const MemoryProperties& props,
+                                      const std::string& description, Done done) {
+    const std::string what = "StartTransientUnit " + unit;
+    if (hasNul(unit) || !unit.ends_with(".scope")) {
+        postDone(std::move(done), invalid(what + ": not a scope name"));
+        return;
+    }
+    // systemd refuses a scope without processes; say so before asking.
+    if (pids.empty()) {
+        postDone(std::move(done), invalid(what + ": no processes to move"));
+        return;
+    }
+    if (hasNul(slice) || hasNul(description)) {
+        postDone(std::move(done), invalid(what + ": argument contains a NUL byte"));
+        return;
+    }
+    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "StartTransientUnit", what);
+    if (!m) {
+        postDone(std::move(done), m.error());
+        return;
+    }
+    const std::string text = description.empty() ? "memqos scope " + unit : description;
+    Appender a(m->get());
+    a.string(unit).append("s", "fail").open('a', "(sv)");
+    a.append("(sv)", "Description", "s", text.c_str());
+    if (!slice.empty()) {
+        a.append("(sv)", "Slice", "s", slice.c_str());
+    }
+    a.open('r', "sv").append("s", "PIDs").open('v', "au").open('a', "u");
+    for (const std::uint32_t pid : pids) {
+        a.append("u", pid);
+    }
+    a.close().close().close();
+    a.append("(sv)", "MemoryAccounting", "b", 1);
+    appendMemoryProperties(a, props);
+    a.close().append("a(sa(sv))", 0); // no auxiliary units
+    if (a.result() < 0) {
+        postDone(std::move(done), busError(a.result(), what));
+        return;
+    }
+    auto sent = send(
+        m->get(),
+        [done, what](sd_bus_message* reply) {
+            if (!isError(reply)) {
+                done(okStatus());
+                return;
+            }
+            Error error = replyError(reply, what);
+            // Told apart by name, not by sd-bus's errno table for it.
+            if (sd_bus_message_is_method_error(reply, kUnitExists) > 0) {
+                error.code = std::errc::file_exists;
+            }
+            done(std::move(error));
+        },
+        what);
+    if (!sent) {
+        postDone(std::move(done), std::move(sent));
+    }
 }
 
 void SystemdDbus::killUnit(const std::string& unit, int signal, Done done) {

@@ -5,6 +5,7 @@
 
 #include "memqos/io/systemd.hpp"
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -28,6 +29,15 @@ public:
     std::vector<std::string> getUnitCalls;
     std::vector<std::string> startedSlicesOnly;  // startTransientSlice
     Status failSet = okStatus();                 // answer of setUnitProperties
+    struct ScopeCall {
+        std::string unit;
+        std::string slice;
+        std::vector<std::uint32_t> pids;
+        io::MemoryProperties props;
+        std::string description;
+    };
+    std::vector<ScopeCall> scopeCalls;           // startTransientScope (props also in setCalls)
+    Status failScope = okStatus();               // answer of startTransientScope
     std::vector<std::pair<std::string, int>> killCalls; // killUnit (unit, signal)
     Status failKill = okStatus();                // answer of killUnit
     Events events;
@@ -80,6 +90,15 @@ public:
         startedArgv.push_back(argv);
         setCalls.push_back({unit, props});
         later([done] { done(okStatus()); });
+    }
+    void startTransientScope(const std::string& unit, const std::string& slice,
+                             const std::vector<std::uint32_t>& pids,
+                             const io::MemoryProperties& props, const std::string& description,
+                             Done done) override {
+        scopeCalls.push_back({unit, slice, pids, props, description});
+        setCalls.push_back({unit, props});
+        Status st = failScope;
+        later([done, st] { done(st); });
     }
     void startTransientSlice(const std::string& slice, Done done) override {
         startedSlicesOnly.push_back(slice);

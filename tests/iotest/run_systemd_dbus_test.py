@@ -85,8 +85,14 @@ for name, path in sorted(self.units.items()):
                 dbus.ObjectPath(path), dbus.UInt32(0), '', dbus.ObjectPath('/')))
 '''),
     # Replaces the template's (which is not in the call log): queues a job
-    # that "finishes" at once, as JobRemoved(..., "done") tells.
+    # that "finishes" at once, as JobRemoved(..., "done") tells. A name the
+    # mock already knows is refused with UnitExists, as systemd refuses a
+    # loaded unit.
     ('StartTransientUnit', 'ssa(sv)a(sa(sv))', 'o', '''
+if str(args[0]) in self.units:
+    raise dbus.exceptions.DBusException(
+        'Unit %s was already loaded or has a fragment file.' % args[0],
+        name='org.freedesktop.systemd1.UnitExists')
 self.next_job_id += 1
 job = dbus.ObjectPath('/org/freedesktop/systemd1/job/%d' % self.next_job_id)
 self.EmitSignal('org.freedesktop.systemd1.Manager', 'JobRemoved', 'uoss',

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -475,6 +476,95 @@ TEST_F(SystemdDbusTest, StartTransientServiceReportsAnExistingUnit) {
     ASSERT_FALSE(status);
     EXPECT_THAT(status.error().what,
                 HasSubstr("org.freedesktop.systemd1.UnitExists: Unit hog.service was already"));
+}
+
+TEST_F(SystemdDbusTest, StartTransientScopeSendsPidsSliceAndMemory) {
+    MemoryProperties props;
+    props.memoryLow = 512 * kMiB;
+    props.memoryHigh = Limit{};
+    const auto status = await([&](auto done) {
+        systemd_->startTransientScope("memqos-vm-web1.scope", "memqos-dedicated.slice",
+                                      {4242, 4243}, props, "Ganeti instance web1",
+                                      std::move(done));
+    });
+    ASSERT_TRUE(status) << status.error().what;
+    EXPECT_THAT(callsOf("StartTransientUnit"),
+                ElementsAre("\"memqos-vm-web1.scope\", \"fail\", ["
+                            "(\"Description\", <s \"Ganeti instance web1\">), "
+                            "(\"Slice\", <s \"memqos-dedicated.slice\">), "
+                            "(\"PIDs\", <au [4242, 4243]>), "
+                            "(\"MemoryAccounting\", <b true>), "
+                            "(\"MemoryLow\", <t 536870912>), "
+                            "(\"MemoryHigh\", <t 18446744073709551615>)], []"));
+    EXPECT_EQ(systemd_->pendingCalls(), 0U);
+}
+
+TEST_F(SystemdDbusTest, StartTransientScopeWithoutSliceOrDescriptionSendsDefaults) {
+    ASSERT_TRUE(await([&](auto done) {
+        systemd_->startTransientScope("x.scope", "", {7}, {}, "", std::move(done));
+    }));
+    EXPECT_THAT(callsOf("StartTransientUnit"),
+                ElementsAre("\"x.scope\", \"fail\", ["
+                            "(\"Description\", <s \"memqos scope x.scope\">), "
+                            "(\"PIDs\", <au [7]>), (\"MemoryAccounting\", <b true>)], []"));
+}
+
+TEST_F(SystemdDbusTest, StartTransientScopeOfAnExistingUnitIsFileExists) {
+    // The mock knows session-1.scope and refuses it as systemd would.
+    const auto status = await([&](auto done) {
+        systemd_->startTransientScope("session-1.scope", "", {1}, {}, "d", std::move(done));
+    });
+    ASSERT_FALSE(status);
+    EXPECT_EQ(status.error().code, std::errc::file_exists);
+    EXPECT_THAT(status.error().what,
+                HasSubstr("StartTransientUnit session-1.scope: "
+                          "org.freedesktop.systemd1.UnitExists: Unit session-1.scope was already"));
+}
+
+TEST_F(SystemdDbusTest, StartTransientScopeReportsOtherErrorsWithTheirCode) {
+    injectFailure("StartTransientUnit", "org.freedesktop.DBus.Error.AccessDenied", "no");
+    const auto status = await([&](auto done) {
+        systemd_->startTransientScope("y.scope", "", {1}, {}, "d", std::move(done));
+    });
+    ASSERT_FALSE(status);
+    EXPECT_EQ(status.error().code, std::errc::permission_denied);
+    EXPECT_THAT(status.error().what,
+                HasSubstr("StartTransientUnit y.scope: org.freedesktop.DBus.Error.AccessDenied"));
+}
+
+TEST_F(SystemdDbusTest, StartTransientScopeRefusesBadArgumentsWithoutCalling) {
+    auto start = [&](const std::string& unit, std::vector<std::uint32_t> pids) {
+        return await([&](auto done) {
+            systemd_->startTransientScope(unit, "", pids, {}, "d", std::move(done));
+        });
+    };
+    const auto noPids = start("z.scope", {});
+    ASSERT_FALSE(noPids);
+    EXPECT_EQ(noPids.error().code, std::errc::invalid_argument);
+    EXPECT_THAT(noPids.error().what, HasSubstr("StartTransientUnit z.scope: no processes"));
+    const auto notScope = start("z.service", {1});
+    ASSERT_FALSE(notScope);
+    EXPECT_EQ(notScope.error().code, std::errc::invalid_argument);
+    EXPECT_THAT(notScope.error().what, HasSubstr("not a scope name"));
+    EXPECT_THAT(callsOf("StartTransientUnit"), IsEmpty());
+}
+
+TEST_F(SystemdDbusTest, StartTransientScopeWaitsBehindTheCallBound) {
+    constexpr std::size_t kBound = io::SystemdDbus::kMaxCallsInFlight;
+    MemoryProperties props;
+    props.memoryLow = kMiB;
+    std::size_t done = 0;
+    for (std::size_t i = 0; i < kBound; ++i) {
+        systemd_->setUnitProperties("nginx.service", props, [&](const Status&) { ++done; });
+    }
+    std::optional<Status> scope;
+    systemd_->startTransientScope("w.scope", "", {1}, {}, "d",
+                                  [&](Status s) { scope = std::move(s); });
+    EXPECT_EQ(systemd_->pendingCalls(), kBound);
+    EXPECT_EQ(systemd_->queuedCalls(), 1U);
+    ASSERT_TRUE(runUntil([&] { return scope.has_value() && done == kBound; }));
+    EXPECT_TRUE(*scope) << scope->error().what;
+    EXPECT_EQ(systemd_->queuedCalls(), 0U);
 }
 
 // ---- getUnit / listUnits ------------------------------------------------------

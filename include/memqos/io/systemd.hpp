@@ -9,6 +9,7 @@
 #include "memqos/core/types.hpp"
 #include "memqos/util/result.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -74,6 +75,18 @@ public:
     virtual void startTransientService(const std::string& unit, const std::string& slice,
                                        const MemoryProperties& props,
                                        const std::vector<std::string>& argv, Done done) = 0;
+    // StartTransientUnit(unit, "fail", [Description, Slice, PIDs,
+    // MemoryAccounting, memory props]): moves running processes (a
+    // hypervisor's qemu, started outside systemd's view) into a new scope of
+    // their own. `unit` must end in ".scope" and `pids` must not be empty
+    // (invalid_argument, without a call); an empty `slice` leaves systemd's
+    // default. A unit of that name that already exists is reported as an
+    // error with code std::errc::file_exists, so the caller can tell it from
+    // other failures (the scope may be its own from an earlier run).
+    virtual void startTransientScope(const std::string& unit, const std::string& slice,
+                                     const std::vector<std::uint32_t>& pids,
+                                     const MemoryProperties& props,
+                                     const std::string& description, Done done) = 0;
     // StartTransientUnit(slice, "fail", [Description, MemoryAccounting]):
     // the slice of a class added in the configuration (the default classes'
     // slices are unit files). A slice that already exists is not an error.

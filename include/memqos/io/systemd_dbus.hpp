@@ -71,6 +71,13 @@ public:
     void startTransientService(const std::string& unit, const std::string& slice,
                                const MemoryProperties& props, const std::vector<std::string>& argv,
                                Done done) override;
+    // Properties: Description (as given; "memqos scope <unit>" when empty),
+    // Slice (when not empty), PIDs, MemoryAccounting true, the memory
+    // properties. UnitExists becomes code file_exists; its `what` still
+    // names the D-Bus error.
+    void startTransientScope(const std::string& unit, const std::string& slice,
+                             const std::vector<std::uint32_t>& pids, const MemoryProperties& props,
+                             const std::string& description, Done done) override;
     void killUnit(const std::string& unit, int signal, Done done) override;
 
     // Calls still waiting for a reply, and calls queued behind them (tests).
