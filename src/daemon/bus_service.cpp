@@ -688,6 +688,16 @@ int workloadProperty(sd_bus*, const char* path, const char*, const char* propert
     if (p == "SwapCurrent") {
         return appendT(reply, w->swapCurrent);
     }
+    if (p == "Source") {
+        const std::string s(toString(w->source));
+        return sd_bus_message_append(reply, "s", s.c_str());
+    }
+    if (p == "BalloonActual") {
+        return appendT(reply, w->vm ? w->vm->balloonActual.value_or(0) : 0);
+    }
+    if (p == "BalloonTarget") {
+        return appendT(reply, w->vm ? w->vm->balloonTarget.value_or(0) : 0);
+    }
     return -ENOENT;
 }
 
@@ -707,6 +717,9 @@ const sd_bus_vtable kWorkloadVtable[] = {
     SD_BUS_PROPERTY("MemoryCurrent", "t", workloadProperty, 0, 0),
     SD_BUS_PROPERTY("SwapCurrent", "t", workloadProperty, 0, 0),
     SD_BUS_PROPERTY("Persistent", "b", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("Source", "s", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("BalloonActual", "t", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("BalloonTarget", "t", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_VTABLE_END,
 };
 
@@ -805,6 +818,14 @@ void BusService::workloadKilled(const io::KillRecord& record) {
         return;
     }
     sd_bus_send(bus_, raw, nullptr);
+    pump_.kick();
+}
+
+void BusService::workloadChanged(const std::string& id) {
+    const std::string path = workloadObjectPath(id);
+    const char* names[] = {"BalloonActual", "BalloonTarget", nullptr};
+    sd_bus_emit_properties_changed_strv(bus_, path.c_str(), kWorkloadInterface,
+                                        const_cast<char**>(names)); // NOLINT
     pump_.kick();
 }
 

@@ -38,6 +38,7 @@ public:
     void managerPropertiesChanged(const std::vector<const char*>& names) override;
     void pressureLevelChanged(std::uint32_t level, const std::string& reason) override;
     void workloadKilled(const io::KillRecord& record) override;
+    void workloadChanged(const std::string& id) override;
 
     // For the vtable trampolines.
     sd_bus* bus() const { return bus_; }

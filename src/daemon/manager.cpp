@@ -115,6 +115,9 @@ void Manager::start(std::function<void(Status)> ready) {
         m.persistent = a.persistent;
         m.source = Source::Api;
         m.unit = m.workload.kind == core::WorkloadKind::Vm ? "" : m.workload.id;
+        if (m.workload.kind == core::WorkloadKind::Vm) {
+            m.vm = VmState{}; // libvirt or Ganeti tells where it runs
+        }
         workloads_[m.workload.id] = std::move(m);
     }
     recomputeTiers();
@@ -158,6 +161,7 @@ void Manager::start(std::function<void(Status)> ready) {
                 }
             }
             refreshAllThenReconcile();
+            startHypervisor();
             ready(okStatus());
         });
     });
@@ -437,11 +441,6 @@ ApiResult<core::Workload> Manager::validate(const std::string& id, const std::st
     w.className = className;
     w.request = request;
     w.limit = limitFromBus(limit);
-    if (w.kind == core::WorkloadKind::Vm) {
-        return apiError("NotSupported", "VM workloads ('" + id +
-                                            "') need the libvirt integration, which this "
-                                            "version of memqosd does not have yet");
-    }
     return w;
 }
 
@@ -470,6 +469,10 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
     auto tiers = tiersFor(v.value());
     if (!tiers) {
         reply(apiError("InvalidArgument", tiers.error().what));
+        return;
+    }
+    if (v.value().kind == core::WorkloadKind::Vm) {
+        assignVm(v.value(), *tiers, persist, std::move(reply));
         return;
     }
     systemd_.getUnit(id, [this, w = v.value(), t = *tiers, persist,
@@ -550,9 +553,28 @@ void Manager::unassign(const std::string& id, Reply<Done> reply) {
         return;
     }
     const std::string unit = it->second.unit;
+    const bool libvirtVm = it->second.vm && it->second.vm->backend == VmBackend::Libvirt;
+    const bool wasPersistent = it->second.persistent && it->second.source == Source::Api;
     workloads_.erase(it);
     applied_.erase(unit);
     log::notice("Unassigned {WORKLOAD}", "WORKLOAD", id);
+    if (libvirtVm && hypervisor_ != nullptr) {
+        const std::string name = id.substr(3);
+        auto rediscover = [this, name] { refreshDomain(name); };
+        if (wasPersistent && !dryRun_) {
+            // Take back what memqos stored in the domain: its metadata, and
+            // the partition (libvirt's default, /machine, again).
+            hypervisor_->place(name, "", "/machine", [name, rediscover](Status st) {
+                if (!st) {
+                    log::warning("Cannot remove memqos metadata from domain {DOMAIN}: {ERROR}",
+                                 "DOMAIN", name, "ERROR", st.error().what);
+                }
+                rediscover();
+            });
+        } else {
+            rediscover();
+        }
+    }
     if (unit.empty() || dryRun_) {
         reconcile();
         reply(Done{});
@@ -683,9 +705,10 @@ std::vector<core::Finding> Manager::verify() const {
     std::map<std::string, core::ClassCoverage> coverage;
     for (const auto& [id, m] : workloads_) {
         // Services' requests are already out of `available`: only VMs'
-        // guaranteed memory is compared with it (none until libvirt).
+        // protected memory (memory.min and memory.low) is compared with it.
         if (m.workload.kind == core::WorkloadKind::Vm) {
-            protectedMin = core::saturatingAdd(protectedMin, m.tiers.memoryMin);
+            protectedMin = core::saturatingAdd(
+                protectedMin, core::saturatingAdd(m.tiers.memoryMin, m.tiers.memoryLow));
         }
         auto& c = coverage[m.workload.className];
         c.className = m.workload.className;
@@ -806,6 +829,9 @@ void Manager::tick(TimePoint now) {
     const auto before = pressure_;
     pressure_ = outcome.state;
     execute(outcome.decisions, before, now);
+    if (pressure_.level < 2) {
+        restoreBalloons(now); // balloons shrunk at level 2 come back in steps
+    }
     if (before.level != pressure_.level && listener_ != nullptr) {
         listener_->pressureLevelChanged(pressure_.level, pressure_.reason);
     }
@@ -995,9 +1021,10 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
                     capClass(x);
                 } else if constexpr (std::is_same_v<T, core::KillWorkload>) {
                     killWorkload(x, before.lastKill);
+                } else if constexpr (std::is_same_v<T, core::ShrinkBalloons>) {
+                    shrinkBalloons(x.className, now);
                 }
-                // SetPressureLevel: tick() tells the listener. ShrinkBalloons:
-                // VMs are not workloads yet, so there is no balloon to shrink.
+                // SetPressureLevel: tick() tells the listener.
             },
             a);
     }
@@ -1099,10 +1126,12 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
     record.unit = unit;
     record.reason = k.reason;
     record.numbers = k.numbers;
-    systemd_.killUnit(unit, SIGKILL, [this, record, notKilled](Status st) mutable {
+    const bool libvirtVm = it->second.vm && it->second.vm->backend == VmBackend::Libvirt;
+    auto killed = [this, record, notKilled, libvirtVm](Status st) mutable {
         if (!st) {
-            log::warning("Cannot kill {UNIT}: systemd refused: {ERROR}", "UNIT", record.unit,
-                         "ERROR", st.error().what, "WORKLOAD", record.id);
+            log::warning(libvirtVm ? "Cannot kill {WORKLOAD}: libvirt refused: {ERROR}"
+                                   : "Cannot kill {UNIT}: systemd refused: {ERROR}",
+                         "UNIT", record.unit, "ERROR", st.error().what, "WORKLOAD", record.id);
             notKilled();
             return;
         }
@@ -1128,7 +1157,18 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
         if (listener_ != nullptr) {
             listener_->workloadKilled(record);
         }
-    });
+    };
+    if (libvirtVm) {
+        if (hypervisor_ == nullptr) {
+            notKilled();
+            return;
+        }
+        // virDomainDestroy: libvirt ends qemu and knows why (a KillUnit on
+        // the scope would look like a crash to libvirt).
+        hypervisor_->destroy(k.victim.id.substr(3), std::move(killed));
+        return;
+    }
+    systemd_.killUnit(unit, SIGKILL, std::move(killed));
 }
 
 } // namespace memqos::daemon

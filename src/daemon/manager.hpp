@@ -15,6 +15,7 @@
 #include "memqos/core/tiers.hpp"
 #include "memqos/io/cgroupfs.hpp"
 #include "memqos/io/event_store.hpp"
+#include "memqos/io/hypervisor.hpp"
 #include "memqos/io/kernel_knobs.hpp"
 #include "memqos/io/procfs.hpp"
 #include "memqos/io/state_store.hpp"
@@ -33,6 +34,28 @@ enum class Source {
     Api,   // AssignWorkload / RunWorkload (kept in the state store)
     Rule,  // a [Rule.*] of the configuration matched the unit name
     Slice, // the unit runs inside a class slice
+    // VMs only:
+    Metadata, // the libvirt domain's memqos metadata
+    Default,  // [VM] DefaultClass
+};
+std::string_view toString(Source s);
+
+// Who runs a VM workload.
+enum class VmBackend { Libvirt, Ganeti };
+
+// A VM workload's own state (ManagedWorkload::vm).
+struct VmState {
+    VmBackend backend = VmBackend::Libvirt;
+    bool running = false;
+    Bytes memory = 0; // the guest's memory (libvirt <memory>, Ganeti maxmem)
+    // The balloon as last reported, what memqos last asked for, and what it
+    // was before memqos first shrank it (given back in steps, then cleared).
+    std::optional<Bytes> balloonActual;
+    std::optional<Bytes> balloonUsable;
+    std::optional<Bytes> balloonTarget;
+    std::optional<Bytes> balloonBaseline;
+    std::optional<TimePoint> balloonMovedAt;
+    bool balloonBusy = false; // a stats read or move is on its way
 };
 
 struct ManagedWorkload {
@@ -54,6 +77,7 @@ struct ManagedWorkload {
     // Read its processes and keep its OOM priority at the next tick (new,
     // or its unit started, restarted or reloaded) instead of at its turn.
     bool oomDue = true;
+    std::optional<VmState> vm; // set for "vm:" workloads
 };
 
 // What the D-Bus layer wants to hear.
@@ -65,6 +89,8 @@ public:
     // memqosd killed a workload (after systemd accepted the kill); emit
     // WorkloadKilled(id, class, reason, numbers).
     virtual void workloadKilled(const io::KillRecord& record) = 0;
+    // A workload's own properties changed (balloon moved).
+    virtual void workloadChanged(const std::string& id) { (void)id; }
 };
 
 // Re-reads the configuration (Reload, SIGHUP): the validated config, or the
@@ -91,6 +117,14 @@ public:
             io::CgroupFs cgroups, io::ProcFs proc, bool dryRun);
 
     void setListener(Listener* listener) { listener_ = listener; }
+    // libvirt (nullptr: no libvirt; [VM] LibvirtURI=""). Set before start().
+    void setHypervisor(io::Hypervisor* hypervisor) { hypervisor_ = hypervisor; }
+
+    // A balloon is moved at most this often per VM, by at most
+    // kBalloonStep of the VM's memory (and, when shrinking, of the
+    // guest's usable memory) per move.
+    static constexpr Usec kBalloonGap = std::chrono::seconds(3);
+    static constexpr Permyriad kBalloonStep = 2500; // 25 %
 
     // Loads persisted assignments, samples the node, subscribes to systemd,
     // discovers rule and slice workloads; `ready` runs once systemd answered.
@@ -172,6 +206,21 @@ private:
     void reclaimClass(const core::ReclaimClass& r, TimePoint now);
     void capClass(const core::CapClass& c);
     void killWorkload(const core::KillWorkload& k, std::optional<TimePoint> previousKill);
+
+    // --- VMs ---
+    void startHypervisor();
+    void discoverDomains();
+    void refreshDomain(const std::string& name);
+    void upsertDomain(const io::DomainInfo& d);
+    void forgetDomain(const std::string& name);
+    void assignVm(const core::Workload& w, const core::Tiers& t, bool persist,
+                  Reply<std::string> reply);
+    // Where a running VM's qemu process lives: its scope unit and cgroup.
+    std::optional<std::pair<std::string, std::string>> scopeOfPid(std::int32_t pid) const;
+    void shrinkBalloons(const std::string& className, TimePoint now);
+    void restoreBalloons(TimePoint now);
+    void moveBalloon(const std::string& id, Bytes target, const std::string& why, TimePoint now);
+    io::Hypervisor* hypervisor_ = nullptr;
 
     config::Config config_;
     ConfigReader reader_;

@@ -9,6 +9,7 @@
 #include "memqos/io/bus.hpp"
 #include "memqos/io/config_loader.hpp"
 #include "memqos/io/event_store.hpp"
+#include "memqos/io/libvirt_hypervisor.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
 #include "memqos/io/psi_trigger.hpp"
@@ -137,6 +138,13 @@ int runService(const Options& options) {
         events,
         io::CgroupFs(cfg->manager.cgroupRoot), io::ProcFs(cfg->manager.procRoot),
         options.dryRun);
+    // libvirt: its own event thread and worker (LibvirtHypervisor). A
+    // change of [VM] LibvirtURI takes effect at the next start.
+    std::unique_ptr<io::LibvirtHypervisor> libvirt;
+    if (!cfg->vm.libvirtUri.empty()) {
+        libvirt = std::make_unique<io::LibvirtHypervisor>(io, cfg->vm.libvirtUri);
+        manager.setHypervisor(libvirt.get());
+    }
     BusService service(bus->get(), pump, manager);
     if (auto st = service.start(); !st) {
         log::error("{ERROR}", "ERROR", st.error().what);

@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: Apache-2.0
+// VM workloads: libvirt domains as "vm:<name>" (DESIGN §2 "VMs"), their
+// balloons at pressure level 2 and their kill at level 3.
+#include "manager.hpp"
+
+#include "memqos/config/values.hpp"
+#include "memqos/config/vm.hpp"
+#include "memqos/io/file.hpp"
+#include "memqos/io/log.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace memqos::daemon {
+namespace {
+
+constexpr std::string_view kVmPrefix = "vm:";
+
+std::string domainOf(const std::string& id) { return id.substr(kVmPrefix.size()); }
+
+} // namespace
+
+std::string_view toString(Source s) {
+    switch (s) {
+    case Source::Api:
+        return "api";
+    case Source::Rule:
+        return "rule";
+    case Source::Slice:
+        return "slice";
+    case Source::Metadata:
+        return "metadata";
+    case Source::Default:
+        return "default";
+    }
+    return "?";
+}
+
+void Manager::startHypervisor() {
+    if (hypervisor_ == nullptr) {
+        return;
+    }
+    io::Hypervisor::Events ev;
+    ev.connected = [this] { discoverDomains(); };
+    ev.disconnected = [](const std::string& why) {
+        log::warning("Lost the connection to libvirt ({WHY}); VMs keep the tiers they have; "
+                     "reconnecting",
+                     "WHY", why);
+    };
+    ev.lifecycle = [this](const std::string& name, io::DomainEvent e) {
+        if (e == io::DomainEvent::Undefined) {
+            forgetDomain(name);
+        } else {
+            refreshDomain(name);
+        }
+    };
+    ev.balloonChanged = [this](const std::string& name, Bytes actual) {
+        auto it = workloads_.find(std::string(kVmPrefix) + name);
+        if (it == workloads_.end() || !it->second.vm) {
+            return;
+        }
+        it->second.vm->balloonActual = actual;
+        if (listener_ != nullptr) {
+            listener_->workloadChanged(it->first);
+        }
+    };
+    hypervisor_->start(std::move(ev));
+}
+
+void Manager::discoverDomains() {
+    hypervisor_->listDomains([this](Result<std::vector<io::DomainInfo>> domains) {
+        if (!domains) {
+            log::warning("Cannot list libvirt's domains: {ERROR}", "ERROR",
+                         domains.error().what);
+            return;
+        }
+        std::set<std::string> seen;
+        for (const auto& d : *domains) {
+            seen.insert(std::string(kVmPrefix) + d.name);
+            upsertDomain(d);
+        }
+        // Domains undefined while memqosd or libvirtd was down.
+        std::vector<std::string> gone;
+        for (const auto& [id, m] : workloads_) {
+            if (m.vm && m.vm->backend == VmBackend::Libvirt && !seen.contains(id)) {
+                gone.push_back(domainOf(id));
+            }
+        }
+        for (const auto& name : gone) {
+            forgetDomain(name);
+        }
+        log::info("libvirt: {COUNT} domains", "COUNT", domains->size());
+    });
+}
+
+void Manager::refreshDomain(const std::string& name) {
+    if (hypervisor_ == nullptr) {
+        return;
+    }
+    hypervisor_->domain(name, [this, name](Result<io::DomainInfo> d) {
+        if (d) {
+            upsertDomain(*d);
+        } else if (d.error().code == std::errc::no_such_file_or_directory) {
+            forgetDomain(name);
+        } else {
+            log::warning("Cannot look up domain {DOMAIN}: {ERROR}", "DOMAIN", name, "ERROR",
+                         d.error().what);
+        }
+    });
+}
+
+std::optional<std::pair<std::string, std::string>> Manager::scopeOfPid(std::int32_t pid) const {
+    auto text = io::readFile(proc_.root() / std::to_string(pid) / "cgroup");
+    if (!text) {
+        return std::nullopt;
+    }
+    auto path = config::parseProcCgroup(*text);
+    if (!path) {
+        return std::nullopt;
+    }
+    auto u = config::unitOfCgroup(*path);
+    if (!u) {
+        return std::nullopt;
+    }
+    return std::make_pair(u->unit, u->path);
+}
+
+void Manager::upsertDomain(const io::DomainInfo& d) {
+    const std::string id = std::string(kVmPrefix) + d.name;
+    if (!core::validateWorkloadId(id)) {
+        return;
+    }
+    auto it = workloads_.find(id);
+    const bool isNew = it == workloads_.end();
+    ManagedWorkload m = isNew ? ManagedWorkload{} : it->second;
+    if (m.vm && m.vm->backend == VmBackend::Ganeti) {
+        return; // a Ganeti instance of the same name is that workload
+    }
+    const auto before = m.workload;
+    const std::string oldUnit = m.unit;
+    m.workload.id = id;
+    m.workload.kind = core::WorkloadKind::Vm;
+    if (!m.vm) {
+        m.vm = VmState{};
+    }
+    m.vm->backend = VmBackend::Libvirt;
+    m.vm->running = d.active;
+    m.vm->memory = d.maxMemory;
+    const Limit defaultLimit{core::saturatingAdd(d.maxMemory, config_.vm.limitOverhead)};
+    if (isNew || m.source != Source::Api) {
+        std::optional<config::VmMetadata> md;
+        if (!d.metadata.empty()) {
+            auto p = config::parseVmMetadata(d.metadata);
+            if (!p) {
+                log::warning("Ignoring the memqos metadata of domain {DOMAIN}: {ERROR}", "DOMAIN",
+                             d.name, "ERROR", p.error().what);
+            } else if (core::findClass(config_.classes, p->className) == nullptr) {
+                log::warning("Ignoring the memqos metadata of domain {DOMAIN}: class {CLASS} does "
+                             "not exist",
+                             "DOMAIN", d.name, "CLASS", p->className);
+            } else {
+                md = *p;
+            }
+        }
+        if (md) {
+            m.source = Source::Metadata;
+            m.workload.className = md->className;
+            m.workload.request = md->request.value_or(0);
+            m.workload.limit = md->limit ? *md->limit : defaultLimit;
+            m.workload.priority = md->priority.value_or(0);
+        } else if (const auto* r = ruleFor(id)) {
+            m.source = Source::Rule;
+            m.workload.className = r->className;
+            m.workload.request = r->request;
+            m.workload.limit = r->limit ? r->limit : defaultLimit;
+            m.workload.priority = r->priority;
+        } else {
+            m.source = Source::Default;
+            m.workload.className = config_.vm.defaultClass;
+            m.workload.request = 0;
+            m.workload.limit = defaultLimit;
+            m.workload.priority = 0;
+        }
+    }
+    if (d.active && d.pid > 0) {
+        if (auto scope = scopeOfPid(d.pid)) {
+            m.unit = scope->first;
+            m.cgroupPath = scope->second;
+        } else {
+            log::debug("No scope found for process {PID} of domain {DOMAIN}", "PID", d.pid,
+                       "DOMAIN", d.name);
+        }
+    } else if (!d.active) {
+        m.unit.clear();
+        m.cgroupPath.clear();
+        m.present = false;
+        m.vm->balloonActual.reset();
+        m.vm->balloonUsable.reset();
+        m.vm->balloonTarget.reset();
+        m.vm->balloonBaseline.reset();
+    }
+    if (!oldUnit.empty() && oldUnit != m.unit) {
+        applied_.erase(oldUnit);
+    }
+    if (m.unit != oldUnit) {
+        m.oomDue = true;
+    }
+    m.loaded = true;
+    auto tiers = tiersFor(m.workload);
+    if (!tiers) {
+        log::warning("Not managing {WORKLOAD}: {ERROR}", "WORKLOAD", id, "ERROR",
+                     tiers.error().what);
+        if (!isNew && m.source != Source::Api) {
+            workloads_.erase(id);
+        }
+        return;
+    }
+    m.tiers = *tiers;
+    if (isNew || before != m.workload || oldUnit != m.unit) {
+        log::info(m.unit.empty() ? "Managing {WORKLOAD} in class {CLASS} ({SOURCE}); not running"
+                                 : "Managing {WORKLOAD} in class {CLASS} ({SOURCE}), scope {UNIT}",
+                  "WORKLOAD", id, "CLASS", m.workload.className, "SOURCE", toString(m.source),
+                  "UNIT", m.unit, "REQUEST", m.workload.request, "LIMIT",
+                  limitToBus(m.workload.limit));
+    }
+    workloads_[id] = std::move(m);
+    reconcile();
+}
+
+void Manager::forgetDomain(const std::string& name) {
+    const std::string id = std::string(kVmPrefix) + name;
+    auto it = workloads_.find(id);
+    if (it == workloads_.end() || !it->second.vm ||
+        it->second.vm->backend != VmBackend::Libvirt) {
+        return;
+    }
+    applied_.erase(it->second.unit);
+    if (it->second.source == Source::Api) {
+        it->second.unit.clear();
+        it->second.cgroupPath.clear();
+        it->second.present = false;
+        it->second.vm->running = false;
+    } else {
+        log::info("{WORKLOAD} is gone; no longer managed", "WORKLOAD", id);
+        workloads_.erase(it);
+    }
+    reconcile();
+}
+
+void Manager::assignVm(const core::Workload& w, const core::Tiers& t, bool persist,
+                       Reply<std::string> reply) {
+    if (hypervisor_ == nullptr) {
+        reply(apiError("NotSupported", "cannot manage " + w.id +
+                                           ": libvirt is off ([VM] LibvirtURI is empty)"));
+        return;
+    }
+    const std::string name = domainOf(w.id);
+    hypervisor_->domain(name, [this, w, t, persist, name,
+                               reply = std::move(reply)](Result<io::DomainInfo> d) {
+        if (!d) {
+            reply(apiError(d.error().code == std::errc::no_such_file_or_directory ? "NoSuchUnit"
+                                                                                  : "Failed",
+                           "cannot manage " + w.id + ": " + d.error().what));
+            return;
+        }
+        auto apply = [this, w, persist, d = *d, reply] {
+            if (auto st = store_.save(io::Assignment{w, persist}); !st) {
+                reply(apiError("Failed", "cannot store the assignment: " + st.error().what));
+                return;
+            }
+            auto& m = workloads_[w.id];
+            m.workload = w;
+            m.persistent = persist;
+            m.source = Source::Api;
+            log::notice("Assigned {WORKLOAD} to class {CLASS}", "WORKLOAD", w.id, "CLASS",
+                        w.className, "REQUEST", w.request, "LIMIT", limitToBus(w.limit));
+            upsertDomain(d);
+            reply(w.id);
+        };
+        (void)t;
+        if (!persist || dryRun_) {
+            if (persist) {
+                log::notice("Dry run: would store memqos metadata and partition /memqos/{CLASS} "
+                            "in domain {DOMAIN}",
+                            "CLASS", w.className, "DOMAIN", name);
+            }
+            apply();
+            return;
+        }
+        // Persistent: the domain's own configuration says it too, so the next
+        // start lands in the class slice (<resource><partition>).
+        const config::VmMetadata md{w.className, w.request, w.limit, w.priority};
+        hypervisor_->place(name, config::formatVmMetadata(md), "/memqos/" + w.className,
+                           [w, name, apply, reply](Status st) {
+                               if (!st) {
+                                   reply(apiError("Failed", "libvirt refused the metadata of " +
+                                                                name + ": " + st.error().what));
+                                   return;
+                               }
+                               log::info("Stored memqos metadata and partition /memqos/{CLASS} "
+                                         "in domain {DOMAIN}",
+                                         "CLASS", w.className, "DOMAIN", name);
+                               apply();
+                           });
+    });
+}
+
+void Manager::shrinkBalloons(const std::string& className, TimePoint now) {
+    for (auto& [id, m] : workloads_) {
+        if (!m.vm || !m.vm->running || m.workload.className != className || m.vm->balloonBusy ||
+            m.vm->backend != VmBackend::Libvirt || hypervisor_ == nullptr) {
+            continue;
+        }
+        if (m.vm->balloonMovedAt && now < *m.vm->balloonMovedAt + kBalloonGap) {
+            continue;
+        }
+        m.vm->balloonBusy = true;
+        hypervisor_->balloonStats(domainOf(id), [this, id = id, now](Result<io::BalloonStats> s) {
+            auto it = workloads_.find(id);
+            if (it == workloads_.end() || !it->second.vm) {
+                return;
+            }
+            auto& vm = *it->second.vm;
+            vm.balloonBusy = false;
+            if (!s || !s->actual) {
+                log::debug("No balloon statistics for {WORKLOAD}: {ERROR}", "WORKLOAD", id,
+                           "ERROR", s ? "the guest reports no balloon" : s.error().what);
+                return;
+            }
+            vm.balloonActual = s->actual;
+            vm.balloonUsable = s->usable;
+            const Bytes request = it->second.workload.request;
+            const Bytes actual = *s->actual;
+            // Never below the request; per move at most a step of the VM's
+            // memory, and no more than the guest has usable (more would make
+            // it swap). Without a usable figure, a step.
+            const Bytes step = std::max<Bytes>(
+                kMiB, vm.memory / kPermyriadOne * static_cast<Bytes>(kBalloonStep));
+            Bytes give = step;
+            if (s->usable) {
+                give = std::min(give, *s->usable / 2);
+            }
+            const Bytes floor = std::max(request, std::min<Bytes>(actual, 64 * kMiB));
+            if (actual <= floor || give < kMiB) {
+                return;
+            }
+            const Bytes target = std::max(floor, actual - give);
+            if (!vm.balloonBaseline) {
+                vm.balloonBaseline = actual;
+            }
+            moveBalloon(id, target,
+                        "pressure level " + std::to_string(pressure_.level) + ", usable " +
+                            (s->usable ? core::formatBytes(*s->usable) : std::string("unknown")),
+                        now);
+        });
+    }
+}
+
+void Manager::restoreBalloons(TimePoint now) {
+    for (auto& [id, m] : workloads_) {
+        if (!m.vm || !m.vm->running || !m.vm->balloonBaseline || m.vm->balloonBusy) {
+            continue;
+        }
+        if (m.vm->balloonMovedAt && now < *m.vm->balloonMovedAt + kBalloonGap) {
+            continue;
+        }
+        const Bytes current = m.vm->balloonTarget.value_or(m.vm->balloonActual.value_or(0));
+        const Bytes baseline = *m.vm->balloonBaseline;
+        if (current >= baseline) {
+            m.vm->balloonBaseline.reset();
+            continue;
+        }
+        const Bytes step = std::max<Bytes>(
+            kMiB, m.vm->memory / kPermyriadOne * static_cast<Bytes>(kBalloonStep));
+        const Bytes target = std::min(baseline, core::saturatingAdd(current, step));
+        moveBalloon(id, target, "pressure is back at level 0", now);
+    }
+}
+
+void Manager::moveBalloon(const std::string& id, Bytes target, const std::string& why,
+                          TimePoint now) {
+    auto it = workloads_.find(id);
+    if (it == workloads_.end() || !it->second.vm || hypervisor_ == nullptr) {
+        return;
+    }
+    auto& vm = *it->second.vm;
+    const Bytes from = vm.balloonTarget.value_or(vm.balloonActual.value_or(0));
+    vm.balloonMovedAt = now;
+    if (dryRun_) {
+        log::notice("Would move the balloon of {WORKLOAD} from {FROM} to {TARGET} (dry run): "
+                    "{WHY}",
+                    "WORKLOAD", id, "FROM", core::formatBytes(from), "TARGET",
+                    core::formatBytes(target), "WHY", why, "MESSAGE_ID",
+                    log::kMessagePressureAction);
+        if (target >= vm.balloonBaseline.value_or(0)) {
+            vm.balloonBaseline.reset();
+        }
+        return;
+    }
+    vm.balloonBusy = true;
+    hypervisor_->setBalloon(domainOf(id), target, [this, id, from, target, why](Status st) {
+        auto w = workloads_.find(id);
+        if (w == workloads_.end() || !w->second.vm) {
+            return;
+        }
+        auto& v = *w->second.vm;
+        v.balloonBusy = false;
+        if (!st) {
+            log::warning("Cannot move the balloon of {WORKLOAD}: {ERROR}", "WORKLOAD", id,
+                         "ERROR", st.error().what);
+            return;
+        }
+        v.balloonTarget = target;
+        if (v.balloonBaseline && target >= *v.balloonBaseline) {
+            v.balloonBaseline.reset();
+            v.balloonTarget.reset(); // back where it was: nothing of memqos's is left
+        }
+        ++actionCounts_["balloon"];
+        log::notice("Moved the balloon of {WORKLOAD} from {FROM} to {TARGET}: {WHY}", "WORKLOAD",
+                    id, "FROM", core::formatBytes(from), "TARGET", core::formatBytes(target),
+                    "WHY", why, "BALLOON_TARGET", target, "MESSAGE_ID",
+                    log::kMessagePressureAction);
+        if (listener_ != nullptr) {
+            listener_->workloadChanged(id);
+        }
+    });
+}
+
+} // namespace memqos::daemon
