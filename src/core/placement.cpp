@@ -225,7 +225,7 @@ std::vector<Finding> verifyPlacement(const PlacementInput& in, Bytes protectedMi
     }
     if (protectedMin > available) {
         out.push_back({"error", "protection-exceeds-available",
-                       "protected memory.min " + formatBytes(protectedMin) + " exceeds available " +
+                       "protected memory (VMs' memory.min and memory.low) " + formatBytes(protectedMin) + " exceeds available " +
                            formatBytes(available) + ": the kernel cannot honour every protection"});
     }
     if (in.swapTotal < swapNeeded) {

@@ -18,6 +18,13 @@ constexpr std::string_view kVmPrefix = "vm:";
 
 std::string domainOf(const std::string& id) { return id.substr(kVmPrefix.size()); }
 
+// One balloon move: Manager::kBalloonStep of the VM's memory, at least 1 MiB.
+Bytes balloonStep(Bytes memory) {
+    return std::max<Bytes>(kMiB, memory / kPermyriadOne * Manager::kBalloonStep +
+                                     memory % kPermyriadOne * Manager::kBalloonStep /
+                                         kPermyriadOne);
+}
+
 } // namespace
 
 std::string_view toString(Source s) {
@@ -73,6 +80,13 @@ void Manager::discoverDomains() {
             log::warning("Cannot list libvirt's domains: {ERROR}", "ERROR",
                          domains.error().what);
             return;
+        }
+        // After a (re)connect the tiers are sent again: a libvirtd restart
+        // may have re-created scopes, or someone changed them meanwhile.
+        for (const auto& [id, m] : workloads_) {
+            if (m.vm && m.vm->backend == VmBackend::Libvirt && !m.unit.empty()) {
+                applied_.erase(m.unit);
+            }
         }
         std::set<std::string> seen;
         for (const auto& d : *domains) {
@@ -334,8 +348,7 @@ void Manager::shrinkBalloons(const std::string& className, TimePoint now) {
             // Never below the request; per move at most a step of the VM's
             // memory, and no more than the guest has usable (more would make
             // it swap). Without a usable figure, a step.
-            const Bytes step = std::max<Bytes>(
-                kMiB, vm.memory / kPermyriadOne * static_cast<Bytes>(kBalloonStep));
+            const Bytes step = balloonStep(vm.memory);
             Bytes give = step;
             if (s->usable) {
                 give = std::min(give, *s->usable / 2);
@@ -344,7 +357,8 @@ void Manager::shrinkBalloons(const std::string& className, TimePoint now) {
             if (actual <= floor || give < kMiB) {
                 return;
             }
-            const Bytes target = std::max(floor, actual - give);
+            // Whole MiB, as Ganeti's and virsh's balloon commands take it.
+            const Bytes target = std::max(floor, (actual - give) / kMiB * kMiB);
             if (!vm.balloonBaseline) {
                 vm.balloonBaseline = actual;
             }
@@ -370,8 +384,7 @@ void Manager::restoreBalloons(TimePoint now) {
             m.vm->balloonBaseline.reset();
             continue;
         }
-        const Bytes step = std::max<Bytes>(
-            kMiB, m.vm->memory / kPermyriadOne * static_cast<Bytes>(kBalloonStep));
+        const Bytes step = balloonStep(m.vm->memory);
         const Bytes target = std::min(baseline, core::saturatingAdd(current, step));
         moveBalloon(id, target, "pressure is back at level 0", now);
     }

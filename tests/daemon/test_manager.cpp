@@ -712,3 +712,273 @@ TEST(TickDurations, QuantilesByNearestRankOverTheLastWindow) {
 }
 
 } // namespace
+
+// --- VMs: libvirt domains as workloads (issue 10) ---
+
+namespace {
+
+// libvirt as a map of domains; calls are answered at flush().
+class FakeHypervisor : public io::Hypervisor {
+public:
+    std::map<std::string, io::DomainInfo> domains;
+    std::map<std::string, io::BalloonStats> stats;
+    std::vector<std::pair<std::string, Bytes>> balloonCalls;
+    std::vector<std::string> destroyCalls;
+    std::vector<std::tuple<std::string, std::string, std::string>> placeCalls;
+    Events events;
+
+    void start(Events e) override {
+        events = std::move(e);
+        post([this] { events.connected(); });
+    }
+    bool connected() const override { return true; }
+    void listDomains(Then<std::vector<io::DomainInfo>> then) override {
+        post([this, then] {
+            std::vector<io::DomainInfo> v;
+            for (const auto& [n, d] : domains) {
+                v.push_back(d);
+            }
+            then(v);
+        });
+    }
+    void domain(const std::string& name, Then<io::DomainInfo> then) override {
+        post([this, name, then] {
+            auto it = domains.find(name);
+            if (it == domains.end()) {
+                then(makeError(std::errc::no_such_file_or_directory, "no domain " + name));
+            } else {
+                then(it->second);
+            }
+        });
+    }
+    void balloonStats(const std::string& name, Then<io::BalloonStats> then) override {
+        post([this, name, then] { then(stats[name]); });
+    }
+    void setBalloon(const std::string& name, Bytes target, Done done) override {
+        balloonCalls.emplace_back(name, target);
+        post([this, name, target, done] {
+            stats[name].actual = target;
+            done(okStatus());
+        });
+    }
+    void destroy(const std::string& name, Done done) override {
+        destroyCalls.push_back(name);
+        post([this, name, done] {
+            domains[name].active = false;
+            done(okStatus());
+        });
+    }
+    void place(const std::string& name, const std::string& metadata, const std::string& partition,
+               Done done) override {
+        placeCalls.emplace_back(name, metadata, partition);
+        post([this, name, metadata, done] {
+            domains[name].metadata = metadata;
+            done(okStatus());
+        });
+    }
+    // Runs queued answers (and those they queue) until none is left.
+    void flush() {
+        while (!queue_.empty()) {
+            auto f = std::move(queue_.front());
+            queue_.erase(queue_.begin());
+            f();
+        }
+    }
+
+private:
+    void post(std::function<void()> f) { queue_.push_back(std::move(f)); }
+    std::vector<std::function<void()>> queue_;
+};
+
+class VmTest : public PressureTest {
+protected:
+    static constexpr const char* kScope = "machine-qemu\\x2d1\\x2dweb.scope";
+
+    void SetUp() override {
+        PressureTest::SetUp();
+        // Domain "web": 1 GiB, qemu pid 5001 in its machine scope.
+        const fs::path scope = dir_ / "cgroup/machine.slice" / kScope;
+        cgroupFiles(scope, 700 * kMiB, "5001\n");
+        writeFile(scope / "memory.oom.group", "0\n");
+        writeFile(dir_ / "proc/5001/cgroup",
+                  std::string("0::/machine.slice/") + kScope + "/libvirt/emulator\n");
+        writeFile(dir_ / "proc/5001/oom_score_adj", "0\n");
+        io::DomainInfo d;
+        d.name = "web";
+        d.active = true;
+        d.id = 1;
+        d.pid = 5001;
+        d.maxMemory = 1 * kGiB;
+        d.memory = 1 * kGiB;
+        d.persistent = true;
+        hv_.domains["web"] = d;
+    }
+
+    std::unique_ptr<Manager> makeVmManager(bool dryRun = false) {
+        auto m = std::make_unique<Manager>(
+            config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
+            instances_, *events_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"),
+            dryRun);
+        m->setListener(&listener_);
+        m->setHypervisor(&hv_);
+        m->start([](Status st) { EXPECT_TRUE(st.ok()); });
+        flush();
+        return m;
+    }
+    void flush() {
+        for (int i = 0; i < 5; ++i) {
+            systemd_.flush();
+            hv_.flush();
+        }
+    }
+    void vmTick(Manager& m, int seconds) {
+        m.tick(TimePoint(std::chrono::seconds(seconds)));
+        flush();
+    }
+    ApiResult<std::string> assignVm(Manager& m, const std::string& id, const std::string& cls,
+                                    Bytes request, Bytes limit, bool persist) {
+        std::optional<ApiResult<std::string>> out;
+        m.assign(id, cls, request, limit, persist, [&](ApiResult<std::string> r) { out = r; });
+        flush();
+        EXPECT_TRUE(out.has_value()) << "no reply";
+        return out.value_or(daemon::apiError("NoReply", ""));
+    }
+
+    FakeHypervisor hv_;
+};
+
+TEST_F(VmTest, DomainWithoutMetadataIsInTheDefaultClassWithTiersOnItsScope) {
+    auto m = makeVmManager();
+    ASSERT_TRUE(m->workloads().contains("vm:web"));
+    const auto& w = m->workloads().at("vm:web");
+    EXPECT_EQ(w.workload.className, "shared");
+    EXPECT_EQ(w.source, daemon::Source::Default);
+    EXPECT_EQ(w.unit, kScope);
+    EXPECT_EQ(w.cgroupPath, std::string("machine.slice/") + kScope);
+    const auto* p = systemd_.lastSet(kScope);
+    ASSERT_NE(p, nullptr) << "no tiers on the domain's scope";
+    // limit = <memory> 1 GiB + [VM] LimitOverhead 256 MiB; no request.
+    EXPECT_EQ(p->memoryMax, std::optional<Limit>(Limit(1 * kGiB + 256 * kMiB)));
+    EXPECT_EQ(p->memoryLow, std::optional<Bytes>(0));
+}
+
+TEST_F(VmTest, MetadataPlacesTheDomainAndTheSliceGetsTheSum) {
+    hv_.domains["web"].metadata =
+        "<memqos:workload xmlns:memqos=\"https://memqos.org/xmlns/workload/1\" "
+        "class=\"dedicated\" request=\"512M\" limit=\"768M\"/>";
+    auto m = makeVmManager();
+    const auto& w = m->workloads().at("vm:web");
+    EXPECT_EQ(w.workload.className, "dedicated");
+    EXPECT_EQ(w.source, daemon::Source::Metadata);
+    const auto* p = systemd_.lastSet(kScope);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->memoryMin, std::optional<Bytes>(512 * kMiB));
+    EXPECT_EQ(p->memoryMax, std::optional<Limit>(Limit(768 * kMiB)));
+    const auto* slice = systemd_.lastSet("machine.slice");
+    ASSERT_NE(slice, nullptr) << "machine.slice got no protection sum";
+    EXPECT_EQ(slice->memoryMin, std::optional<Bytes>(512 * kMiB));
+}
+
+TEST_F(VmTest, AssignPersistStoresMetadataAndPartitionAndUnassignTakesThemBack) {
+    auto m = makeVmManager();
+    auto r = assignVm(*m, "vm:web", "reclaimed", 256 * kMiB, 1 * kGiB, true);
+    ASSERT_TRUE(r.ok()) << r.error().name << ": " << r.error().message;
+    ASSERT_EQ(hv_.placeCalls.size(), 1U);
+    EXPECT_EQ(std::get<2>(hv_.placeCalls[0]), "/memqos/reclaimed");
+    EXPECT_NE(std::get<1>(hv_.placeCalls[0]).find("class=\"reclaimed\""), std::string::npos);
+    EXPECT_EQ(m->workloads().at("vm:web").source, daemon::Source::Api);
+    EXPECT_EQ(systemd_.lastSet(kScope)->memoryMax, std::optional<Limit>(Limit(1 * kGiB)));
+
+    std::optional<ApiResult<daemon::Done>> un;
+    m->unassign("vm:web", [&](ApiResult<daemon::Done> x) { un = x; });
+    flush();
+    ASSERT_TRUE(un && un->ok());
+    ASSERT_EQ(hv_.placeCalls.size(), 2U);
+    EXPECT_EQ(std::get<1>(hv_.placeCalls[1]), "");
+    EXPECT_EQ(std::get<2>(hv_.placeCalls[1]), "/machine");
+    // Back in the default class.
+    EXPECT_EQ(m->workloads().at("vm:web").source, daemon::Source::Default);
+}
+
+TEST_F(VmTest, AssignOfAnUnknownDomainIsRefused) {
+    auto m = makeVmManager();
+    auto r = assignVm(*m, "vm:nope", "shared", 0, 1 * kGiB, false);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().name, "org.memqos1.Error.NoSuchUnit");
+    EXPECT_TRUE(hv_.placeCalls.empty());
+}
+
+TEST_F(VmTest, LevelThreeDestroysAReclaimedVmThroughLibvirt) {
+    auto m = makeVmManager();
+    ASSERT_TRUE(assignVm(*m, "vm:web", "reclaimed", 0, 2 * kGiB, false).ok());
+    // batch.service (600 MiB) would be the unit victim; the VM uses more.
+    ASSERT_TRUE(assign(*m, "batch.service", "reclaimed", 0, kNoLimit).ok());
+    setPsi(60, 50);
+    vmTick(*m, 0);
+    vmTick(*m, 10);
+    ASSERT_EQ(m->pressureLevel(), 3U);
+    ASSERT_EQ(hv_.destroyCalls.size(), 1U);
+    EXPECT_EQ(hv_.destroyCalls[0], "web");
+    EXPECT_TRUE(systemd_.killCalls.empty()) << "a VM is not killed with KillUnit";
+    ASSERT_EQ(m->kills().size(), 1U);
+    EXPECT_EQ(m->kills()[0].id, "vm:web");
+}
+
+TEST_F(VmTest, LevelTwoShrinksTheBalloonTowardTheRequestAndGivesItBack) {
+    auto m = makeVmManager();
+    ASSERT_TRUE(assignVm(*m, "vm:web", "reclaimed", 512 * kMiB, 2 * kGiB, false).ok());
+    hv_.stats["web"] = io::BalloonStats{1 * kGiB, 900 * kMiB, 700 * kMiB};
+    setPsi(30, 10); // level 2 signals (some 25 %, full 5 %), below level 3's
+    int t = 0;
+    for (; t <= 60 && m->pressureLevel() < 2; t += 1) {
+        vmTick(*m, t);
+    }
+    ASSERT_EQ(m->pressureLevel(), 2U);
+    for (int i = 0; i < 40; ++i, ++t) {
+        vmTick(*m, t);
+    }
+    ASSERT_FALSE(hv_.balloonCalls.empty());
+    EXPECT_EQ(hv_.balloonCalls.front().second, 768 * kMiB); // a 25 % step of 1 GiB
+    for (const auto& [name, target] : hv_.balloonCalls) {
+        EXPECT_GE(target, 512 * kMiB) << "below the request";
+    }
+    EXPECT_EQ(hv_.stats["web"].actual, std::optional<Bytes>(512 * kMiB));
+    EXPECT_EQ(m->workloads().at("vm:web").vm->balloonTarget, std::optional<Bytes>(512 * kMiB));
+    const auto shrinks = hv_.balloonCalls.size();
+
+    setPsi(0, 0);
+    for (int i = 0; i < 120 && m->pressureLevel() > 0; ++i, ++t) {
+        vmTick(*m, t);
+    }
+    ASSERT_EQ(m->pressureLevel(), 0U);
+    for (int i = 0; i < 30; ++i, ++t) {
+        vmTick(*m, t);
+    }
+    ASSERT_GT(hv_.balloonCalls.size(), shrinks);
+    EXPECT_EQ(hv_.balloonCalls.back().second, 1 * kGiB) << "not given back to where it was";
+    EXPECT_FALSE(m->workloads().at("vm:web").vm->balloonTarget) << "memqos still holds it";
+}
+
+TEST_F(VmTest, VerifyCountsVmProtection) {
+    auto m = makeVmManager();
+    // 8 GiB − 1 GiB NodeReserved − 64 MiB of nginx = less than 7.5 GiB.
+    ASSERT_TRUE(assign(*m, "nginx.service", "dedicated", 64 * kMiB, 64 * kMiB).ok());
+    hv_.domains["web"].maxMemory = 8 * kGiB;
+    ASSERT_TRUE(assignVm(*m, "vm:web", "dedicated", 7 * kGiB + 512 * kMiB, 8 * kGiB, false).ok());
+    bool found = false;
+    for (const auto& f : m->verify()) {
+        found = found || f.code == "protection-exceeds-available";
+    }
+    EXPECT_TRUE(found) << "the VM's memory.min was not counted";
+}
+
+TEST_F(VmTest, UndefinedDomainIsForgotten) {
+    auto m = makeVmManager();
+    ASSERT_TRUE(m->workloads().contains("vm:web"));
+    hv_.domains.erase("web");
+    hv_.events.lifecycle("web", io::DomainEvent::Undefined);
+    flush();
+    EXPECT_FALSE(m->workloads().contains("vm:web"));
+}
+
+} // namespace

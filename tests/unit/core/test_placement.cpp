@@ -327,7 +327,7 @@ TEST(CorePlacement, FindingMessagesCarryNumbers) {
     ASSERT_EQ(findings.size(), 5U);
     EXPECT_EQ(findings[0],
               (Finding{"error", "protection-exceeds-available",
-                       "protected memory.min 8.0 GiB exceeds available 7.0 GiB: the kernel cannot "
+                       "protected memory (VMs' memory.min and memory.low) 8.0 GiB exceeds available 7.0 GiB: the kernel cannot "
                        "honour every protection"}));
     EXPECT_EQ(
         findings[1],
