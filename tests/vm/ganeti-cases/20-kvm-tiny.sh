@@ -1,0 +1,182 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The test bed for Ganeti KVM instances as workloads (no memqosd involved): a
+# diskless Ganeti 3.0 instance of the kvm hypervisor runs under TCG
+# (kvm_flag=disabled, kvm_path=qemu-system-x86_64: Debian's /usr/bin/kvm
+# forces -enable-kvm), booting the image's kernel and tiny-initrd.img (see
+# tests/vm/README.md, "Tiny nested guests"), without NICs. Asserts: its QEMU
+# has Ganeti's pidfile and runs in ganeti.service's cgroup (Ganeti's daemons
+# are moved under the SysV-generated ganeti.service first, as on a node booted
+# with them); the HMP monitor socket answers `info balloon`, and `balloon N`
+# moves the guest's balloon. Prints MEASURE: lines.
+#   tests/vm/run --flavour ganeti --deb DEB --mem 3072 --timeout 1200 --suite tests/vm/ganeti-cases
+set -euo pipefail
+. "$(dirname "$0")/lib-ganeti.bash"
+
+ok() { echo "ok: $*"; }
+ms() { echo $(($(date +%s%N) / 1000000)); }
+secs() { # FROM_MS -> "S.SSS"
+    local d=$(($(ms) - $1))
+    printf '%d.%03d' $((d / 1000)) $((d % 1000))
+}
+
+INST=inst7.example.test
+KVMDIR=/var/run/ganeti/kvm-hypervisor
+PIDFILE=$KVMDIR/pid/$INST
+MONITOR=$KVMDIR/ctrl/$INST.monitor
+SERIAL=$KVMDIR/ctrl/$INST.serial
+INITRD=/usr/local/share/memqos-test/tiny-initrd.img
+KERNEL=$(find /boot -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n1)
+SERIAL_LOG=/var/log/memqos-tiny/ganeti-$INST.log
+MEM=256 TARGET=160
+
+[[ -n $KERNEL && -r $INITRD ]] ||
+    gnt_fail "no /boot/vmlinuz-* or $INITRD in the image (old image? rebuild: tests/vm/build-image --flavour ganeti)"
+
+reader_pid=''
+cleanup() {
+    if [[ -n $reader_pid ]]; then kill "$reader_pid" 2>/dev/null || true; fi
+    if gnt-instance list --no-headers -o name "$INST" >/dev/null 2>&1; then
+        gnt-instance remove -f --shutdown-timeout=0 "$INST" >/dev/null 2>&1 || true
+    fi
+}
+trap cleanup EXIT
+
+# hmp COMMAND: run one HMP command on the instance's monitor socket, print
+# its answer (without the echo and the prompt).
+hmp() {
+    python3 - "$MONITOR" "$1" <<'PY'
+import re, socket, sys
+path, cmd = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(60)
+s.connect(path)
+def until_prompt():
+    buf = b""
+    while not buf.endswith(b"(qemu) "):
+        d = s.recv(4096)
+        if not d:
+            break
+        buf += d
+    return buf
+until_prompt()
+s.sendall(cmd.encode() + b"\n")
+out = until_prompt().decode(errors="replace")
+out = re.sub(r"\x1b\[[0-9;]*[A-Za-z]|\x1b[A-Za-z]", "", out)  # readline's echo
+lines = [l.strip() for l in out.replace("\r", "\n").split("\n")]
+print("\n".join(l for l in lines if l and l != "(qemu)" and not l.startswith(cmd) and cmd not in l))
+PY
+}
+balloon_actual() { hmp "info balloon" | sed -n 's/.*actual=\([0-9]*\).*/\1/p'; }
+cgroup_of() { sed -n 's/^0:://p' "/proc/$1/cgroup"; }
+
+ganeti_cluster_up
+
+# Ganeti's daemons under ganeti.service (the SysV-generated unit; the image
+# masks it because there is no cluster at boot). gnt-cluster init started
+# them from this case, i.e. in the autorun's cgroup.
+noded_cg() { cgroup_of "$(cat /var/run/ganeti/ganeti-noded.pid)"; }
+if [[ $(noded_cg) != /system.slice/ganeti.service ]]; then
+    t0=$(ms)
+    /usr/lib/ganeti/daemon-util stop-all || gnt_fail "daemon-util stop-all failed"
+    systemctl unmask ganeti.service >/dev/null 2>&1 || true
+    systemctl daemon-reload
+    systemctl start ganeti.service ||
+        gnt_fail "systemctl start ganeti.service failed: $(systemctl status --no-pager ganeti.service 2>&1 | tail -n 20)"
+    end=$((SECONDS + 120))
+    until gnt-cluster getmaster >/dev/null 2>&1; do
+        ((SECONDS < end)) || { _gnt_logs_tail 30; gnt_fail "the master does not answer 120 s after starting ganeti.service"; }
+        sleep 0.5
+    done
+    echo "MEASURE: ganeti: daemons restarted under ganeti.service in $(secs "$t0") s"
+fi
+[[ $(noded_cg) == /system.slice/ganeti.service ]] || gnt_fail "ganeti-noded is in '$(noded_cg)', not ganeti.service"
+ok "Ganeti's daemons run in /system.slice/ganeti.service"
+
+# Enable the kvm hypervisor (fake stays the default) with TCG-friendly params.
+t0=$(ms)
+gnt-cluster modify --enabled-hypervisors=fake,kvm \
+    -H "kvm:kvm_path=/usr/bin/qemu-system-x86_64,kvm_flag=disabled,kernel_path=$KERNEL,initrd_path=$INITRD,kernel_args=ro quiet,serial_console=true" ||
+    gnt_fail "gnt-cluster modify --enabled-hypervisors=fake,kvm failed"
+echo "MEASURE: ganeti: gnt-cluster modify (enable kvm) $(secs "$t0") s"
+gnt-cluster info | sed -n '/^ *kvm:/,/^ *[a-z]*:$/p' | grep -E 'kvm_path|kvm_flag|kernel_path|initrd_path|serial_console|kernel_args' | sed 's/^/  /' || true
+
+t0=$(ms)
+ganeti_add "${INST%%.*}" "${MEM}M" "${MEM}M" -H kvm --no-nics --ignore-ipolicy ||
+    { _gnt_logs_tail 40; gnt_fail "gnt-instance add of a kvm instance failed (output and log tails above)"; }
+echo "MEASURE: ganeti: gnt-instance add (kvm, diskless, started) $(secs "$t0") s"
+
+# Follow the serial console (a unix socket server; output before a client
+# connects is lost, the kernel is quiet until the marker).
+mkdir -p "${SERIAL_LOG%/*}"
+: >"$SERIAL_LOG"
+python3 - "$SERIAL" "$SERIAL_LOG" <<'PY' &
+import socket, sys, time
+path, log = sys.argv[1], sys.argv[2]
+for _ in range(600):
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        break
+    except OSError:
+        time.sleep(0.1)
+with open(log, "ab", buffering=0) as f:
+    while True:
+        d = s.recv(4096)
+        if not d:
+            break
+        f.write(d)
+PY
+reader_pid=$!
+
+[[ -s $PIDFILE ]] || gnt_fail "no pidfile $PIDFILE"
+pid=$(cat "$PIDFILE")
+[[ -d /proc/$pid ]] || gnt_fail "pid $pid of $PIDFILE does not run"
+exe=$(readlink "/proc/$pid/exe")
+[[ $exe == /usr/bin/qemu-system-x86_64 ]] || gnt_fail "pid $pid is '$exe', expected QEMU"
+tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "-pidfile $PIDFILE" ||
+    gnt_fail "QEMU pid $pid has no '-pidfile $PIDFILE': $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+ok "QEMU of $INST: pid $pid from $PIDFILE"
+echo "  cmdline: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+cg=$(cgroup_of "$pid")
+[[ $cg == /system.slice/ganeti.service ]] ||
+    gnt_fail "QEMU of $INST is in '$cg', expected /system.slice/ganeti.service (ganeti-noded's)"
+ok "QEMU of $INST in $cg"
+status=$(gnt-instance list --no-headers -o status "$INST")
+[[ $status == running ]] || gnt_fail "gnt-instance list says '$status', expected running"
+ok "gnt-instance list: $INST running"
+
+[[ -S $MONITOR ]] || gnt_fail "no monitor socket $MONITOR"
+t0=$(ms)
+answer=$(hmp "info balloon") || gnt_fail "the HMP monitor $MONITOR does not answer"
+[[ $answer == *"actual=$MEM"* ]] || gnt_fail "info balloon says '$answer', expected actual=$MEM"
+ok "HMP $MONITOR: info balloon -> $answer ($(secs "$t0") s)"
+
+# The guest: the console marker, then the balloon really moves.
+t_up=$(ms)
+end=$((SECONDS + 400))
+until grep -q 'memqos-tiny: up' "$SERIAL_LOG"; do
+    ((SECONDS < end)) || { tail -n 20 "$SERIAL_LOG" >&2; gnt_fail "no 'memqos-tiny: up' on the serial console of $INST after 400 s"; }
+    [[ -d /proc/$pid ]] || gnt_fail "QEMU of $INST ended before the marker"
+    sleep 0.5
+done
+echo "MEASURE: ganeti: kvm instance start (add returned) to console marker $(secs "$t_up") s"
+marker=$(grep -m1 'memqos-tiny: up' "$SERIAL_LOG")
+ok "$INST is up: $marker"
+[[ $marker == *balloon=yes* ]] || gnt_fail "$INST has no virtio balloon driver bound: '$marker'"
+
+t0=$(ms)
+hmp "balloon $TARGET" >/dev/null
+end=$((SECONDS + 180))
+until a=$(balloon_actual) && [[ -n $a ]] && ((a <= TARGET + 1)); do
+    ((SECONDS < end)) || gnt_fail "balloon actual is '$a' MiB 180 s after 'balloon $TARGET'"
+    sleep 0.5
+done
+echo "MEASURE: ganeti: HMP balloon ${MEM} -> ${TARGET} MiB, actual moved in $(secs "$t0") s"
+ok "info balloon: actual=$a after 'balloon $TARGET'"
+
+t0=$(ms)
+gnt-instance remove -f --shutdown-timeout=0 "$INST" || gnt_fail "gnt-instance remove failed"
+echo "MEASURE: ganeti: gnt-instance remove (kvm) $(secs "$t0") s"
+[[ ! -d /proc/$pid ]] || gnt_fail "QEMU pid $pid still runs after gnt-instance remove"
+ok "gnt-instance remove ended QEMU"
