@@ -162,6 +162,7 @@ void Manager::start(std::function<void(Status)> ready) {
             }
             refreshAllThenReconcile();
             startHypervisor();
+            scanGanetiInstances();
             ready(okStatus());
         });
     });
@@ -384,6 +385,21 @@ void Manager::onUnitStarted(const std::string& unit) {
 }
 
 void Manager::onUnitRemoved(const std::string& unit) {
+    if (unit.ends_with(".scope")) {
+        // A VM's scope (its qemu ended): the VM stays known, not running.
+        for (auto& [id, m] : workloads_) {
+            if (m.vm && m.unit == unit) {
+                applied_.erase(unit);
+                m.unit.clear();
+                m.cgroupPath.clear();
+                m.present = false;
+                m.vm->running = false;
+                m.vm->pid = 0;
+                reconcile();
+                return;
+            }
+        }
+    }
     auto it = workloads_.find(unit);
     if (it == workloads_.end()) {
         return;
@@ -472,7 +488,11 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
         return;
     }
     if (v.value().kind == core::WorkloadKind::Vm) {
-        assignVm(v.value(), *tiers, persist, std::move(reply));
+        if (isGanetiInstance(id.substr(3))) {
+            assignGaneti(v.value(), persist, std::move(reply));
+        } else {
+            assignVm(v.value(), *tiers, persist, std::move(reply));
+        }
         return;
     }
     systemd_.getUnit(id, [this, w = v.value(), t = *tiers, persist,
@@ -724,7 +744,9 @@ std::vector<core::Finding> Manager::verify() const {
             cov.push_back(c);
         }
     }
-    return core::verifyPlacement(in, protectedMin, cov);
+    auto findings = core::verifyPlacement(in, protectedMin, cov);
+    ganetiFindings(findings);
+    return findings;
 }
 
 ApiResult<Done> Manager::recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory,
@@ -753,6 +775,7 @@ ApiResult<Done> Manager::recordInstance(const std::string& name, Bytes minMemory
                     std::to_string(minMemory), "STATE", up ? "up" : "down");
     }
     instances_[name] = record;
+    adoptInstance(name); // up: into its scope; down: no longer running
     return Done{};
 }
 
@@ -768,6 +791,7 @@ ApiResult<Done> Manager::forgetInstance(const std::string& name) {
     }
     instances_.erase(name);
     log::notice("Instance {INSTANCE} forgotten", "INSTANCE", name);
+    adoptInstance(name);
     return Done{};
 }
 
@@ -794,6 +818,9 @@ ApiResult<Done> Manager::reload() {
 
 void Manager::tick(TimePoint now) {
     const auto started = std::chrono::steady_clock::now();
+    if (++ticks_ % kSweepTicks == 0) {
+        scanGanetiInstances(); // instances started while no hook told us
+    }
     sampleSystem();
     sampleWorkloads();
     core::Snapshot snap;
@@ -815,6 +842,7 @@ void Manager::tick(TimePoint now) {
     for (const auto& [id, m] : workloads_) {
         core::WorkloadSample ws;
         ws.workload = m.workload;
+        ws.neverKill = m.vm && m.vm->backend == VmBackend::Ganeti;
         if (!m.cgroupPath.empty() && m.present) {
             core::CgroupSample cg;
             cg.path = m.cgroupPath;

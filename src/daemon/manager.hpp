@@ -15,6 +15,7 @@
 #include "memqos/core/tiers.hpp"
 #include "memqos/io/cgroupfs.hpp"
 #include "memqos/io/event_store.hpp"
+#include "memqos/io/ganeti_kvm.hpp"
 #include "memqos/io/hypervisor.hpp"
 #include "memqos/io/kernel_knobs.hpp"
 #include "memqos/io/procfs.hpp"
@@ -56,6 +57,8 @@ struct VmState {
     std::optional<Bytes> balloonBaseline;
     std::optional<TimePoint> balloonMovedAt;
     bool balloonBusy = false; // a stats read or move is on its way
+    std::int32_t pid = 0;      // Ganeti: the qemu adopted (or being adopted)
+    bool adopting = false;     // Ganeti: StartTransientUnit on its way
 };
 
 struct ManagedWorkload {
@@ -119,6 +122,8 @@ public:
     void setListener(Listener* listener) { listener_ = listener; }
     // libvirt (nullptr: no libvirt; [VM] LibvirtURI=""). Set before start().
     void setHypervisor(io::Hypervisor* hypervisor) { hypervisor_ = hypervisor; }
+    // Ganeti's KVM hypervisor (nullptr: not a Ganeti node). Set before start().
+    void setGanetiKvm(io::GanetiKvm* kvm) { ganeti_ = kvm; }
 
     // A balloon is moved at most this often per VM, by at most
     // kBalloonStep of the VM's memory (and, when shrinking, of the
@@ -220,7 +225,23 @@ private:
     void shrinkBalloons(const std::string& className, TimePoint now);
     void restoreBalloons(TimePoint now);
     void moveBalloon(const std::string& id, Bytes target, const std::string& why, TimePoint now);
+    // The balloon of a libvirt domain or (with [Ganeti] Balloon=yes) of a
+    // Ganeti instance; false when memqos cannot move it.
+    bool balloonMovable(const ManagedWorkload& m) const;
+    void readBalloon(const std::string& id, const ManagedWorkload& m,
+                     std::function<void(Result<io::BalloonStats>)> then);
+    void writeBalloon(const std::string& id, const ManagedWorkload& m, Bytes target,
+                      std::function<void(Status)> done);
     io::Hypervisor* hypervisor_ = nullptr;
+
+    // --- Ganeti KVM instances (adopted into memqos-vm-<instance>.scope) ---
+    bool isGanetiInstance(const std::string& name) const;
+    void scanGanetiInstances();
+    void adoptInstance(const std::string& name);
+    void assignGaneti(const core::Workload& w, bool persist, Reply<std::string> reply);
+    void ganetiFindings(std::vector<core::Finding>& out) const;
+    io::GanetiKvm* ganeti_ = nullptr;
+    std::uint64_t ticks_ = 0;
 
     config::Config config_;
     ConfigReader reader_;

@@ -322,14 +322,14 @@ void Manager::assignVm(const core::Workload& w, const core::Tiers& t, bool persi
 void Manager::shrinkBalloons(const std::string& className, TimePoint now) {
     for (auto& [id, m] : workloads_) {
         if (!m.vm || !m.vm->running || m.workload.className != className || m.vm->balloonBusy ||
-            m.vm->backend != VmBackend::Libvirt || hypervisor_ == nullptr) {
+            !balloonMovable(m)) {
             continue;
         }
         if (m.vm->balloonMovedAt && now < *m.vm->balloonMovedAt + kBalloonGap) {
             continue;
         }
         m.vm->balloonBusy = true;
-        hypervisor_->balloonStats(domainOf(id), [this, id = id, now](Result<io::BalloonStats> s) {
+        readBalloon(id, m, [this, id = id, now](Result<io::BalloonStats> s) {
             auto it = workloads_.find(id);
             if (it == workloads_.end() || !it->second.vm) {
                 return;
@@ -372,7 +372,8 @@ void Manager::shrinkBalloons(const std::string& className, TimePoint now) {
 
 void Manager::restoreBalloons(TimePoint now) {
     for (auto& [id, m] : workloads_) {
-        if (!m.vm || !m.vm->running || !m.vm->balloonBaseline || m.vm->balloonBusy) {
+        if (!m.vm || !m.vm->running || !m.vm->balloonBaseline || m.vm->balloonBusy ||
+            !balloonMovable(m)) {
             continue;
         }
         if (m.vm->balloonMovedAt && now < *m.vm->balloonMovedAt + kBalloonGap) {
@@ -393,7 +394,7 @@ void Manager::restoreBalloons(TimePoint now) {
 void Manager::moveBalloon(const std::string& id, Bytes target, const std::string& why,
                           TimePoint now) {
     auto it = workloads_.find(id);
-    if (it == workloads_.end() || !it->second.vm || hypervisor_ == nullptr) {
+    if (it == workloads_.end() || !it->second.vm || !balloonMovable(it->second)) {
         return;
     }
     auto& vm = *it->second.vm;
@@ -411,7 +412,7 @@ void Manager::moveBalloon(const std::string& id, Bytes target, const std::string
         return;
     }
     vm.balloonBusy = true;
-    hypervisor_->setBalloon(domainOf(id), target, [this, id, from, target, why](Status st) {
+    writeBalloon(id, it->second, target, [this, id, from, target, why](Status st) {
         auto w = workloads_.find(id);
         if (w == workloads_.end() || !w->second.vm) {
             return;
@@ -437,6 +438,43 @@ void Manager::moveBalloon(const std::string& id, Bytes target, const std::string
             listener_->workloadChanged(id);
         }
     });
+}
+
+bool Manager::balloonMovable(const ManagedWorkload& m) const {
+    if (!m.vm) {
+        return false;
+    }
+    if (m.vm->backend == VmBackend::Libvirt) {
+        return hypervisor_ != nullptr;
+    }
+    return ganeti_ != nullptr && config_.ganeti.balloon && !m.unit.empty();
+}
+
+void Manager::readBalloon(const std::string& id, const ManagedWorkload& m,
+                          std::function<void(Result<io::BalloonStats>)> then) {
+    if (m.vm->backend == VmBackend::Libvirt) {
+        hypervisor_->balloonStats(domainOf(id), std::move(then));
+        return;
+    }
+    // HMP's "info balloon" has no usable figure: steps only, down to the request.
+    ganeti_->balloonActual(domainOf(id), [then = std::move(then)](Result<Bytes> a) {
+        if (!a) {
+            then(a.error());
+            return;
+        }
+        io::BalloonStats s;
+        s.actual = *a;
+        then(s);
+    });
+}
+
+void Manager::writeBalloon(const std::string& id, const ManagedWorkload& m, Bytes target,
+                           std::function<void(Status)> done) {
+    if (m.vm->backend == VmBackend::Libvirt) {
+        hypervisor_->setBalloon(domainOf(id), target, std::move(done));
+    } else {
+        ganeti_->setBalloon(domainOf(id), target, std::move(done));
+    }
 }
 
 } // namespace memqos::daemon

@@ -9,6 +9,7 @@
 #include "memqos/io/bus.hpp"
 #include "memqos/io/config_loader.hpp"
 #include "memqos/io/event_store.hpp"
+#include "memqos/io/hmp_ganeti_kvm.hpp"
 #include "memqos/io/libvirt_hypervisor.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
@@ -145,6 +146,9 @@ int runService(const Options& options) {
         libvirt = std::make_unique<io::LibvirtHypervisor>(io, cfg->vm.libvirtUri);
         manager.setHypervisor(libvirt.get());
     }
+    // Ganeti's KVM instances (nothing to find where Ganeti is not installed).
+    io::HmpGanetiKvm ganetiKvm(io);
+    manager.setGanetiKvm(&ganetiKvm);
     BusService service(bus->get(), pump, manager);
     if (auto st = service.start(); !st) {
         log::error("{ERROR}", "ERROR", st.error().what);

@@ -981,4 +981,166 @@ TEST_F(VmTest, UndefinedDomainIsForgotten) {
     EXPECT_FALSE(m->workloads().contains("vm:web"));
 }
 
+// --- Ganeti KVM instances: adopted into memqos-vm-<instance>.scope ---
+
+class FakeGanetiKvm : public io::GanetiKvm {
+public:
+    std::map<std::string, std::int32_t> pids;
+    std::map<std::string, Bytes> actual;
+    std::vector<std::pair<std::string, Bytes>> balloonCalls;
+
+    std::vector<std::string> instances() const override {
+        std::vector<std::string> v;
+        for (const auto& [n, p] : pids) {
+            v.push_back(n);
+        }
+        return v;
+    }
+    Result<std::int32_t> pid(const std::string& instance) const override {
+        auto it = pids.find(instance);
+        if (it == pids.end()) {
+            return makeError(std::errc::no_such_file_or_directory, "no pidfile");
+        }
+        return it->second;
+    }
+    void balloonActual(const std::string& instance, Then<Bytes> then) override {
+        queue.push_back([this, instance, then] { then(actual[instance]); });
+    }
+    void setBalloon(const std::string& instance, Bytes target, Done done) override {
+        balloonCalls.emplace_back(instance, target);
+        queue.push_back([this, instance, target, done] {
+            actual[instance] = target;
+            done(okStatus());
+        });
+    }
+    void flush() {
+        while (!queue.empty()) {
+            auto f = std::move(queue.front());
+            queue.erase(queue.begin());
+            f();
+        }
+    }
+    std::vector<std::function<void()>> queue;
+};
+
+class GanetiTest : public PressureTest {
+protected:
+    void SetUp() override {
+        PressureTest::SetUp();
+        kvm_.pids["inst1.example.test"] = 6001;
+        kvm_.actual["inst1.example.test"] = 1 * kGiB;
+        writeFile(dir_ / "proc/6001/cgroup", "0::/system.slice/ganeti.service\n");
+        writeFile(dir_ / "proc/6001/oom_score_adj", "0\n");
+    }
+    std::unique_ptr<Manager> makeGanetiManager() {
+        auto m = std::make_unique<Manager>(
+            config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
+            instances_, *events_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"),
+            false);
+        m->setListener(&listener_);
+        m->setGanetiKvm(&kvm_);
+        m->start([](Status st) { EXPECT_TRUE(st.ok()); });
+        flush();
+        return m;
+    }
+    void flush() {
+        for (int i = 0; i < 5; ++i) {
+            systemd_.flush();
+            kvm_.flush();
+        }
+    }
+    // What systemd does with StartTransientUnit(PIDs): the qemu moves.
+    void moveIntoScope(const std::string& slice) {
+        const std::string cg =
+            "memqos.slice/" + slice + "/memqos-vm-inst1.example.test.scope";
+        writeFile(dir_ / "proc/6001/cgroup", "0::/" + cg + "\n");
+        cgroupFiles(dir_ / "cgroup" / cg, 900 * kMiB, "6001\n");
+        writeFile(dir_ / "cgroup" / cg / "memory.oom.group", "0\n");
+    }
+    FakeGanetiKvm kvm_;
+};
+
+TEST_F(GanetiTest, RecordedInstanceIsAdoptedIntoItsScopeWithTiers) {
+    auto m = makeGanetiManager();
+    // At start: the pidfile is there but there is no record yet (no sizes).
+    ASSERT_EQ(systemd_.scopeCalls.size(), 1U);
+    moveIntoScope("memqos-shared.slice");
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    flush();
+    const auto& w = m->workloads().at("vm:inst1.example.test");
+    EXPECT_EQ(w.unit, "memqos-vm-inst1.example.test.scope");
+    EXPECT_EQ(w.workload.className, "shared");
+    EXPECT_EQ(w.workload.request, 512 * kMiB);
+    const auto& call = systemd_.scopeCalls[0];
+    EXPECT_EQ(call.unit, "memqos-vm-inst1.example.test.scope");
+    EXPECT_EQ(call.slice, "memqos-shared.slice");
+    EXPECT_EQ(call.pids, std::vector<std::uint32_t>{6001});
+    // The record's sizes reach the scope: low = minmem, max = maxmem + 256 MiB.
+    const auto* p = systemd_.lastSet("memqos-vm-inst1.example.test.scope");
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->memoryLow, std::optional<Bytes>(512 * kMiB));
+    EXPECT_EQ(p->memoryMax, std::optional<Limit>(Limit(1 * kGiB + 256 * kMiB)));
+    bool finding = false;
+    for (const auto& f : m->verify()) {
+        finding = finding || f.code.starts_with("instance-");
+    }
+    EXPECT_FALSE(finding) << "record and scope agree";
+}
+
+TEST_F(GanetiTest, AssignedClassDecidesTheSliceAndTheInstanceIsNeverKilled) {
+    auto m = makeGanetiManager();
+    systemd_.scopeCalls.clear();
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    flush();
+    auto r = assign(*m, "vm:inst1.example.test", "reclaimed", 256 * kMiB, 2 * kGiB);
+    flush();
+    ASSERT_TRUE(r.ok()) << r.error().name << ": " << r.error().message;
+    ASSERT_FALSE(systemd_.scopeCalls.empty());
+    EXPECT_EQ(systemd_.scopeCalls.back().slice, "memqos-reclaimed.slice");
+    moveIntoScope("memqos-reclaimed.slice");
+    m->tick(TimePoint(std::chrono::seconds(0)));
+    flush();
+    // Level 3: batch.service is killed, never the instance, whose balloon
+    // shrinks instead (HMP, down to its request at most).
+    ASSERT_TRUE(assign(*m, "batch.service", "reclaimed", 0, kNoLimit).ok());
+    setPsi(60, 50);
+    for (int t = 1; t <= 40; ++t) {
+        m->tick(TimePoint(std::chrono::seconds(t)));
+        flush();
+    }
+    ASSERT_EQ(m->pressureLevel(), 3U);
+    for (const auto& k : systemd_.killCalls) {
+        EXPECT_EQ(k.first, "batch.service");
+    }
+    ASSERT_FALSE(kvm_.balloonCalls.empty());
+    for (const auto& [inst, target] : kvm_.balloonCalls) {
+        EXPECT_GE(target, 256 * kMiB);
+    }
+}
+
+TEST_F(GanetiTest, VerifySaysWhenRecordAndScopesDisagree) {
+    systemd_.failScope = makeError(std::errc::io_error, "refused");
+    auto m = makeGanetiManager();
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    flush();
+    bool notAdopted = false;
+    for (const auto& f : m->verify()) {
+        notAdopted = notAdopted || f.code == "instance-not-adopted";
+    }
+    EXPECT_TRUE(notAdopted);
+}
+
+TEST_F(GanetiTest, StoppedInstanceLeavesNoWorkloadBehind) {
+    auto m = makeGanetiManager();
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    flush();
+    moveIntoScope("memqos-shared.slice");
+    ASSERT_TRUE(m->workloads().contains("vm:inst1.example.test"));
+    kvm_.pids.clear();
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, false).ok());
+    flush();
+    EXPECT_FALSE(m->workloads().contains("vm:inst1.example.test"));
+}
+
 } // namespace
+

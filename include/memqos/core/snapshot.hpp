@@ -41,6 +41,9 @@ struct SystemSample {
 struct WorkloadSample {
     Workload workload;
     std::optional<CgroupSample> cgroup; // nullopt: vanished or not started
+    // Never a victim, whatever its class (a Ganeti instance: ganeti-watcher
+    // would start it again).
+    bool neverKill = false;
 };
 
 struct ClassSample {

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+// Ganeti KVM instances as workloads "vm:<instance>" (DESIGN §2 "VMs"):
+// Ganeti's noded starts qemu itself, inside ganeti.service; memqosd moves
+// each instance's qemu (from Ganeti's pidfile) into a transient scope of its
+// own, memqos-vm-<instance>.scope, in its class slice, so it gets tiers like
+// any workload and no longer shares a cgroup with Ganeti's daemons.
+//
+// Adopted: when a post-hook records the instance as up (RecordInstance),
+// when AssignWorkload names it, at start and every kSweepTicks ticks for
+// every pidfile (an operation memqosd missed). Never killed: ganeti-watcher
+// starts an instance whose admin state is up again within minutes, and
+// Ganeti would disagree with what runs; memqos shrinks its balloon instead
+// ([Ganeti] Balloon=yes) and keeps placements within the memory ratio.
+#include "manager.hpp"
+
+#include "memqos/config/vm.hpp"
+#include "memqos/io/file.hpp"
+#include "memqos/io/log.hpp"
+
+namespace memqos::daemon {
+namespace {
+
+std::string scopeFor(const std::string& instance) {
+    return "memqos-vm-" + config::escapeUnitComponent(instance) + ".scope";
+}
+
+} // namespace
+
+bool Manager::isGanetiInstance(const std::string& name) const {
+    if (ganeti_ == nullptr) {
+        return false;
+    }
+    if (instances_.contains(name)) {
+        return true;
+    }
+    return ganeti_->pid(name).ok();
+}
+
+void Manager::scanGanetiInstances() {
+    if (ganeti_ == nullptr) {
+        return;
+    }
+    for (const auto& name : ganeti_->instances()) {
+        adoptInstance(name);
+    }
+}
+
+void Manager::adoptInstance(const std::string& name) {
+    if (ganeti_ == nullptr) {
+        return;
+    }
+    const std::string id = "vm:" + name;
+    if (!core::validateWorkloadId(id)) {
+        return;
+    }
+    auto pid = ganeti_->pid(name);
+    const bool alive = pid && std::filesystem::exists(proc_.root() / std::to_string(*pid));
+    auto it = workloads_.find(id);
+    if (it != workloads_.end() && it->second.vm &&
+        it->second.vm->backend == VmBackend::Libvirt && it->second.source != Source::Api) {
+        return; // a libvirt domain of that name
+    }
+    ManagedWorkload m = it == workloads_.end() ? ManagedWorkload{} : it->second;
+    const bool isNew = it == workloads_.end();
+    if (!m.vm) {
+        m.vm = VmState{};
+    }
+    m.vm->backend = VmBackend::Ganeti;
+    if (m.vm->adopting) {
+        return;
+    }
+    m.workload.id = id;
+    m.workload.kind = core::WorkloadKind::Vm;
+    const auto rec = instances_.find(name);
+    if (rec != instances_.end()) {
+        m.vm->memory = rec->second.maxMemory;
+    }
+    if (isNew || m.source != Source::Api) {
+        // Request = minmem, limit = maxmem + overhead (the record's), unless
+        // a rule says otherwise; class from a rule, else [VM] DefaultClass.
+        // A tag memqos:class=<name> reaches here as AssignWorkload.
+        const Bytes minMem = rec != instances_.end() ? rec->second.minMemory : 0;
+        const Limit lim = rec != instances_.end()
+                              ? Limit{core::saturatingAdd(rec->second.maxMemory,
+                                                          config_.vm.limitOverhead)}
+                              : Limit{};
+        if (const auto* r = ruleFor(id)) {
+            m.source = Source::Rule;
+            m.workload.className = r->className;
+            m.workload.request = r->request != 0 ? r->request : minMem;
+            m.workload.limit = r->limit ? r->limit : lim;
+            m.workload.priority = r->priority;
+        } else {
+            m.source = Source::Default;
+            m.workload.className = config_.vm.defaultClass;
+            m.workload.request = minMem;
+            m.workload.limit = lim;
+        }
+    }
+    auto tiers = tiersFor(m.workload);
+    if (!tiers) {
+        log::warning("Not managing Ganeti instance {INSTANCE}: {ERROR}", "INSTANCE", name,
+                     "ERROR", tiers.error().what);
+        return;
+    }
+    m.tiers = *tiers;
+    m.loaded = true;
+    if (!alive) {
+        // Not running: an API assignment stays for its next start.
+        if (isNew) {
+            return;
+        }
+        if (!m.unit.empty()) {
+            applied_.erase(m.unit);
+            log::info("Ganeti instance {INSTANCE} is not running", "INSTANCE", name);
+        }
+        m.unit.clear();
+        m.cgroupPath.clear();
+        m.present = false;
+        m.vm->running = false;
+        m.vm->pid = 0;
+        if (m.source == Source::Api) {
+            workloads_[id] = std::move(m);
+        } else {
+            workloads_.erase(id);
+        }
+        reconcile();
+        return;
+    }
+    const std::string scope = scopeFor(name);
+    const auto* cls = core::findClass(config_.classes, m.workload.className);
+    const std::string slicePath = io::classSlicePath(m.workload.className);
+    auto where = scopeOfPid(*pid);
+    m.vm->running = true;
+    if (where && where->first == scope) {
+        // Adopted already (by this memqosd, or one before a restart).
+        const bool changed = m.unit != scope || m.vm->pid != *pid;
+        m.unit = scope;
+        m.cgroupPath = where->second;
+        m.vm->pid = *pid;
+        if (changed) {
+            m.oomDue = true;
+            log::info("Ganeti instance {INSTANCE} runs in {UNIT} (class {CLASS})", "INSTANCE",
+                      name, "UNIT", scope, "CLASS", m.workload.className);
+        }
+        workloads_[id] = std::move(m);
+        reconcile();
+        return;
+    }
+    if (dryRun_) {
+        if (m.vm->pid != *pid) {
+            log::notice("Would adopt Ganeti instance {INSTANCE} (qemu pid {PID}) into {UNIT} in "
+                        "{SLICE} (dry run)",
+                        "INSTANCE", name, "PID", *pid, "UNIT", scope, "SLICE", cls->slice());
+        }
+        m.vm->pid = *pid;
+        workloads_[id] = std::move(m);
+        return;
+    }
+    m.vm->adopting = true;
+    m.vm->pid = *pid;
+    workloads_[id] = m;
+    const auto props = unitProperties(m.tiers);
+    const auto started = std::chrono::steady_clock::now();
+    systemd_.startTransientScope(
+        scope, cls->slice(), {static_cast<std::uint32_t>(*pid)}, props,
+        "memqos: Ganeti instance " + name,
+        [this, id, name, scope, slicePath, props, pid = *pid, started](Status st) {
+            auto w = workloads_.find(id);
+            if (w == workloads_.end() || !w->second.vm) {
+                return;
+            }
+            w->second.vm->adopting = false;
+            if (!st) {
+                log::warning("Cannot adopt Ganeti instance {INSTANCE} (qemu pid {PID}) into "
+                             "{UNIT}: {ERROR}; trying again later",
+                             "INSTANCE", name, "PID", pid, "UNIT", scope, "ERROR",
+                             st.error().what);
+                w->second.vm->pid = 0;
+                return;
+            }
+            w->second.unit = scope;
+            w->second.cgroupPath = slicePath + "/" + scope;
+            w->second.oomDue = true;
+            applied_[scope] = props;
+            const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::steady_clock::now() - started)
+                                .count();
+            log::notice("Adopted Ganeti instance {INSTANCE} (qemu pid {PID}) into {UNIT} in class "
+                        "{CLASS} ({MS} ms)",
+                        "INSTANCE", name, "PID", pid, "UNIT", scope, "CLASS",
+                        w->second.workload.className, "MS", ms);
+            reconcile();
+        });
+}
+
+void Manager::assignGaneti(const core::Workload& w, bool persist, Reply<std::string> reply) {
+    if (auto st = store_.save(io::Assignment{w, persist}); !st) {
+        reply(apiError("Failed", "cannot store the assignment: " + st.error().what));
+        return;
+    }
+    auto& m = workloads_[w.id];
+    const std::string oldClass = m.workload.className;
+    m.workload = w;
+    m.persistent = persist;
+    m.source = Source::Api;
+    if (!m.vm) {
+        m.vm = VmState{};
+    }
+    m.vm->backend = VmBackend::Ganeti;
+    log::notice("Assigned {WORKLOAD} to class {CLASS}", "WORKLOAD", w.id, "CLASS", w.className,
+                "REQUEST", w.request, "LIMIT", limitToBus(w.limit));
+    if (!m.unit.empty() && !oldClass.empty() && oldClass != w.className) {
+        log::notice("{WORKLOAD} keeps running in {UNIT} under its old class slice; it moves to "
+                    "{SLICE} at its next start",
+                    "WORKLOAD", w.id, "UNIT", m.unit, "SLICE",
+                    core::findClass(config_.classes, w.className)->slice());
+    }
+    adoptInstance(w.id.substr(3));
+    reply(w.id);
+}
+
+void Manager::ganetiFindings(std::vector<core::Finding>& out) const {
+    if (ganeti_ == nullptr) {
+        return;
+    }
+    for (const auto& [name, rec] : instances_) {
+        const auto w = workloads_.find("vm:" + name);
+        const bool running = ganeti_->pid(name).ok();
+        if (rec.up && running && (w == workloads_.end() || w->second.unit.empty())) {
+            out.push_back({"warning", "instance-not-adopted",
+                           "instance " + name + " is recorded as up and runs, but its qemu is "
+                           "not in a memqos scope (yet): it gets no tiers"});
+        }
+        if (!rec.up && w != workloads_.end() && !w->second.unit.empty()) {
+            out.push_back({"warning", "instance-record-down",
+                           "instance " + name + " runs in " + w->second.unit +
+                               " but the record says down: memqosctl record-instance can mend it"});
+        }
+    }
+    for (const auto& [id, m] : workloads_) {
+        if (m.vm && m.vm->backend == VmBackend::Ganeti && !m.unit.empty() &&
+            !instances_.contains(id.substr(3))) {
+            out.push_back({"warning", "instance-not-recorded",
+                           id + " runs in " + m.unit +
+                               " but is not in this node's instance record: placement does not "
+                               "count it"});
+        }
+    }
+}
+
+} // namespace memqos::daemon

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "memqos/io/hmp_ganeti_kvm.hpp"
+
+#include "memqos/io/file.hpp"
+#include "memqos/parse/text.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <system_error>
+#include <thread>
+
+namespace memqos::io {
+
+struct HmpGanetiKvm::Worker {
+    boost::asio::io_context work;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{
+        work.get_executor()};
+    std::thread thread{[this] { work.run(); }};
+};
+
+HmpGanetiKvm::HmpGanetiKvm(boost::asio::io_context& io, std::filesystem::path dir)
+    : io_(io), dir_(std::move(dir)), worker_(std::make_unique<Worker>()) {}
+
+HmpGanetiKvm::~HmpGanetiKvm() {
+    worker_->guard.reset();
+    worker_->work.stop(); // drop moves not started; one under way ends by its timeout
+    worker_->thread.join();
+}
+
+std::filesystem::path HmpGanetiKvm::socketOf(const std::string& instance) const {
+    return dir_ / "ctrl" / (instance + ".monitor");
+}
+
+std::vector<std::string> HmpGanetiKvm::instances() const {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir_ / "pid", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!name.empty() && name.front() != '.') {
+            out.push_back(name);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+Result<std::int32_t> HmpGanetiKvm::pid(const std::string& instance) const {
+    if (instance.empty() || instance.find('/') != std::string::npos || instance.front() == '.') {
+        return invalid("not an instance name: '" + instance + "'");
+    }
+    auto text = readFile(dir_ / "pid" / instance);
+    if (!text) {
+        return text.error();
+    }
+    std::string_view t = *text;
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) {
+        t.remove_suffix(1);
+    }
+    auto p = parse::text::toI32(t, "pid");
+    if (!p || *p <= 0) {
+        return invalid((dir_ / "pid" / instance).string() + ": not a pid");
+    }
+    return *p;
+}
+
+void HmpGanetiKvm::balloonActual(const std::string& instance, Then<Bytes> then) {
+    boost::asio::post(worker_->work, [this, socket = socketOf(instance), then = std::move(then)] {
+        auto r = monitor_.balloonActual(socket);
+        boost::asio::post(io_, [then, r = std::move(r)] { then(r); });
+    });
+}
+
+void HmpGanetiKvm::setBalloon(const std::string& instance, Bytes target, Done done) {
+    boost::asio::post(worker_->work,
+                      [this, socket = socketOf(instance), target, done = std::move(done)] {
+                          auto r = monitor_.balloon(socket, target);
+                          boost::asio::post(io_, [done, r = std::move(r)] { done(r); });
+                      });
+}
+
+} // namespace memqos::io
