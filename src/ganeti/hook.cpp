@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/ganeti/hook.hpp"
 
+#include "memqos/config/vm.hpp"
+
 #include "memqos/core/placement.hpp"
 #include "memqos/parse/text.hpp"
 
@@ -119,6 +121,7 @@ Result<Step> recordStep(const Vars& v, const std::string& name) {
     }
     s->kind = StepKind::Record;
     s->up = isUp(v);
+    s->className = config::classFromTags(v.get("INSTANCE_TAGS")).value_or("");
     return s;
 }
 
@@ -278,7 +281,8 @@ std::string describe(const Step& step) {
                core::formatBytes(step.minMemory);
     case StepKind::Record:
         return "max " + core::formatBytes(step.maxMemory) + ", min " +
-               core::formatBytes(step.minMemory) + ", " + (step.up ? "up" : "down");
+               core::formatBytes(step.minMemory) + ", " + (step.up ? "up" : "down") +
+               (step.className.empty() ? "" : ", class " + step.className);
     case StepKind::Forget:
         return "forget " + step.instance;
     }

@@ -6,6 +6,7 @@
 // decisions are in hook.cpp (pure); this file does the effects: config,
 // node name, D-Bus with a deadline, journal, exit status. See --help.
 
+#include "memqos/core/tiers.hpp"
 #include "memqos/config/config.hpp"
 #include "memqos/core/placement.hpp"
 #include "memqos/ganeti/hook.hpp"
@@ -226,6 +227,28 @@ int check(Daemon& d, const config::GanetiConfig& cfg, const Plan& p, const Step&
     return kExitOk;
 }
 
+// A tag memqos:class=<name>: the instance's class, as a persistent
+// assignment (request = minmem, limit = maxmem + [VM] LimitOverhead), sent
+// before the record so memqosd adopts the qemu straight into that class.
+int assignClass(Daemon& d, const Plan& p, const Step& s, Bytes limitOverhead) {
+    const std::string id = "vm:" + s.instance;
+    auto reply = d.call("AssignWorkload", "ssttb", id.c_str(), s.className.c_str(),
+                        static_cast<std::uint64_t>(s.minMemory),
+                        static_cast<std::uint64_t>(core::saturatingAdd(s.maxMemory, limitOverhead)),
+                        1);
+    if (!reply || !reply->errorName.empty()) {
+        say(log::Level::Warning,
+            "could not put " + s.instance + " in class " + s.className + " (its tag) after " +
+                p.path + ": " +
+                (reply ? reply->errorName + ": " + reply->errorMessage : reply.error().what),
+            p);
+        return kExitRefused;
+    }
+    log::info("{INSTANCE} in class {CLASS} (tag memqos:class) after {HOOKS_PATH}", "INSTANCE",
+              s.instance, "CLASS", s.className, "HOOKS_PATH", p.path);
+    return kExitOk;
+}
+
 int update(Daemon& d, const Plan& p, const Step& s) {
     auto reply = s.kind == StepKind::Record
                      ? d.call("RecordInstance", "sttb", s.instance.c_str(),
@@ -263,8 +286,10 @@ int run(const Options& o) {
     lo.dropIns = o.dropIns;
     auto loaded = io::loadConfig(lo);
     config::GanetiConfig cfg = loaded.validated.config.ganeti;
+    Bytes limitOverhead = loaded.validated.config.vm.limitOverhead;
     if (loaded.validated.hasErrors()) {
         cfg = config::GanetiConfig{};
+        limitOverhead = config::VmConfig{}.limitOverhead;
         for (const auto& pr : loaded.validated.problems) {
             if (pr.severity == config::Severity::Error) {
                 log::warning("Configuration problem, using the [Ganeti] defaults: {ERROR}",
@@ -332,6 +357,9 @@ int run(const Options& o) {
     Daemon d(o.busAddress, std::chrono::steady_clock::now() + cfg.hookTimeout);
     int status = kExitOk;
     for (const auto& s : p->steps) {
+        if (s.kind == StepKind::Record && s.up && !s.className.empty()) {
+            status = assignClass(d, *p, s, limitOverhead);
+        }
         const int r = s.kind == StepKind::Check ? check(d, cfg, *p, s, node) : update(d, *p, s);
         status = status == kExitOk ? r : status;
     }

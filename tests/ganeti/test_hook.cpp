@@ -35,12 +35,12 @@ Env base(const char* phase, const char* path) {
 }
 
 Step check(const char* name, Bytes max, Bytes min) {
-    return Step{StepKind::Check, name, max, min, false};
+    return Step{StepKind::Check, name, max, min, false, ""};
 }
 Step record(const char* name, Bytes max, Bytes min, bool up) {
-    return Step{StepKind::Record, name, max, min, up};
+    return Step{StepKind::Record, name, max, min, up, ""};
 }
-Step forget(const char* name) { return Step{StepKind::Forget, name, 0, 0, false}; }
+Step forget(const char* name) { return Step{StepKind::Forget, name, 0, 0, false, ""}; }
 
 std::vector<Step> steps(const Env& env, std::string_view node = kNode) {
     auto p = plan(env, node);
@@ -124,6 +124,17 @@ TEST(HookPlan, PostHooksRecordTheStateAfterTheOperation) {
     env["GANETI_POST_INSTANCE_MINMEM"] = "384";
     EXPECT_EQ(steps(env),
               std::vector<Step>{record("inst1.example.test", 768 * kMiB, 384 * kMiB, true)});
+}
+
+TEST(HookPlan, ATagNamesTheClassOfTheRecord) {
+    auto env = base("post", "instance-start");
+    env["GANETI_POST_INSTANCE_TAGS"] = "web memqos:class=reclaimed";
+    auto expected = record("inst1.example.test", 512 * kMiB, 256 * kMiB, true);
+    expected.className = "reclaimed";
+    EXPECT_EQ(steps(env), std::vector<Step>{expected});
+    env["GANETI_POST_INSTANCE_TAGS"] = "memqos:class=No-Such";
+    EXPECT_EQ(steps(env),
+              std::vector<Step>{record("inst1.example.test", 512 * kMiB, 256 * kMiB, true)});
 }
 
 TEST(HookPlan, RemoveForgetsRenameMovesTheRecord) {
