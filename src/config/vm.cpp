@@ -212,7 +212,9 @@ std::optional<UnitCgroup> unitOfCgroup(std::string_view cgroupPath) {
 }
 
 std::optional<std::string> classFromTags(std::string_view tags) {
-    constexpr std::string_view kPrefix = "memqos:class=";
+    // Ganeti 3.0 tags are [\w.+*/:@-]+ (objects.py VALID_TAG_RE): no '='.
+    constexpr std::string_view kPrefix = "memqos:class:";
+    constexpr std::string_view kOldPrefix = "memqos:class=";
     std::size_t pos = 0;
     while (pos < tags.size()) {
         while (pos < tags.size() && isSpace(tags[pos])) {
@@ -223,7 +225,8 @@ std::optional<std::string> classFromTags(std::string_view tags) {
             ++end;
         }
         const std::string_view tag = tags.substr(pos, end - pos);
-        if (tag.starts_with(kPrefix) && isValidClassName(tag.substr(kPrefix.size()))) {
+        if ((tag.starts_with(kPrefix) || tag.starts_with(kOldPrefix)) &&
+            isValidClassName(tag.substr(kPrefix.size()))) {
             return std::string(tag.substr(kPrefix.size()));
         }
         pos = end;

@@ -78,7 +78,7 @@ void Manager::adoptInstance(const std::string& name) {
     if (isNew || m.source != Source::Api) {
         // Request = minmem, limit = maxmem + overhead (the record's), unless
         // a rule says otherwise; class from a rule, else [VM] DefaultClass.
-        // A tag memqos:class=<name> reaches here as AssignWorkload.
+        // A tag memqos:class:<name> reaches here as AssignWorkload.
         const Bytes minMem = rec != instances_.end() ? rec->second.minMemory : 0;
         const Limit lim = rec != instances_.end()
                               ? Limit{core::saturatingAdd(rec->second.maxMemory,

@@ -227,7 +227,7 @@ int check(Daemon& d, const config::GanetiConfig& cfg, const Plan& p, const Step&
     return kExitOk;
 }
 
-// A tag memqos:class=<name>: the instance's class, as a persistent
+// A tag memqos:class:<name>: the instance's class, as a persistent
 // assignment (request = minmem, limit = maxmem + [VM] LimitOverhead), sent
 // before the record so memqosd adopts the qemu straight into that class.
 int assignClass(Daemon& d, const Plan& p, const Step& s, Bytes limitOverhead) {

@@ -128,11 +128,11 @@ TEST(HookPlan, PostHooksRecordTheStateAfterTheOperation) {
 
 TEST(HookPlan, ATagNamesTheClassOfTheRecord) {
     auto env = base("post", "instance-start");
-    env["GANETI_POST_INSTANCE_TAGS"] = "web memqos:class=reclaimed";
+    env["GANETI_POST_INSTANCE_TAGS"] = "web memqos:class:reclaimed";
     auto expected = record("inst1.example.test", 512 * kMiB, 256 * kMiB, true);
     expected.className = "reclaimed";
     EXPECT_EQ(steps(env), std::vector<Step>{expected});
-    env["GANETI_POST_INSTANCE_TAGS"] = "memqos:class=No-Such";
+    env["GANETI_POST_INSTANCE_TAGS"] = "memqos:class:No-Such";
     EXPECT_EQ(steps(env),
               std::vector<Step>{record("inst1.example.test", 512 * kMiB, 256 * kMiB, true)});
 }

@@ -57,9 +57,10 @@ struct UnitCgroup {
 };
 std::optional<UnitCgroup> unitOfCgroup(std::string_view cgroupPath);
 
-// The class named by a Ganeti instance tag "memqos:class=<name>" in
+// The class named by a Ganeti instance tag "memqos:class:<name>" in
 // GANETI_INSTANCE_TAGS (space-separated); the first such tag wins; nullopt
-// when there is none.
+// when there is none. Ganeti 3.0 refuses '=' in tags, so ':' separates;
+// "memqos:class=<name>" is read too (other tools' tag lists).
 std::optional<std::string> classFromTags(std::string_view tags);
 
 // systemd's unit-name escaping of one name component (unit_name_escape):

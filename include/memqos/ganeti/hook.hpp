@@ -45,7 +45,7 @@ struct Step {
     Bytes maxMemory = 0; // Check: the memory asked; Record: the record's
     Bytes minMemory = 0;
     bool up = false; // Record
-    // Record: the class of an instance tag "memqos:class=<name>"
+    // Record: the class of an instance tag "memqos:class:<name>"
     // (GANETI_INSTANCE_TAGS), "" when it has none.
     std::string className;
     friend bool operator==(const Step&, const Step&) = default;

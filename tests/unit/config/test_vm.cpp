@@ -88,7 +88,7 @@ TEST(UnitOfCgroup, FirstScopeOrService) {
 }
 
 TEST(ClassFromTags, FirstValidTag) {
-    EXPECT_EQ(classFromTags("web memqos:class=reclaimed memqos:class=shared"), "reclaimed");
+    EXPECT_EQ(classFromTags("web memqos:class:reclaimed memqos:class=shared"), "reclaimed");
     EXPECT_EQ(classFromTags("memqos:class=Bad memqos:class=dedicated"), "dedicated");
     EXPECT_FALSE(classFromTags(""));
     EXPECT_FALSE(classFromTags("memqos:class= other"));
