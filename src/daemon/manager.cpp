@@ -791,7 +791,16 @@ ApiResult<Done> Manager::forgetInstance(const std::string& name) {
     }
     instances_.erase(name);
     log::notice("Instance {INSTANCE} forgotten", "INSTANCE", name);
-    adoptInstance(name);
+    // Ganeti removed it (or it left this node): its assignment goes too.
+    if (auto w = workloads_.find("vm:" + name);
+        w != workloads_.end() && w->second.vm && w->second.vm->backend == VmBackend::Ganeti) {
+        if (w->second.source == Source::Api) {
+            (void)store_.remove(w->first);
+        }
+        applied_.erase(w->second.unit);
+        workloads_.erase(w);
+        reconcile();
+    }
     return Done{};
 }
 

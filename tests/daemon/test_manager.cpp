@@ -1118,6 +1118,20 @@ TEST_F(GanetiTest, AssignedClassDecidesTheSliceAndTheInstanceIsNeverKilled) {
     }
 }
 
+TEST_F(GanetiTest, ForgottenInstanceTakesItsAssignmentAlong) {
+    auto m = makeGanetiManager();
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    flush();
+    ASSERT_TRUE(assign(*m, "vm:inst1.example.test", "reclaimed", 256 * kMiB, 2 * kGiB).ok());
+    flush();
+    kvm_.pids.clear(); // gnt-instance remove: qemu and pidfile gone
+    ASSERT_TRUE(m->forgetInstance("inst1.example.test").ok());
+    flush();
+    EXPECT_FALSE(m->workloads().contains("vm:inst1.example.test"));
+    auto fresh = makeGanetiManager(); // nothing stored for it either
+    EXPECT_FALSE(fresh->workloads().contains("vm:inst1.example.test"));
+}
+
 TEST_F(GanetiTest, VerifySaysWhenRecordAndScopesDisagree) {
     systemd_.failScope = makeError(std::errc::io_error, "refused");
     auto m = makeGanetiManager();

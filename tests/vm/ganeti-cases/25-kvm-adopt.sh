@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Ganeti KVM instances as workloads (issue 10): memqosd adopts an instance's
+# qemu (from Ganeti's pidfile) into memqos-vm-<instance>.scope in its class
+# slice, with the tiers of its record (request = minmem, limit = maxmem +
+# LimitOverhead) and the class of its tag memqos:class:<name>; the qemu stays
+# there across `systemctl restart ganeti.service` and kill -9 of memqosd
+# (tiers changed behind memqosd's back come back); an instance started while
+# memqosd was down (so the hook could not record it) is adopted at memqosd's
+# start, and Verify says it is not in the record; removed instances leave no
+# workload. Prints MEASURE: lines (add, adoption latency).
+#   tests/vm/run --flavour ganeti --deb DEB --mem 3072 --timeout 2400 --suite tests/vm/ganeti-cases
+set -euo pipefail
+. "$(dirname "$0")/lib-ganeti.bash"
+
+ok() { echo "ok: $*"; }
+ms() { echo $(($(date +%s%N) / 1000000)); }
+secs() { local d=$(($(ms) - $1)); printf '%d.%03d' $((d / 1000)) $((d % 1000)); }
+mgr() { busctl call org.memqos1 /org/memqos1 org.memqos1.Manager "$@"; }
+wait_for() {
+    local secs=$1 what=$2
+    shift 2
+    local end=$((SECONDS + secs))
+    until "$@" >/dev/null 2>&1; do
+        ((SECONDS < end)) || gnt_fail "timed out after ${secs}s waiting for: $what"
+        sleep 0.5
+    done
+}
+wait_memqosd() {
+    wait_for 90 "memqosd active" systemctl is-active --quiet memqosd
+    wait_for 30 "org.memqos1 on the bus" busctl status org.memqos1
+}
+cgroup_of() { sed -n 's/^0:://p' "/proc/$1/cgroup"; }
+# wprop ID PROPERTY (ID encoded as in the object path).
+wprop() {
+    busctl get-property org.memqos1 "/org/memqos1/workload/$1" org.memqos1.Workload "$2" |
+        cut -d' ' -f2- | tr -d '"'
+}
+
+A=inst8.example.test B=inst7.example.test
+APATH=vm_3ainst8_2eexample_2etest
+KVMDIR=/var/run/ganeti/kvm-hypervisor
+INITRD=/usr/local/share/memqos-test/tiny-initrd.img
+KERNEL=$(find /boot -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n1)
+MiB=1048576
+[[ -n $KERNEL && -r $INITRD ]] || gnt_fail "no kernel or $INITRD in the image"
+
+cleanup() {
+    local i
+    for i in "$A" "$B"; do
+        gnt-instance remove -f --shutdown-timeout=0 "$i" >/dev/null 2>&1 || true
+    done
+    systemctl start memqosd 2>/dev/null || true
+}
+trap cleanup EXIT
+
+ganeti_cluster_up
+# Ganeti's daemons under ganeti.service, as on a node booted with them
+# (20-kvm-tiny does the same; each case stands alone).
+noded_cg() { cgroup_of "$(cat /var/run/ganeti/ganeti-noded.pid)"; }
+if [[ $(noded_cg) != /system.slice/ganeti.service ]]; then
+    /usr/lib/ganeti/daemon-util stop-all || gnt_fail "daemon-util stop-all failed"
+    systemctl unmask ganeti.service >/dev/null 2>&1 || true
+    systemctl daemon-reload
+    systemctl start ganeti.service || gnt_fail "systemctl start ganeti.service failed"
+    wait_for 120 "the Ganeti master answers" gnt-cluster getmaster
+fi
+[[ $(noded_cg) == /system.slice/ganeti.service ]] || gnt_fail "ganeti-noded is in '$(noded_cg)'"
+gnt-cluster modify --enabled-hypervisors=fake,kvm \
+    -H "kvm:kvm_path=/usr/bin/qemu-system-x86_64,kvm_flag=disabled,kernel_path=$KERNEL,initrd_path=$INITRD,kernel_args=ro quiet,serial_console=true" ||
+    gnt_fail "gnt-cluster modify --enabled-hypervisors=fake,kvm failed"
+systemctl start memqosd
+wait_memqosd
+
+echo "--- $A (tag memqos:class:shared, maxmem 256M, minmem 128M) is adopted by the post-hook"
+t0=$(ms)
+ganeti_add "${A%%.*}" 256M 128M -H kvm --no-nics --ignore-ipolicy --tags memqos:class:shared ||
+    { _gnt_logs_tail 40; gnt_fail "gnt-instance add of $A failed"; }
+echo "MEASURE: ganeti: gnt-instance add (kvm, started, hooks included) $(secs "$t0") s"
+t1=$(ms)
+pid=$(cat "$KVMDIR/pid/$A")
+scope=memqos-vm-$A.scope
+want=/memqos.slice/memqos-shared.slice/$scope
+wait_for 60 "qemu of $A in $want" bash -c "[[ \$(sed -n 's/^0:://p' /proc/$pid/cgroup) == '$want' ]]"
+echo "MEASURE: ganeti: add returned to qemu in its scope: $(secs "$t1") s (0 = adopted before the hook returned)"
+adopted=$(journalctl -u memqosd -o cat | grep -m1 "Adopted Ganeti instance $A") ||
+    gnt_fail "no 'Adopted Ganeti instance $A' in memqosd's journal"
+echo "MEASURE: ganeti: memqosd's StartTransientUnit(PIDs) for the adoption: ${adopted##*(}"
+cg=/sys/fs/cgroup$want
+wait_for 30 "memory.low of $scope" grep -qx $((128 * MiB)) "$cg/memory.low"
+[[ $(cat "$cg/memory.max") == $((512 * MiB)) ]] || gnt_fail "$cg/memory.max is $(cat "$cg/memory.max"), expected maxmem 256M + LimitOverhead 256M"
+ok "$scope: memory.low = minmem 128M, memory.max = 512M"
+[[ $(wprop "$APATH" Class) == shared && $(wprop "$APATH" Unit) == "$scope" ]] ||
+    gnt_fail "vm:$A: class '$(wprop "$APATH" Class)', unit '$(wprop "$APATH" Unit)'"
+busctl --json=short call org.memqos1 /org/memqos1 org.memqos1.Manager ListInstances | grep -q "\"$A\"" ||
+    gnt_fail "$A is not in the instance record"
+if mgr Verify | grep -q 'instance-'; then gnt_fail "Verify disagrees: $(mgr Verify)"; fi
+ok "record and scope agree (Verify has no instance-* finding)"
+gnt-instance list --no-headers -o status "$A" | grep -qx running || gnt_fail "$A is not running for Ganeti"
+
+echo "--- systemctl restart ganeti.service (KillMode=process): the qemu stays in its scope"
+systemctl restart ganeti.service
+wait_for 120 "the Ganeti master answers" gnt-cluster getmaster
+[[ -d /proc/$pid && $(cgroup_of "$pid") == "$want" ]] || gnt_fail "qemu $pid is now in '$(cgroup_of "$pid" 2>&1)'"
+wait_for 60 "$A running for Ganeti" bash -c "gnt-instance list --no-headers -o status $A | grep -qx running"
+ok "qemu $pid still in $want after the restart, $A running"
+
+echo "--- kill -9 memqosd ($scope's MemoryLow reset behind its back first)"
+systemctl set-property --runtime "$scope" MemoryLow=0
+[[ $(cat "$cg/memory.low") == 0 ]] || gnt_fail "set-property MemoryLow=0 did not take"
+before=$(systemctl show -p MainPID --value memqosd)
+systemctl kill -s KILL memqosd
+wait_for 60 "memqosd restarted" bash -c "[[ \$(systemctl show -p MainPID --value memqosd) != $before && \$(systemctl is-active memqosd) == active ]]"
+wait_memqosd
+wait_for 60 "memory.low of $scope back" grep -qx $((128 * MiB)) "$cg/memory.low"
+ok "tiers back after memqosd's restart"
+
+echo "--- $B started while memqosd is down is adopted at its start"
+systemctl stop memqosd
+ganeti_add "${B%%.*}" 256M 256M -H kvm --no-nics --ignore-ipolicy ||
+    { _gnt_logs_tail 40; gnt_fail "gnt-instance add of $B failed"; }
+pidb=$(cat "$KVMDIR/pid/$B")
+[[ $(cgroup_of "$pidb") == /system.slice/ganeti.service ]] || gnt_fail "qemu of $B is in '$(cgroup_of "$pidb")'"
+t2=$(ms)
+systemctl start memqosd
+wantb=/memqos.slice/memqos-shared.slice/memqos-vm-$B.scope
+wait_for 60 "qemu of $B adopted" bash -c "[[ \$(sed -n 's/^0:://p' /proc/$pidb/cgroup) == '$wantb' ]]"
+echo "MEASURE: ganeti: memqosd start to an unrecorded instance adopted: $(secs "$t2") s"
+mgr Verify | grep -q 'instance-not-recorded' || gnt_fail "Verify does not say $B is unrecorded: $(mgr Verify)"
+ok "$B adopted into the default class from its pidfile; Verify: instance-not-recorded"
+
+echo "--- removed instances leave no workload"
+gnt-instance remove -f --shutdown-timeout=0 "$A" || gnt_fail "gnt-instance remove $A failed"
+gnt-instance remove -f --shutdown-timeout=0 "$B" || gnt_fail "gnt-instance remove $B failed"
+wait_for 60 "no vm:inst workloads" bash -c "! busctl call org.memqos1 /org/memqos1 org.memqos1.Manager ListWorkloads | grep -q 'vm:inst[78]'"
+ok "vm:$A and vm:$B are gone"
