@@ -51,7 +51,7 @@ memqos-tiny-domain define "$A" "$MEM" --touch "$TOUCH"
 t0=$(ms)
 memqos-tiny-domain start "$A" || fail "virsh start $A failed"
 echo "MEASURE: libvirt tiny domain: virsh start returned after $(secs "$t0") s"
-marker=$(memqos-tiny-domain wait-up "$A" 400) || fail "$A did not reach its console marker"
+marker=$(memqos-tiny-domain wait-up "$A" 600) || fail "$A did not reach its console marker"
 echo "MEASURE: libvirt tiny domain ($MEM MiB, TCG in TCG): start to console marker $(secs "$t0") s"
 ok "$A is up: $marker"
 [[ $marker == *balloon=yes* ]] || fail "$A has no virtio balloon driver bound: '$marker'"
