@@ -359,6 +359,11 @@ void Manager::shrinkBalloons(const std::string& className, TimePoint now) {
             }
             // Whole MiB, as Ganeti's and virsh's balloon commands take it.
             const Bytes target = std::max(floor, (actual - give) / kMiB * kMiB);
+            // Nothing new to ask: the guest has not followed the last move
+            // yet, or cannot give more (its usable memory is what is left).
+            if (target >= actual || (vm.balloonTarget && target >= *vm.balloonTarget)) {
+                return;
+            }
             if (!vm.balloonBaseline) {
                 vm.balloonBaseline = actual;
             }

@@ -54,7 +54,9 @@ echo "--- two domains: qosa with memqos metadata (dedicated), qosb with none (de
 memqos-tiny-domain define qosa 256 \
     --metadata "<memqos:workload xmlns:memqos='$NS' class='dedicated' request='128M' limit='512M'/>"
 memqos-tiny-domain define qosb 256
-memqos-tiny-domain start qosa || fail "virsh start qosa failed"
+# qosa is started paused: its qemu and scope exist, and it takes no CPU
+# from qosb's boot (nested emulation is slow enough).
+"${V[@]}" start --paused qosa >/dev/null || fail "virsh start --paused qosa failed"
 t0=$(ms)
 cga=/sys/fs/cgroup/$(scope_cg qosa)
 [[ $cga == */machine.slice/machine-qemu*.scope ]] || fail "qosa's scope is '$cga'"
@@ -123,10 +125,16 @@ systemctl reload memqosd
 t1=$(ms)
 wait_for 120 "the guest's balloon below 256 MiB" bash -c '(( $(actual qosb) < 256 * 1024 ))'
 echo "MEASURE: balloon: level-2 drop-in reload to the guest's first balloon move: $(secs "$t1") s"
-wait_for 180 "the balloon at qosb's request (64 MiB)" bash -c '(( $(actual qosb) <= 64 * 1024 + 1024 ))'
-echo "MEASURE: balloon: 256 MiB to the request 64 MiB: $(secs "$t1") s"
+# Steps of 25 % of 256 MiB, each at most half of what the guest has usable:
+# the tiny guest's kernel keeps ~70 MiB, so it ends above its 64 MiB request.
+wait_for 180 "the balloon below 160 MiB" bash -c '(( $(actual qosb) < 160 * 1024 ))'
+echo "MEASURE: balloon: 256 MiB to below 160 MiB: $(secs "$t1") s"
 target=$(wprop qosb BalloonTarget)
 ((target >= 64 * MiB)) || fail "BalloonTarget $target is below the request"
+journalctl -u memqosd -o cat --since "$since" | grep 'Moved the balloon of vm:qosb' | tail -n 3
+if journalctl -u memqosd -o cat --since "$since" | grep -E 'from ([0-9.]+ [KMG]iB) to \1:'; then
+    fail "memqosd logged balloon moves that move nothing"
+fi
 journalctl -u memqosd -o cat --since "$since" | grep -q 'Moved the balloon of vm:qosb' ||
     fail "no 'Moved the balloon' in memqosd's journal"
 ok "balloon shrunk to $((target / MiB)) MiB, journaled"
@@ -147,11 +155,11 @@ wait_for 120 "qosb shut off" bash -c '[[ $(virsh -q -c qemu:///system domstate q
 rm "$dropin/65-kill.conf"
 systemctl reload memqosd
 "${V[@]}" domstate --reason qosb | grep -q destroyed || fail "qosb: $("${V[@]}" domstate --reason qosb)"
-[[ $("${V[@]}" domstate qosa) == running ]] || fail "qosa (dedicated) is not running"
+[[ $("${V[@]}" domstate qosa) == paused ]] || fail "qosa (dedicated) is not there any more: $("${V[@]}" domstate qosa)"
 journalctl -u memqosd -o cat --since "$since" MESSAGE_ID=4d8a0f6b9c5e4b7f8a2e1c3d5b7a9e01 |
     grep -q 'Killed vm:qosb' || fail "no kill record of vm:qosb in the journal"
 memqosctl events | grep -q 'vm:qosb' || fail "memqosctl events does not list vm:qosb"
-ok "vm:qosb destroyed (libvirt: $("${V[@]}" domstate --reason qosb)), recorded; qosa running"
+ok "vm:qosb destroyed (libvirt: $("${V[@]}" domstate --reason qosb)), recorded; qosa untouched"
 
 echo "--- the next start of qosb lands in memqos-reclaimed.slice"
 memqos-tiny-domain start qosb || fail "virsh start qosb failed"
