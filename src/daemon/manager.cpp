@@ -30,6 +30,13 @@ std::string classList(const std::vector<core::ClassPolicy>& classes) {
     return out;
 }
 
+// The scope of a VM: machined's (libvirt) or memqos's own for Ganeti
+// instances. They are managed as their VM ("vm:<name>"), never as units.
+bool isVmScope(const std::string& unit) {
+    return unit.ends_with(".scope") && (unit.starts_with("machine-") ||
+                                        unit.starts_with("memqos-vm-"));
+}
+
 std::string stripSlash(const std::string& cg) {
     return cg.starts_with('/') ? cg.substr(1) : cg;
 }
@@ -131,7 +138,8 @@ void Manager::start(std::function<void(Status)> ready) {
             continue; // slice not started yet: nothing inside
         }
         for (const auto& k : *kids) {
-            if ((k.ends_with(".service") || k.ends_with(".scope")) && !workloads_.contains(k)) {
+            if ((k.ends_with(".service") || k.ends_with(".scope")) && !workloads_.contains(k) &&
+                !isVmScope(k)) {
                 adopt(k, slicePath + "/" + k, Source::Slice);
             }
         }
@@ -374,6 +382,10 @@ void Manager::onUnitStarted(const std::string& unit) {
         return;
     }
     // Started inside a class slice (systemd-run --slice=memqos-shared.slice …)?
+    // A VM's scope there is its VM's (libvirt partition, Ganeti adoption).
+    if (isVmScope(unit)) {
+        return;
+    }
     for (const auto& cls : config_.classes) {
         const std::string path = io::classSlicePath(cls.name) + "/" + unit;
         if (cgroups_.resolve(path) && std::filesystem::is_directory(*cgroups_.resolve(path))) {

@@ -17,6 +17,8 @@
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
 
+#include <algorithm>
+
 namespace memqos::daemon {
 namespace {
 
@@ -40,7 +42,20 @@ void Manager::scanGanetiInstances() {
     if (ganeti_ == nullptr) {
         return;
     }
-    for (const auto& name : ganeti_->instances()) {
+    const auto running = ganeti_->instances();
+    for (const auto& name : running) {
+        adoptInstance(name);
+    }
+    // Instances whose pidfile is gone (stopped or removed without a hook
+    // memqosd heard): adoptInstance finds them not running.
+    std::vector<std::string> gone;
+    for (const auto& [id, m] : workloads_) {
+        if (m.vm && m.vm->backend == VmBackend::Ganeti &&
+            std::find(running.begin(), running.end(), id.substr(3)) == running.end()) {
+            gone.push_back(id.substr(3));
+        }
+    }
+    for (const auto& name : gone) {
         adoptInstance(name);
     }
 }

@@ -1132,6 +1132,30 @@ TEST_F(GanetiTest, ForgottenInstanceTakesItsAssignmentAlong) {
     EXPECT_FALSE(fresh->workloads().contains("vm:inst1.example.test"));
 }
 
+TEST_F(GanetiTest, ItsScopeInAClassSliceIsNotASecondWorkload) {
+    moveIntoScope("memqos-shared.slice"); // adopted by a memqosd before this one
+    systemd_.addUnit("memqos-vm-inst1.example.test.scope",
+                     "/memqos.slice/memqos-shared.slice/memqos-vm-inst1.example.test.scope");
+    auto m = makeGanetiManager();
+    EXPECT_TRUE(m->workloads().contains("vm:inst1.example.test"));
+    EXPECT_FALSE(m->workloads().contains("memqos-vm-inst1.example.test.scope"));
+    EXPECT_TRUE(systemd_.scopeCalls.empty()) << "already in its scope";
+    systemd_.events.unitStarted("memqos-vm-inst1.example.test.scope");
+    flush();
+    EXPECT_FALSE(m->workloads().contains("memqos-vm-inst1.example.test.scope"));
+}
+
+TEST_F(GanetiTest, AnInstanceWhosePidfileIsGoneIsDroppedAtTheNextScan) {
+    auto m = makeGanetiManager(); // not recorded: found by its pidfile
+    ASSERT_TRUE(m->workloads().contains("vm:inst1.example.test"));
+    kvm_.pids.clear(); // removed while no hook told memqosd
+    for (int t = 0; t < static_cast<int>(Manager::kSweepTicks); ++t) {
+        m->tick(TimePoint(std::chrono::seconds(t)));
+        flush();
+    }
+    EXPECT_FALSE(m->workloads().contains("vm:inst1.example.test"));
+}
+
 TEST_F(GanetiTest, VerifySaysWhenRecordAndScopesDisagree) {
     systemd_.failScope = makeError(std::errc::io_error, "refused");
     auto m = makeGanetiManager();

@@ -167,3 +167,7 @@ cg=$(scope_cg qosb)
 [[ $cg == memqos.slice/memqos-reclaimed.slice/machine-qemu*.scope ]] || fail "qosb's scope is '$cg'"
 wait_for 60 "memory.max 384M on the new scope" grep -qx $((384 * MiB)) "/sys/fs/cgroup/$cg/memory.max"
 ok "qosb now in $cg with its tiers"
+if mgr ListWorkloads | grep -q '"machine-'; then
+    fail "a VM's scope is managed as a unit too: $(mgr ListWorkloads)"
+fi
+ok "the scope in the class slice is the VM's, not a second workload"

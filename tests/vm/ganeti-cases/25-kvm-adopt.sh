@@ -95,6 +95,9 @@ ok "$scope: memory.low = minmem 128M, memory.max = 512M"
 busctl --json=short call org.memqos1 /org/memqos1 org.memqos1.Manager ListInstances | grep -q "\"$A\"" ||
     gnt_fail "$A is not in the instance record"
 if mgr Verify | grep -q 'instance-'; then gnt_fail "Verify disagrees: $(mgr Verify)"; fi
+if mgr ListWorkloads | grep -q '"memqos-vm-'; then
+    gnt_fail "the scope is managed as a unit too: $(mgr ListWorkloads)"
+fi
 ok "record and scope agree (Verify has no instance-* finding)"
 gnt-instance list --no-headers -o status "$A" | grep -qx running || gnt_fail "$A is not running for Ganeti"
 
