@@ -500,10 +500,10 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
         return;
     }
     if (v.value().kind == core::WorkloadKind::Vm) {
-        if (isGanetiInstance(id.substr(3))) {
+        if (isGanetiInstance(vmName(id))) {
             assignGaneti(v.value(), persist, std::move(reply));
         } else {
-            assignVm(v.value(), *tiers, persist, std::move(reply));
+            assignVm(v.value(), persist, std::move(reply));
         }
         return;
     }
@@ -591,7 +591,7 @@ void Manager::unassign(const std::string& id, Reply<Done> reply) {
     applied_.erase(unit);
     log::notice("Unassigned {WORKLOAD}", "WORKLOAD", id);
     if (libvirtVm && hypervisor_ != nullptr) {
-        const std::string name = id.substr(3);
+        const std::string name = vmName(id);
         auto rediscover = [this, name] { refreshDomain(name); };
         if (wasPersistent && !dryRun_) {
             // Take back what memqos stored in the domain: its metadata, and
@@ -804,7 +804,7 @@ ApiResult<Done> Manager::forgetInstance(const std::string& name) {
     instances_.erase(name);
     log::notice("Instance {INSTANCE} forgotten", "INSTANCE", name);
     // Ganeti removed it (or it left this node): its assignment goes too.
-    if (auto w = workloads_.find("vm:" + name);
+    if (auto w = workloads_.find(vmId(name));
         w != workloads_.end() && w->second.vm && w->second.vm->backend == VmBackend::Ganeti) {
         if (w->second.source == Source::Api) {
             (void)store_.remove(w->first);
@@ -1214,7 +1214,7 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
         }
         // virDomainDestroy: libvirt ends qemu and knows why (a KillUnit on
         // the scope would look like a crash to libvirt).
-        hypervisor_->destroy(k.victim.id.substr(3), std::move(killed));
+        hypervisor_->destroy(vmName(k.victim.id), std::move(killed));
         return;
     }
     systemd_.killUnit(unit, SIGKILL, std::move(killed));

@@ -41,6 +41,10 @@ enum class Source {
 };
 std::string_view toString(Source s);
 
+// A VM workload's id from its libvirt domain or Ganeti instance name, and back.
+inline std::string vmId(const std::string& name) { return "vm:" + name; }
+inline std::string vmName(const std::string& id) { return id.substr(3); }
+
 // Who runs a VM workload.
 enum class VmBackend { Libvirt, Ganeti };
 
@@ -218,8 +222,7 @@ private:
     void refreshDomain(const std::string& name);
     void upsertDomain(const io::DomainInfo& d);
     void forgetDomain(const std::string& name);
-    void assignVm(const core::Workload& w, const core::Tiers& t, bool persist,
-                  Reply<std::string> reply);
+    void assignVm(const core::Workload& w, bool persist, Reply<std::string> reply);
     // Where a running VM's qemu process lives: its scope unit and cgroup.
     std::optional<std::pair<std::string, std::string>> scopeOfPid(std::int32_t pid) const;
     void shrinkBalloons(const std::string& className, TimePoint now);

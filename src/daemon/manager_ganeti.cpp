@@ -51,8 +51,8 @@ void Manager::scanGanetiInstances() {
     std::vector<std::string> gone;
     for (const auto& [id, m] : workloads_) {
         if (m.vm && m.vm->backend == VmBackend::Ganeti &&
-            std::find(running.begin(), running.end(), id.substr(3)) == running.end()) {
-            gone.push_back(id.substr(3));
+            std::find(running.begin(), running.end(), vmName(id)) == running.end()) {
+            gone.push_back(vmName(id));
         }
     }
     for (const auto& name : gone) {
@@ -64,7 +64,7 @@ void Manager::adoptInstance(const std::string& name) {
     if (ganeti_ == nullptr) {
         return;
     }
-    const std::string id = "vm:" + name;
+    const std::string id = vmId(name);
     if (!core::validateWorkloadId(id)) {
         return;
     }
@@ -77,6 +77,12 @@ void Manager::adoptInstance(const std::string& name) {
     }
     ManagedWorkload m = it == workloads_.end() ? ManagedWorkload{} : it->second;
     const bool isNew = it == workloads_.end();
+    // The scan calls this every kSweepTicks for every instance: the tiers
+    // are reconciled only when this call changed what they derive from.
+    const auto changedFrom = [&, was = m](const ManagedWorkload& now) {
+        return isNew || was.workload != now.workload || was.unit != now.unit ||
+               was.cgroupPath != now.cgroupPath;
+    };
     if (!m.vm) {
         m.vm = VmState{};
     }
@@ -134,12 +140,16 @@ void Manager::adoptInstance(const std::string& name) {
         m.present = false;
         m.vm->running = false;
         m.vm->pid = 0;
-        if (m.source == Source::Api) {
-            workloads_[id] = std::move(m);
-        } else {
+        if (m.source != Source::Api) {
             workloads_.erase(id);
+            reconcile();
+            return;
         }
-        reconcile();
+        const bool reconcileNeeded = changedFrom(m);
+        workloads_[id] = std::move(m);
+        if (reconcileNeeded) {
+            reconcile();
+        }
         return;
     }
     const std::string scope = scopeFor(name);
@@ -158,8 +168,11 @@ void Manager::adoptInstance(const std::string& name) {
             log::info("Ganeti instance {INSTANCE} runs in {UNIT} (class {CLASS})", "INSTANCE",
                       name, "UNIT", scope, "CLASS", m.workload.className);
         }
+        const bool reconcileNeeded = changedFrom(m);
         workloads_[id] = std::move(m);
-        reconcile();
+        if (reconcileNeeded) {
+            reconcile();
+        }
         return;
     }
     if (dryRun_) {
@@ -231,7 +244,7 @@ void Manager::assignGaneti(const core::Workload& w, bool persist, Reply<std::str
                     "WORKLOAD", w.id, "UNIT", m.unit, "SLICE",
                     core::findClass(config_.classes, w.className)->slice());
     }
-    adoptInstance(w.id.substr(3));
+    adoptInstance(vmName(w.id));
     reply(w.id);
 }
 
@@ -240,7 +253,7 @@ void Manager::ganetiFindings(std::vector<core::Finding>& out) const {
         return;
     }
     for (const auto& [name, rec] : instances_) {
-        const auto w = workloads_.find("vm:" + name);
+        const auto w = workloads_.find(vmId(name));
         const bool running = ganeti_->pid(name).ok();
         if (rec.up && running && (w == workloads_.end() || w->second.unit.empty())) {
             out.push_back({"warning", "instance-not-adopted",
@@ -255,7 +268,7 @@ void Manager::ganetiFindings(std::vector<core::Finding>& out) const {
     }
     for (const auto& [id, m] : workloads_) {
         if (m.vm && m.vm->backend == VmBackend::Ganeti && !m.unit.empty() &&
-            !instances_.contains(id.substr(3))) {
+            !instances_.contains(vmName(id))) {
             out.push_back({"warning", "instance-not-recorded",
                            id + " runs in " + m.unit +
                                " but is not in this node's instance record: placement does not "

@@ -14,10 +14,6 @@
 namespace memqos::daemon {
 namespace {
 
-constexpr std::string_view kVmPrefix = "vm:";
-
-std::string domainOf(const std::string& id) { return id.substr(kVmPrefix.size()); }
-
 // One balloon move: Manager::kBalloonStep of the VM's memory, at least 1 MiB.
 Bytes balloonStep(Bytes memory) {
     return std::max<Bytes>(kMiB, memory / kPermyriadOne * Manager::kBalloonStep +
@@ -62,7 +58,7 @@ void Manager::startHypervisor() {
         }
     };
     ev.balloonChanged = [this](const std::string& name, Bytes actual) {
-        auto it = workloads_.find(std::string(kVmPrefix) + name);
+        auto it = workloads_.find(vmId(name));
         if (it == workloads_.end() || !it->second.vm) {
             return;
         }
@@ -90,14 +86,14 @@ void Manager::discoverDomains() {
         }
         std::set<std::string> seen;
         for (const auto& d : *domains) {
-            seen.insert(std::string(kVmPrefix) + d.name);
+            seen.insert(vmId(d.name));
             upsertDomain(d);
         }
         // Domains undefined while memqosd or libvirtd was down.
         std::vector<std::string> gone;
         for (const auto& [id, m] : workloads_) {
             if (m.vm && m.vm->backend == VmBackend::Libvirt && !seen.contains(id)) {
-                gone.push_back(domainOf(id));
+                gone.push_back(vmName(id));
             }
         }
         for (const auto& name : gone) {
@@ -140,7 +136,7 @@ std::optional<std::pair<std::string, std::string>> Manager::scopeOfPid(std::int3
 }
 
 void Manager::upsertDomain(const io::DomainInfo& d) {
-    const std::string id = std::string(kVmPrefix) + d.name;
+    const std::string id = vmId(d.name);
     if (!core::validateWorkloadId(id)) {
         return;
     }
@@ -242,7 +238,7 @@ void Manager::upsertDomain(const io::DomainInfo& d) {
 }
 
 void Manager::forgetDomain(const std::string& name) {
-    const std::string id = std::string(kVmPrefix) + name;
+    const std::string id = vmId(name);
     auto it = workloads_.find(id);
     if (it == workloads_.end() || !it->second.vm ||
         it->second.vm->backend != VmBackend::Libvirt) {
@@ -261,15 +257,14 @@ void Manager::forgetDomain(const std::string& name) {
     reconcile();
 }
 
-void Manager::assignVm(const core::Workload& w, const core::Tiers& t, bool persist,
-                       Reply<std::string> reply) {
+void Manager::assignVm(const core::Workload& w, bool persist, Reply<std::string> reply) {
     if (hypervisor_ == nullptr) {
         reply(apiError("NotSupported", "cannot manage " + w.id +
                                            ": libvirt is off ([VM] LibvirtURI is empty)"));
         return;
     }
-    const std::string name = domainOf(w.id);
-    hypervisor_->domain(name, [this, w, t, persist, name,
+    const std::string name = vmName(w.id);
+    hypervisor_->domain(name, [this, w, persist, name,
                                reply = std::move(reply)](Result<io::DomainInfo> d) {
         if (!d) {
             reply(apiError(d.error().code == std::errc::no_such_file_or_directory ? "NoSuchUnit"
@@ -291,7 +286,6 @@ void Manager::assignVm(const core::Workload& w, const core::Tiers& t, bool persi
             upsertDomain(d);
             reply(w.id);
         };
-        (void)t;
         if (!persist || dryRun_) {
             if (persist) {
                 log::notice("Dry run: would store memqos metadata and partition /memqos/{CLASS} "
@@ -458,11 +452,11 @@ bool Manager::balloonMovable(const ManagedWorkload& m) const {
 void Manager::readBalloon(const std::string& id, const ManagedWorkload& m,
                           std::function<void(Result<io::BalloonStats>)> then) {
     if (m.vm->backend == VmBackend::Libvirt) {
-        hypervisor_->balloonStats(domainOf(id), std::move(then));
+        hypervisor_->balloonStats(vmName(id), std::move(then));
         return;
     }
     // HMP's "info balloon" has no usable figure: steps only, down to the request.
-    ganeti_->balloonActual(domainOf(id), [then = std::move(then)](Result<Bytes> a) {
+    ganeti_->balloonActual(vmName(id), [then = std::move(then)](Result<Bytes> a) {
         if (!a) {
             then(a.error());
             return;
@@ -476,9 +470,9 @@ void Manager::readBalloon(const std::string& id, const ManagedWorkload& m,
 void Manager::writeBalloon(const std::string& id, const ManagedWorkload& m, Bytes target,
                            std::function<void(Status)> done) {
     if (m.vm->backend == VmBackend::Libvirt) {
-        hypervisor_->setBalloon(domainOf(id), target, std::move(done));
+        hypervisor_->setBalloon(vmName(id), target, std::move(done));
     } else {
-        ganeti_->setBalloon(domainOf(id), target, std::move(done));
+        ganeti_->setBalloon(vmName(id), target, std::move(done));
     }
 }
 
