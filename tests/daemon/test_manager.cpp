@@ -718,7 +718,24 @@ TEST(TickDurations, QuantilesByNearestRankOverTheLastWindow) {
 namespace {
 
 // libvirt as a map of domains; calls are answered at flush().
-class FakeHypervisor : public io::Hypervisor {
+// Answers queued by a fake, run at flush() (and those they queue) until
+// none is left.
+class CallQueue {
+public:
+    void post(std::function<void()> f) { queue_.push_back(std::move(f)); }
+    void flush() {
+        while (!queue_.empty()) {
+            auto f = std::move(queue_.front());
+            queue_.erase(queue_.begin());
+            f();
+        }
+    }
+
+private:
+    std::vector<std::function<void()>> queue_;
+};
+
+class FakeHypervisor : public io::Hypervisor, public CallQueue {
 public:
     std::map<std::string, io::DomainInfo> domains;
     std::map<std::string, io::BalloonStats> stats;
@@ -776,21 +793,69 @@ public:
             done(okStatus());
         });
     }
-    // Runs queued answers (and those they queue) until none is left.
+};
+
+class FakeGanetiKvm : public io::GanetiKvm, public CallQueue {
+public:
+    std::map<std::string, std::int32_t> pids;
+    std::map<std::string, Bytes> actual;
+    std::vector<std::pair<std::string, Bytes>> balloonCalls;
+
+    std::vector<std::string> instances() const override {
+        std::vector<std::string> v;
+        for (const auto& [n, p] : pids) {
+            v.push_back(n);
+        }
+        return v;
+    }
+    Result<std::int32_t> pid(const std::string& instance) const override {
+        auto it = pids.find(instance);
+        if (it == pids.end()) {
+            return makeError(std::errc::no_such_file_or_directory, "no pidfile");
+        }
+        return it->second;
+    }
+    void balloonActual(const std::string& instance, Then<Bytes> then) override {
+        post([this, instance, then] { then(actual[instance]); });
+    }
+    void setBalloon(const std::string& instance, Bytes target, Done done) override {
+        balloonCalls.emplace_back(instance, target);
+        post([this, instance, target, done] {
+            actual[instance] = target;
+            done(okStatus());
+        });
+    }
+};
+
+// The Manager with a fake libvirt and/or a fake Ganeti KVM hypervisor.
+class VmFixture : public PressureTest {
+protected:
+    std::unique_ptr<Manager> makeWith(io::Hypervisor* hv, io::GanetiKvm* kvm,
+                                      bool dryRun = false) {
+        auto m = std::make_unique<Manager>(
+            config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
+            instances_, *events_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"),
+            dryRun);
+        m->setListener(&listener_);
+        m->setHypervisor(hv);
+        m->setGanetiKvm(kvm);
+        m->start([](Status st) { EXPECT_TRUE(st.ok()); });
+        flush();
+        return m;
+    }
     void flush() {
-        while (!queue_.empty()) {
-            auto f = std::move(queue_.front());
-            queue_.erase(queue_.begin());
-            f();
+        for (int i = 0; i < 5; ++i) {
+            systemd_.flush();
+            hv_.flush();
+            kvm_.flush();
         }
     }
 
-private:
-    void post(std::function<void()> f) { queue_.push_back(std::move(f)); }
-    std::vector<std::function<void()>> queue_;
+    FakeHypervisor hv_;
+    FakeGanetiKvm kvm_;
 };
 
-class VmTest : public PressureTest {
+class VmTest : public VmFixture {
 protected:
     static constexpr const char* kScope = "machine-qemu\\x2d1\\x2dweb.scope";
 
@@ -815,21 +880,7 @@ protected:
     }
 
     std::unique_ptr<Manager> makeVmManager(bool dryRun = false) {
-        auto m = std::make_unique<Manager>(
-            config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
-            instances_, *events_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"),
-            dryRun);
-        m->setListener(&listener_);
-        m->setHypervisor(&hv_);
-        m->start([](Status st) { EXPECT_TRUE(st.ok()); });
-        flush();
-        return m;
-    }
-    void flush() {
-        for (int i = 0; i < 5; ++i) {
-            systemd_.flush();
-            hv_.flush();
-        }
+        return makeWith(&hv_, nullptr, dryRun);
     }
     void vmTick(Manager& m, int seconds) {
         m.tick(TimePoint(std::chrono::seconds(seconds)));
@@ -843,8 +894,6 @@ protected:
         EXPECT_TRUE(out.has_value()) << "no reply";
         return out.value_or(daemon::apiError("NoReply", ""));
     }
-
-    FakeHypervisor hv_;
 };
 
 TEST_F(VmTest, DomainWithoutMetadataIsInTheDefaultClassWithTiersOnItsScope) {
@@ -983,47 +1032,7 @@ TEST_F(VmTest, UndefinedDomainIsForgotten) {
 
 // --- Ganeti KVM instances: adopted into memqos-vm-<instance>.scope ---
 
-class FakeGanetiKvm : public io::GanetiKvm {
-public:
-    std::map<std::string, std::int32_t> pids;
-    std::map<std::string, Bytes> actual;
-    std::vector<std::pair<std::string, Bytes>> balloonCalls;
-
-    std::vector<std::string> instances() const override {
-        std::vector<std::string> v;
-        for (const auto& [n, p] : pids) {
-            v.push_back(n);
-        }
-        return v;
-    }
-    Result<std::int32_t> pid(const std::string& instance) const override {
-        auto it = pids.find(instance);
-        if (it == pids.end()) {
-            return makeError(std::errc::no_such_file_or_directory, "no pidfile");
-        }
-        return it->second;
-    }
-    void balloonActual(const std::string& instance, Then<Bytes> then) override {
-        queue.push_back([this, instance, then] { then(actual[instance]); });
-    }
-    void setBalloon(const std::string& instance, Bytes target, Done done) override {
-        balloonCalls.emplace_back(instance, target);
-        queue.push_back([this, instance, target, done] {
-            actual[instance] = target;
-            done(okStatus());
-        });
-    }
-    void flush() {
-        while (!queue.empty()) {
-            auto f = std::move(queue.front());
-            queue.erase(queue.begin());
-            f();
-        }
-    }
-    std::vector<std::function<void()>> queue;
-};
-
-class GanetiTest : public PressureTest {
+class GanetiTest : public VmFixture {
 protected:
     void SetUp() override {
         PressureTest::SetUp();
@@ -1032,23 +1041,7 @@ protected:
         writeFile(dir_ / "proc/6001/cgroup", "0::/system.slice/ganeti.service\n");
         writeFile(dir_ / "proc/6001/oom_score_adj", "0\n");
     }
-    std::unique_ptr<Manager> makeGanetiManager() {
-        auto m = std::make_unique<Manager>(
-            config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
-            instances_, *events_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"),
-            false);
-        m->setListener(&listener_);
-        m->setGanetiKvm(&kvm_);
-        m->start([](Status st) { EXPECT_TRUE(st.ok()); });
-        flush();
-        return m;
-    }
-    void flush() {
-        for (int i = 0; i < 5; ++i) {
-            systemd_.flush();
-            kvm_.flush();
-        }
-    }
+    std::unique_ptr<Manager> makeGanetiManager() { return makeWith(nullptr, &kvm_); }
     // What systemd does with StartTransientUnit(PIDs): the qemu moves.
     void moveIntoScope(const std::string& slice) {
         const std::string cg =
@@ -1057,7 +1050,6 @@ protected:
         cgroupFiles(dir_ / "cgroup" / cg, 900 * kMiB, "6001\n");
         writeFile(dir_ / "cgroup" / cg / "memory.oom.group", "0\n");
     }
-    FakeGanetiKvm kvm_;
 };
 
 TEST_F(GanetiTest, RecordedInstanceIsAdoptedIntoItsScopeWithTiers) {
