@@ -26,6 +26,9 @@ constexpr std::string_view kInstanceHeader =
     "# memqos instance record (Ganeti); written by memqosd, do not edit while it runs\n";
 // Temp files start with '.', which encodeFileName never produces.
 constexpr std::string_view kTempPrefix = ".tmp.";
+// A bad file set aside at load: "<name>.bad-<UTC time>" ('.' and '-' are
+// never in an encoded name, so it is never read as a record again).
+constexpr std::string_view kSetAsideMarker = ".bad-";
 constexpr std::size_t kMaxNameBytes = 255;                    // NAME_MAX
 constexpr std::size_t kMaxFileBytes = std::size_t{64} * 1024; // an assignment is ~200 bytes
 constexpr mode_t kDirMode = 0755;
@@ -267,10 +270,124 @@ Status removeFile(const std::filesystem::path& dir, const std::string& name) {
     return okStatus();
 }
 
+// A state file as read at start: its text, or why it cannot be one. `bad`
+// says the file itself is wrong (set it aside); otherwise reading failed
+// (EIO, EACCES ...) and the file is left where it is.
+struct StateFileText {
+    std::optional<std::string> text;
+    std::string why;
+    bool bad = false;
+};
+
+// Reads a state file without trusting it: never through a symlink, never a
+// FIFO or device (O_NONBLOCK so a planted FIFO cannot block the open), only a
+// file owned by memqosd's own user (root) that no other user may write, and
+// never more than kMaxFileBytes into memory whatever its size.
+StateFileText readStateFile(const std::filesystem::path& path) {
+    StateFileText out;
+    int raw = -1;
+    do {
+        raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+    } while (raw < 0 && errno == EINTR);
+    if (raw < 0) {
+        const int err = errno;
+        out.bad = err == ELOOP;
+        out.why = err == ELOOP ? "a symbolic link" : std::generic_category().message(err);
+        return out;
+    }
+    const Fd fd(raw);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) {
+        out.why = std::generic_category().message(errno);
+        return out;
+    }
+    out.bad = true;
+    if (!S_ISREG(st.st_mode)) {
+        out.why = "not a regular file";
+        return out;
+    }
+    if (st.st_uid != ::geteuid()) {
+        out.why = "owned by uid " + std::to_string(st.st_uid) + ", not by memqosd's uid " +
+                  std::to_string(::geteuid()) + " (another user may have planted it)";
+        return out;
+    }
+    // Group write is fine for memqosd's own group (a umask of 002).
+    if ((st.st_mode & S_IWOTH) != 0 || ((st.st_mode & S_IWGRP) != 0 && st.st_gid != ::getegid())) {
+        std::string mode = "0000";
+        for (int i = 0; i < 3; ++i) {
+            mode[static_cast<std::size_t>(3 - i)] =
+                static_cast<char>('0' + ((st.st_mode >> (3U * static_cast<unsigned>(i))) & 7U));
+        }
+        out.why = "writable by other users (mode " + mode + ")";
+        return out;
+    }
+    if (st.st_size < 0 || static_cast<std::uintmax_t>(st.st_size) > kMaxFileBytes) {
+        out.why = std::to_string(st.st_size) + " bytes, more than the " +
+                  std::to_string(kMaxFileBytes) + " a state file may have";
+        return out;
+    }
+    std::string text;
+    std::array<char, 4096> buf{};
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            out.bad = false;
+            out.why = std::generic_category().message(errno);
+            return out;
+        }
+        if (n == 0) {
+            break;
+        }
+        if (static_cast<std::size_t>(n) > kMaxFileBytes - text.size()) {
+            out.why = "more than the " + std::to_string(kMaxFileBytes) +
+                      " bytes a state file may have"; // it grew after fstat
+            return out;
+        }
+        text.append(buf.data(), static_cast<std::size_t>(n));
+    }
+    out.bad = false;
+    out.text = std::move(text);
+    return out;
+}
+
+// "20261124T221724Z": UTC, sorts by time, no characters a shell would quote.
+std::string utcStamp() {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    ::gmtime_r(&now, &tm);
+    std::array<char, 32> buf{};
+    const auto n = std::strftime(buf.data(), buf.size(), "%Y%m%dT%H%M%SZ", &tm);
+    return std::string(buf.data(), n);
+}
+
+// Renames a bad state file to "<name>.bad-<UTC time>" in its directory and
+// returns the phrase for the problem: "set aside as <path>", or why it stays.
+std::string setAside(const std::filesystem::path& dir, const std::string& name) {
+    const std::string base = name + std::string(kSetAsideMarker) + utcStamp();
+    std::string target = base;
+    for (int n = 1; n < 100; ++n) {
+        struct stat st {};
+        if (::lstat((dir / target).c_str(), &st) != 0 && errno == ENOENT) {
+            break;
+        }
+        target = base + "-" + std::to_string(n);
+    }
+    if (::rename((dir / name).c_str(), (dir / target).c_str()) != 0) {
+        return "could not set it aside (" + std::generic_category().message(errno) +
+               "), ignoring";
+    }
+    return "set aside as " + (dir / target).string();
+}
+
 // Reads every record file of one directory: `parse` turns a file's text into
 // a record (or an error), `keyOf` gives the id its file name must encode,
 // and `add` takes each good one. Problems name the file and never stop the
-// load.
+// load. A file with a record's name that is not a good record (corrupt,
+// truncated, empty, too big, not a regular file, not memqosd's own) is
+// renamed "<name>.bad-<UTC time>" beside it, which no load reads again.
 template <typename Parse, typename KeyOf, typename Add>
 void loadDir(const std::filesystem::path& dir, std::string_view what, std::string_view keyName,
              Parse parse, KeyOf keyOf, Add add, std::vector<std::string>& problems) {
@@ -294,6 +411,9 @@ void loadDir(const std::filesystem::path& dir, std::string_view what, std::strin
 
     for (const auto& name : names) {
         const auto path = dir / name;
+        if (name.find(kSetAsideMarker) != std::string::npos) {
+            continue; // set aside by an earlier load: the operator's to inspect
+        }
         if (name.starts_with('.')) {
             if (name.starts_with(kTempPrefix)) {
                 // Left by a save() that crashed before its rename: the old
@@ -308,20 +428,22 @@ void loadDir(const std::filesystem::path& dir, std::string_view what, std::strin
                                " file (name is not an encoded name), ignoring");
             continue;
         }
-        auto text = readFile(path, kMaxFileBytes);
-        if (!text) {
-            problems.push_back(text.error().what + ", ignoring");
+        auto file = readStateFile(path);
+        if (!file.text) {
+            problems.push_back(path.string() + ": " + file.why + ", " +
+                               (file.bad ? setAside(dir, name) : std::string("ignoring")));
             continue;
         }
-        auto parsed = parse(*text);
+        auto parsed = parse(*file.text);
         if (!parsed) {
-            problems.push_back(path.string() + ": " + parsed.error().what + ", ignoring");
+            const std::string why = file.text->empty() ? "empty" : parsed.error().what;
+            problems.push_back(path.string() + ": " + why + ", " + setAside(dir, name));
             continue;
         }
         if (keyOf(*parsed) != *id) {
             problems.push_back(path.string() + ": " + std::string(keyName) + "=" +
-                               quote(keyOf(*parsed)) +
-                               " does not match the file name, ignoring");
+                               quote(keyOf(*parsed)) + " does not match the file name, " +
+                               setAside(dir, name));
             continue;
         }
         add(std::move(*parsed));
@@ -667,6 +789,127 @@ InstanceStore::Loaded InstanceStore::loadAll() const {
 Status writeFileAtomically(const std::filesystem::path& dir, const std::string& name,
                            std::string_view content) {
     return writeAtomically(dir, name, content);
+}
+
+// ---- OriginalStore ------------------------------------------------------------
+
+namespace {
+
+constexpr std::string_view kOriginalHeader =
+    "# memqos: what this unit's own configuration gave before memqos first changed\n"
+    "# it; given back when memqos lets go of the unit. Written by memqosd.\n";
+
+std::string limitText(const std::optional<Limit>& l) {
+    return l && *l ? std::to_string(**l) : std::string("max");
+}
+
+bool parseLimitText(std::string_view s, Limit& out) {
+    if (s == "max") {
+        out = Limit{};
+        return true;
+    }
+    Bytes b = 0;
+    if (!parseInteger(s, b) || b == kNoLimit) {
+        return false;
+    }
+    out = b;
+    return true;
+}
+
+} // namespace
+
+std::string formatUnitOriginal(const UnitOriginal& o) {
+    std::string out(kOriginalHeader);
+    out += "Unit=" + o.unit + "\n";
+    out += "MemoryMin=" + std::to_string(o.values.memoryMin.value_or(0)) + "\n";
+    out += "MemoryLow=" + std::to_string(o.values.memoryLow.value_or(0)) + "\n";
+    out += "MemoryHigh=" + limitText(o.values.memoryHigh) + "\n";
+    out += "MemoryMax=" + limitText(o.values.memoryMax) + "\n";
+    out += "MemorySwapMax=" + limitText(o.values.memorySwapMax) + "\n";
+    return out;
+}
+
+Result<UnitOriginal> parseUnitOriginal(std::string_view text) {
+    enum Key : std::size_t { KeyUnit, KeyMin, KeyLow, KeyHigh, KeyMax, KeySwap, KeyCount };
+    constexpr std::array<std::string_view, KeyCount> kKeys = {
+        "Unit", "MemoryMin", "MemoryLow", "MemoryHigh", "MemoryMax", "MemorySwapMax"};
+    auto parsed = parseKeyFile(text, kKeys);
+    if (!parsed) {
+        return parsed.error();
+    }
+    const auto& kv = *parsed;
+    UnitOriginal o;
+    if (auto ok = core::validateWorkloadId(kv[KeyUnit].value); !ok) {
+        return invalid("line " + std::to_string(kv[KeyUnit].line) + ": Unit: " + ok.error().what);
+    }
+    o.unit = std::string(kv[KeyUnit].value);
+    Bytes min = 0;
+    Bytes low = 0;
+    if (!parseInteger(kv[KeyMin].value, min)) {
+        return invalid(at(kv[KeyMin], "MemoryMin") + "not a number of bytes");
+    }
+    if (!parseInteger(kv[KeyLow].value, low)) {
+        return invalid(at(kv[KeyLow], "MemoryLow") + "not a number of bytes");
+    }
+    o.values.memoryMin = min;
+    o.values.memoryLow = low;
+    Limit high;
+    Limit max;
+    Limit swap;
+    if (!parseLimitText(kv[KeyHigh].value, high)) {
+        return invalid(at(kv[KeyHigh], "MemoryHigh") + "expected bytes or max");
+    }
+    if (!parseLimitText(kv[KeyMax].value, max)) {
+        return invalid(at(kv[KeyMax], "MemoryMax") + "expected bytes or max");
+    }
+    if (!parseLimitText(kv[KeySwap].value, swap)) {
+        return invalid(at(kv[KeySwap], "MemorySwapMax") + "expected bytes or max");
+    }
+    o.values.memoryHigh = high;
+    o.values.memoryMax = max;
+    o.values.memorySwapMax = swap;
+    return o;
+}
+
+OriginalStore::OriginalStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+Status OriginalStore::save(const UnitOriginal& o) {
+    const auto& v = o.values;
+    if (!v.memoryMin || !v.memoryLow || !v.memoryHigh || !v.memoryMax || !v.memorySwapMax) {
+        return invalid("cannot store the original memory properties of " + quote(o.unit) +
+                       ": not all five are known");
+    }
+    const auto text = formatUnitOriginal(o);
+    auto back = parseUnitOriginal(text);
+    if (!back || *back != o) {
+        return invalid("cannot store the original memory properties of " + quote(o.unit) +
+                       ": they would not read back unchanged");
+    }
+    const auto name = encodeFileName(o.unit);
+    if (name.size() > kMaxNameBytes) {
+        return makeError(std::errc::filename_too_long,
+                         "cannot store the original memory properties of " + quote(o.unit) +
+                             ": encoded file name longer than 255 bytes");
+    }
+    return writeAtomically(dir_, name, text);
+}
+
+Status OriginalStore::remove(std::string_view unit) {
+    const auto file = encodeFileName(unit);
+    if (file.size() > kMaxNameBytes) {
+        return okStatus();
+    }
+    return removeFile(dir_, file);
+}
+
+OriginalStore::Loaded OriginalStore::loadAll() const {
+    Loaded out;
+    loadDir(
+        dir_, "an original-properties record", "Unit",
+        [](std::string_view t) { return parseUnitOriginal(t); },
+        [](const UnitOriginal& o) -> const std::string& { return o.unit; },
+        [&](UnitOriginal o) { out.originals.push_back(std::move(o)); }, out.problems);
+    return out;
 }
 
 } // namespace memqos::io

@@ -12,7 +12,11 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <csignal>
 #include <vector>
 
 #include "fixture_tree.hpp"
@@ -376,7 +380,8 @@ TEST_F(StoreTest, MalformedFilesAreSkippedWithAProblemNamingThem) {
     ASSERT_THAT(loaded.problems, SizeIs(4));
     EXPECT_THAT(loaded.problems[0],
                 HasSubstr((state() / "bad_2eservice").string() +
-                          ": line 4: Request='lots': not a number of bytes, ignoring"));
+                          ": line 4: Request='lots': not a number of bytes, set aside as " +
+                          (state() / "bad_2eservice.bad-").string()));
     EXPECT_THAT(loaded.problems[1], HasSubstr((runtime() / "not-encoded.service").string() +
                                               ": not an assignment file"));
     EXPECT_THAT(loaded.problems[2], HasSubstr((runtime() / "other_2eservice").string() +
@@ -436,6 +441,180 @@ TEST_F(StoreTest, ErrorsNameThePath) {
     EXPECT_THAT(loaded.assignments, ElementsAre(nginx(false)));
     ASSERT_THAT(loaded.problems, SizeIs(1));
     EXPECT_THAT(loaded.problems[0], HasSubstr(state().string()));
+}
+
+// ---- bad files at start, failed writes (issue 11) -----------------------------
+
+// The names in `dir` that start with `prefix`.
+std::vector<std::string> namesStarting(const fs::path& dir, const std::string& prefix) {
+    std::vector<std::string> out;
+    for (const auto& n : listDir(dir)) {
+        if (n.starts_with(prefix)) {
+            out.push_back(n);
+        }
+    }
+    return out;
+}
+
+TEST_F(StoreTest, BadFilesAreSetAsideAndGoodOnesKept) {
+    auto s = store();
+    const auto good = nginx(true);
+    ASSERT_TRUE(s.save(good));
+    const auto db = assignment("db.service", core::WorkloadKind::Service, "dedicated", kGiB,
+                               Limit{kGiB}, 0, true);
+    ASSERT_TRUE(s.save(db));
+    const std::string full = formatAssignment(
+        assignment("corrupt.service", core::WorkloadKind::Service, "shared", 1, Limit{}));
+    // corrupt: a value garbled; truncated: cut in the middle; empty: 0 bytes;
+    // huge: 10 MiB (sparse: must be refused from its size, not read);
+    // planted: a symlink to a good-looking file elsewhere; a FIFO (a reader
+    // that opened it blocking would hang the start).
+    std::string corrupt = full;
+    corrupt.replace(corrupt.find("Request=1"), 9, "Request=\x01\xff");
+    test::writeFile(state() / "corrupt_2eservice", corrupt);
+    const std::string whole = formatAssignment(
+        assignment("truncated.service", core::WorkloadKind::Service, "shared", 1, Limit{}));
+    test::writeFile(state() / "truncated_2eservice", whole.substr(0, whole.find("Class=") + 3));
+    test::writeFile(state() / "empty_2eservice", "");
+    {
+        test::writeFile(state() / "huge_2eservice", "");
+        ASSERT_EQ(::truncate((state() / "huge_2eservice").c_str(), 10L * 1024 * 1024), 0);
+    }
+    test::writeFile(dir_.path() / "elsewhere", formatAssignment(assignment(
+                                                   "link.service", core::WorkloadKind::Service,
+                                                   "shared", 1, Limit{})));
+    fs::create_symlink(dir_.path() / "elsewhere", state() / "link_2eservice");
+    ASSERT_EQ(::mkfifo((state() / "fifo_2eservice").c_str(), 0644), 0);
+    test::writeFile(runtime() / "open_2eservice",
+                    formatAssignment(assignment("open.service", core::WorkloadKind::Service,
+                                                "shared", 1, Limit{})));
+    ASSERT_EQ(::chmod((runtime() / "open_2eservice").c_str(), 0666), 0);
+
+    const auto loaded = s.loadAll();
+    EXPECT_THAT(loaded.assignments, ElementsAre(db, good));
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"corrupt_2eservice", "not a number of bytes"},
+        {"empty_2eservice", ": empty, set aside as "},
+        {"fifo_2eservice", ": not a regular file, set aside as "},
+        {"huge_2eservice", ": 10485760 bytes, more than the 65536 a state file may have"},
+        {"link_2eservice", ": a symbolic link, set aside as "},
+        {"truncated_2eservice", ": line 4: 'Cla': expected Key=Value, set aside as "},
+    };
+    ASSERT_THAT(loaded.problems, SizeIs(bad.size() + 1)) << ::testing::PrintToString(loaded.problems);
+    for (std::size_t i = 0; i < bad.size(); ++i) {
+        const auto& [name, why] = bad[i];
+        EXPECT_THAT(loaded.problems[i], HasSubstr((state() / name).string() + ": "));
+        EXPECT_THAT(loaded.problems[i], HasSubstr(why));
+        EXPECT_THAT(loaded.problems[i], HasSubstr("set aside as " + (state() / name).string() +
+                                                  ".bad-"));
+        EXPECT_FALSE(fs::exists(fs::symlink_status(state() / name))) << name;
+        EXPECT_THAT(namesStarting(state(), name + ".bad-"), SizeIs(1)) << name;
+    }
+    EXPECT_THAT(loaded.problems.back(),
+                HasSubstr((runtime() / "open_2eservice").string() +
+                          ": writable by other users (mode 0666), set aside as "));
+    // What was set aside keeps its content, for the operator to look at.
+    EXPECT_EQ(readText(state() / namesStarting(state(), "corrupt_2eservice.bad-").at(0)),
+              corrupt);
+    EXPECT_EQ(fs::file_size(state() / namesStarting(state(), "huge_2eservice.bad-").at(0)),
+              10U * 1024 * 1024);
+    // A second start finds only the good files, and says nothing.
+    const auto again = s.loadAll();
+    EXPECT_THAT(again.assignments, ElementsAre(db, good));
+    EXPECT_THAT(again.problems, IsEmpty());
+}
+
+TEST_F(StoreTest, AFileOfAnotherUserIsSetAside) {
+    if (::geteuid() != 0) {
+        GTEST_SKIP() << "needs root to give a file to another user";
+    }
+    auto s = store();
+    ASSERT_TRUE(s.save(nginx(true)));
+    const auto planted = state() / "planted_2eservice";
+    test::writeFile(planted, formatAssignment(assignment("planted.service",
+                                                         core::WorkloadKind::Service, "shared",
+                                                         1, Limit{})));
+    ASSERT_EQ(::chown(planted.c_str(), 65534, 65534), 0);
+    const auto loaded = s.loadAll();
+    EXPECT_THAT(loaded.assignments, ElementsAre(nginx(true)));
+    ASSERT_THAT(loaded.problems, SizeIs(1));
+    EXPECT_THAT(loaded.problems[0],
+                HasSubstr(planted.string() + ": owned by uid 65534, not by memqosd's uid 0"));
+    EXPECT_FALSE(fs::exists(planted));
+    EXPECT_THAT(namesStarting(state(), "planted_2eservice.bad-"), SizeIs(1));
+}
+
+TEST_F(StoreTest, AFailedWriteLeavesTheOldFileIntact) {
+    // RLIMIT_FSIZE makes write() fail (EFBIG) like a full disk (ENOSPC) does:
+    // after the temp file was created, before anything was renamed.
+    auto s = store();
+    ASSERT_TRUE(s.save(nginx(true)));
+    const auto path = state() / "nginx_2eservice";
+    const std::string before = readText(path);
+    auto changed = nginx(true);
+    changed.workload.className = "reclaimed";
+    changed.workload.request = 123456789;
+
+    struct rlimit saved {};
+    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+    auto* const oldHandler = std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit tiny = saved;
+    tiny.rlim_cur = 16;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &tiny), 0);
+    const auto status = s.save(changed);
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &saved), 0);
+    std::signal(SIGXFSZ, oldHandler);
+
+    ASSERT_FALSE(status);
+    EXPECT_EQ(status.error().code, std::errc::file_too_large);
+    EXPECT_THAT(status.error().what, HasSubstr(state().string() + "/.tmp."));
+    EXPECT_THAT(status.error().what, HasSubstr(": File too large"));
+    EXPECT_EQ(readText(path), before);
+    EXPECT_THAT(listDir(state()), ElementsAre("nginx_2eservice")) << "temp file left behind";
+    EXPECT_THAT(s.loadAll().assignments, ElementsAre(nginx(true)));
+}
+
+TEST_F(StoreTest, AReadOnlyDirectoryRefusesWritesAndKeepsTheFiles) {
+    auto s = store();
+    ASSERT_TRUE(s.save(nginx(true)));
+    const auto path = state() / "nginx_2eservice";
+    const std::string before = readText(path);
+    // Root ignores permission bits: the checks run in a child that becomes
+    // nobody (when it is root) in a tree nobody owns but may not write.
+    if (::geteuid() == 0) {
+        for (const auto& p : {dir_.path(), dir_.path() / "lib", state(), path}) {
+            ASSERT_EQ(::chown(p.c_str(), 65534, 65534), 0) << p;
+        }
+    }
+    ASSERT_EQ(::chmod(state().c_str(), 0555), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) {
+            ::_exit(10);
+        }
+        auto changed = nginx(true);
+        changed.workload.priority = 7;
+        const auto saved = s.save(changed);
+        if (saved || saved.error().code != std::errc::permission_denied ||
+            saved.error().what.find(state().string() + "/.tmp.") == std::string::npos) {
+            ::_exit(11);
+        }
+        const auto removed = s.remove("nginx.service");
+        if (removed || removed.error().what != path.string() + ": Permission denied") {
+            ::_exit(12);
+        }
+        if (readText(path) != before || listDir(state()).size() != 1) {
+            ::_exit(13);
+        }
+        ::_exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ::chmod(state().c_str(), 0755);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setuid, 11: save, 12: remove, 13: file changed";
+    EXPECT_EQ(readText(path), before);
 }
 
 } // namespace

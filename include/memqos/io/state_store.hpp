@@ -7,6 +7,7 @@
 // unit properties. One small "Key=Value" file per workload, written
 // atomically: temp file, fsync, rename, fsync of the directory.
 
+#include "memqos/io/systemd.hpp"
 #include "memqos/core/model.hpp"
 #include "memqos/core/placement.hpp"
 #include "memqos/util/result.hpp"
@@ -63,7 +64,9 @@ Result<core::Instance> parseInstance(std::string_view text);
 
 // Writes `content` to dir/name atomically: a temp file in `dir` (created
 // with its parents if missing), fsync, rename over `name`, fsync of `dir`.
-// The file is 0644. On error nothing is left behind and the old file stays.
+// The file is 0644. On error (ENOSPC, EROFS, EDQUOT, EFBIG ...) before the
+// rename nothing is left behind and the old file stays as it was; the error
+// is "<path>: <strerror>".
 Status writeFileAtomically(const std::filesystem::path& dir, const std::string& name,
                            std::string_view content);
 
@@ -80,12 +83,19 @@ public:
     // Removes the assignment from both directories; a missing file or
     // directory is not an error.
     Status remove(std::string_view workloadId);
-    // Every readable assignment of both directories, sorted by id. A
-    // malformed file is reported in `problems` (naming the file) and skipped,
+    // Every readable assignment of both directories, sorted by id. A bad
+    // file is reported in `problems` (naming the file and why) and skipped,
     // never fatal; a workload present in both directories keeps the
-    // persistent one. Temp files left by a crash during save() (".tmp.*")
-    // are deleted; other dot files are ignored. Missing directories hold no
-    // assignments. Never throws.
+    // persistent one. A file with an assignment's name that is not a good
+    // assignment — corrupt, truncated, empty, larger than 64 KiB (never read
+    // whole), not a regular file (symlink, FIFO, directory), owned by another
+    // user than memqosd's own (root) or writable by another user — is set
+    // aside: renamed "<name>.bad-<UTC time>" (e.g.
+    // "nginx_2eservice.bad-20261124T221724Z") in its directory, which no load
+    // reads again, and the problem says so. A file that cannot be read (EIO,
+    // EACCES) stays where it is. Temp files left by a crash during save()
+    // (".tmp.*") are deleted; other dot files and names that are no encoded
+    // id are ignored. Missing directories hold no assignments. Never throws.
     struct Loaded {
         std::vector<Assignment> assignments;
         std::vector<std::string> problems;
@@ -109,6 +119,43 @@ public:
     Status remove(std::string_view name);
     struct Loaded {
         std::vector<core::Instance> instances; // sorted by name
+        std::vector<std::string> problems;
+    };
+    Loaded loadAll() const;
+
+private:
+    std::filesystem::path dir_;
+};
+
+// What a unit's own configuration gave before memqos first changed it (the
+// five memory properties as systemd reported them), kept so memqos can give
+// exactly that back when it lets go of the unit (unassign, class removed,
+// last managed child of a slice gone), across restarts and crashes. One file
+// per unit under <StateDirectory>/originals/ (the file's name is the unit's,
+// encoded like an assignment's):
+//   Unit=nginx.service
+//   MemoryMin=0                  bytes
+//   MemoryLow=1073741824
+//   MemoryHigh=max               bytes or max (systemd's "infinity")
+//   MemoryMax=314572800
+//   MemorySwapMax=max
+struct UnitOriginal {
+    std::string unit;
+    MemoryProperties values; // all five set
+    bool operator==(const UnitOriginal&) const = default;
+};
+std::string formatUnitOriginal(const UnitOriginal& o);
+Result<UnitOriginal> parseUnitOriginal(std::string_view text);
+
+class OriginalStore {
+public:
+    explicit OriginalStore(std::filesystem::path dir);
+    // Refuses (invalid_argument) a record without all five values.
+    Status save(const UnitOriginal& original);
+    // A missing file or directory is not an error.
+    Status remove(std::string_view unit);
+    struct Loaded {
+        std::vector<UnitOriginal> originals; // sorted by unit
         std::vector<std::string> problems;
     };
     Loaded loadAll() const;
