@@ -5,6 +5,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -27,6 +28,11 @@ constexpr auto kCallTimeoutUsec =
 
 constexpr std::array<const char*, 4> kSignals = {"Reloading", "UnitNew", "JobRemoved",
                                                  "UnitRemoved"};
+// systemd leaving and re-joining the bus: daemon-reexec (a new process that
+// connects again), or a restart of dbus-daemon's connection to it.
+constexpr const char* kOwnerMatch =
+    "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+    "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.freedesktop.systemd1'";
 
 // "<context>: <error name>: <error message>" with sd-bus's errno for the
 // name (it knows systemd's names: NoSuchUnit -> ENOENT).
@@ -191,6 +197,58 @@ int readUnitPropertyMap(sd_bus_message* m, UnitInfo& info) {
     return sd_bus_message_exit_container(m);
 }
 
+// ControlGroup and MemoryMin/Low/High/Max/SwapMax of a unit type's a{sv}
+// (org.freedesktop.systemd1.Service, .Scope, .Slice). `info.memory` is set
+// only when all five were there.
+int readCgroupPropertyMap(sd_bus_message* m, UnitInfo& info) {
+    int r = sd_bus_message_enter_container(m, 'a', "{sv}");
+    if (r < 0) {
+        return r;
+    }
+    std::optional<std::uint64_t> values[5];
+    static constexpr std::string_view kNames[5] = {"MemoryMin", "MemoryLow", "MemoryHigh",
+                                                   "MemoryMax", "MemorySwapMax"};
+    while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+        const char* key = nullptr;
+        if ((r = sd_bus_message_read(m, "s", &key)) < 0) {
+            return r;
+        }
+        const std::string_view k(key);
+        const auto* name = std::find(std::begin(kNames), std::end(kNames), k);
+        if (k == "ControlGroup") {
+            const char* value = nullptr;
+            if ((r = sd_bus_message_read(m, "v", "s", &value)) < 0) {
+                return r;
+            }
+            info.controlGroup = value;
+        } else if (name != std::end(kNames)) {
+            std::uint64_t value = 0;
+            if ((r = sd_bus_message_read(m, "v", "t", &value)) < 0) {
+                return r;
+            }
+            values[name - std::begin(kNames)] = value;
+        } else if ((r = sd_bus_message_skip(m, "v")) < 0) {
+            return r;
+        }
+        if ((r = sd_bus_message_exit_container(m)) < 0) {
+            return r;
+        }
+    }
+    if (r < 0) {
+        return r;
+    }
+    if (std::all_of(std::begin(values), std::end(values), [](const auto& v) { return v.has_value(); })) {
+        MemoryProperties p;
+        p.memoryMin = static_cast<Bytes>(*values[0]);
+        p.memoryLow = static_cast<Bytes>(*values[1]);
+        p.memoryHigh = limitFromBus(*values[2]);
+        p.memoryMax = limitFromBus(*values[3]);
+        p.memorySwapMax = limitFromBus(*values[4]);
+        info.memory = p;
+    }
+    return sd_bus_message_exit_container(m);
+}
+
 } // namespace
 
 struct SystemdDbus::PendingCall {
@@ -320,6 +378,21 @@ void SystemdDbus::subscribe(Events events, Done done) {
         ++state->matchesPending;
     }
 
+    {
+        sd_bus_slot* slot = nullptr;
+        const int r = sd_bus_add_match_async(bus_, &slot, kOwnerMatch, &SystemdDbus::onOwnerChanged,
+                                             &SystemdDbus::onMatchInstalled, this);
+        if (r < 0) {
+            if (!state->firstError) {
+                state->firstError = busError(r, "AddMatch NameOwnerChanged");
+            }
+        } else {
+            matches_.emplace_back(slot);
+            ++state->remaining;
+            ++state->matchesPending;
+        }
+    }
+
     const std::string what = "Subscribe";
     auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "Subscribe", what);
     Status sent =
@@ -379,6 +452,51 @@ int SystemdDbus::onMatchInstalled(sd_bus_message* m, void* userdata,
         self->subscribeStepDone(state, replyStatus(m, "AddMatch"));
     }
     return 0;
+}
+
+int SystemdDbus::onOwnerChanged(sd_bus_message* m, void* userdata,
+                                sd_bus_error* /*error*/) noexcept {
+    static_cast<SystemdDbus*>(userdata)->systemdOwnerChanged(m);
+    return 0;
+}
+
+void SystemdDbus::systemdOwnerChanged(sd_bus_message* m) {
+    const char* name = nullptr;
+    const char* oldOwner = nullptr;
+    const char* newOwner = nullptr;
+    if (sd_bus_message_read(m, "sss", &name, &oldOwner, &newOwner) < 0) {
+        return;
+    }
+    if (newOwner[0] == '\0') {
+        log::info("systemd left the bus");
+        return;
+    }
+    // A new systemd connection (daemon-reexec): it may have missed our
+    // subscription and its Reloading(false) may never reach us; subscribe
+    // again and treat it as a reload (the refresh re-applies every tier).
+    log::info("systemd is on the bus again ({OWNER}); subscribing again", "OWNER", newOwner);
+    reloading_ = false;
+    const std::string what = "Subscribe";
+    if (auto call = newManagerCall(bus_, kManagerPath, kManagerInterface, "Subscribe", what)) {
+        auto sent = send(
+            call->get(),
+            [what](sd_bus_message* reply) {
+                const sd_bus_error* e = reply != nullptr ? sd_bus_message_get_error(reply) : nullptr;
+                if (isError(reply) && !(e != nullptr && e->name != nullptr &&
+                                        std::string_view(e->name) == kAlreadySubscribed)) {
+                    log::warning("Cannot subscribe to systemd again: {ERROR}", "ERROR",
+                                 replyError(reply, what).what);
+                }
+            },
+            what);
+        if (!sent) {
+            log::warning("Cannot subscribe to systemd again: {ERROR}", "ERROR", sent.error().what);
+        }
+    }
+    if (events_.reloaded) {
+        auto cb = events_.reloaded;
+        cb();
+    }
 }
 
 int SystemdDbus::onSignal(sd_bus_message* m, void* userdata, sd_bus_error* /*error*/) noexcept {
@@ -459,7 +577,7 @@ void SystemdDbus::getUnit(const std::string& unit, Then<UnitInfo> then) {
                 return;
             }
             readUnitProperties(
-                UnitInfo{.name = unit, .loadState = {}, .activeState = {}, .controlGroup = {}},
+                UnitInfo{.name = unit, .loadState = {}, .activeState = {}, .controlGroup = {}, .memory = {}},
                 path, then);
         },
         what);
@@ -501,7 +619,8 @@ void SystemdDbus::readUnitProperties(UnitInfo info, const std::string& path,
     }
 }
 
-// ControlGroup is optional: any failure leaves it empty.
+// ControlGroup and the memory properties are optional: any failure leaves
+// them empty.
 void SystemdDbus::readControlGroup(UnitInfo info, const std::string& path,
                                    const Then<UnitInfo>& then) {
     const char* interface = cgroupInterface(info.name);
@@ -509,23 +628,22 @@ void SystemdDbus::readControlGroup(UnitInfo info, const std::string& path,
         then(std::move(info));
         return;
     }
-    const std::string what = "Get ControlGroup " + info.name;
-    auto m = newManagerCall(bus_, path.c_str(), kPropertiesInterface, "Get", what);
+    const std::string what = "GetAll " + std::string(interface) + " " + info.name;
+    auto m = newManagerCall(bus_, path.c_str(), kPropertiesInterface, "GetAll", what);
     if (!m) {
         then(std::move(info));
         return;
     }
     Appender a(m->get());
-    if (a.append("ss", interface, "ControlGroup").result() < 0) {
+    if (a.append("s", interface).result() < 0) {
         then(std::move(info));
         return;
     }
     auto sent = send(
         m->get(),
         [info, then](sd_bus_message* reply) mutable {
-            const char* cgroup = nullptr;
-            if (!isError(reply) && sd_bus_message_read(reply, "v", "s", &cgroup) >= 0) {
-                info.controlGroup = cgroup;
+            if (!isError(reply)) {
+                (void)readCgroupPropertyMap(reply, info);
             }
             then(std::move(info));
         },
@@ -571,7 +689,7 @@ void SystemdDbus::listUnits(Then<std::vector<UnitInfo>> then) {
                     units.push_back(UnitInfo{.name = name,
                                              .loadState = load,
                                              .activeState = active,
-                                             .controlGroup = {}});
+                                             .controlGroup = {}, .memory = {}});
                 }
             }
             if (r < 0 || (r = sd_bus_message_exit_container(reply)) < 0) {

@@ -50,7 +50,9 @@ public:
     SystemdDbus& operator=(const SystemdDbus&) = delete;
 
     // Adds matches for Reloading, UnitNew, JobRemoved and UnitRemoved of the
-    // manager, then calls Subscribe(). `done` gets the first error of those
+    // manager and for org.freedesktop.systemd1's NameOwnerChanged (a new
+    // owner, as after daemon-reexec: Subscribe() again, then `reloaded`),
+    // then calls Subscribe(). `done` gets the first error of those
     // (AlreadySubscribed counts as success), or ok when all succeeded. A
     // second subscribe() replaces the events and the matches of the first.
     // JobRemoved is passed on as unitStarted for every job whose result is
@@ -105,9 +107,11 @@ private:
 
     static int onReply(sd_bus_message* m, void* userdata, sd_bus_error* error) noexcept;
     static int onSignal(sd_bus_message* m, void* userdata, sd_bus_error* error) noexcept;
+    static int onOwnerChanged(sd_bus_message* m, void* userdata, sd_bus_error* error) noexcept;
     static int onMatchInstalled(sd_bus_message* m, void* userdata, sd_bus_error* error) noexcept;
     void subscribeStepDone(const std::shared_ptr<SubscribeState>& state, const Status& status);
     void dispatchSignal(sd_bus_message* m);
+    void systemdOwnerChanged(sd_bus_message* m);
     void readUnitProperties(UnitInfo info, const std::string& path, const Then<UnitInfo>& then);
     void readControlGroup(UnitInfo info, const std::string& path, const Then<UnitInfo>& then);
     void callForStatus(const std::string& what, sd_bus_message* m, Done done,
