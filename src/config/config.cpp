@@ -315,6 +315,19 @@ const KeyItem<Owner>* findKey(const std::vector<KeyItem<Owner>>& table, std::str
 
 using parse::text::equalsIgnoreCase;
 
+// "system, dedicated, shared, reclaimed": the classes an unknown name could
+// have meant; with many classes (drop-ins can add a thousand) the first few
+// and how many more, so one problem stays one readable line.
+std::string classNames(const std::vector<core::ClassPolicy>& classes) {
+    constexpr std::size_t kShown = 8;
+    std::string names;
+    for (std::size_t i = 0; i < classes.size() && i < kShown; ++i)
+        names += (names.empty() ? "" : ", ") + classes[i].name;
+    if (classes.size() > kShown)
+        names += " and " + std::to_string(classes.size() - kShown) + " more";
+    return names;
+}
+
 bool istartsWith(std::string_view s, std::string_view prefix) {
     return s.size() >= prefix.size() && equalsIgnoreCase(s.substr(0, prefix.size()), prefix);
 }
@@ -577,11 +590,8 @@ private:
     void checkRules() {
         const auto& classes = out_.config.classes;
         if (core::findClass(classes, out_.config.vm.defaultClass) == nullptr) {
-            std::string names;
-            for (const auto& c : classes)
-                names += (names.empty() ? "" : ", ") + c.name;
             keyProblem(Severity::Error, "VM", "DefaultClass", out_.config.vm.defaultClass,
-                       "no such class (classes: " + names + ")");
+                       "no such class (classes: " + classNames(classes) + ")");
         }
         for (const auto& r : out_.config.rules) {
             std::string section = std::string(kRulePrefix) + r.name;
@@ -593,11 +603,8 @@ private:
                 problem(Severity::Error, file, section, "", "",
                         "missing Class= (e.g. Class=shared)");
             } else if (!r.className.empty() && core::findClass(classes, r.className) == nullptr) {
-                std::string names;
-                for (const auto& c : classes)
-                    names += (names.empty() ? "" : ", ") + c.name;
                 keyProblem(Severity::Error, section, "Class", r.className,
-                           "no such class (classes: " + names + ")");
+                           "no such class (classes: " + classNames(classes) + ")");
             }
             if (r.limit && r.request > *r.limit)
                 keyProblem(Severity::Error, section, "Request", formatSize(r.request),

@@ -473,6 +473,22 @@ TEST(Rules, UnknownClass) {
                   "shared, reclaimed)"});
 }
 
+TEST(Rules, UnknownClassAmongManyNamesAFewAndCountsTheRest) {
+    // 1000 classes from drop-ins: the problem stays one readable line.
+    std::vector<ConfigEntry> entries;
+    for (int i = 0; i < 1000; ++i) {
+        const std::string section = "Class.c" + std::to_string(i);
+        entries.push_back(entry(section, "Rank", std::to_string(i + 10)));
+    }
+    entries.push_back(entry("Rule.web", "Match", "x.service"));
+    entries.push_back(entry("Rule.web", "Class", "gold"));
+    Validated v = validateConfig(entries);
+    EXPECT_EQ(formatted(v, Severity::Error),
+              std::vector<std::string>{
+                  "test.conf: [Rule.web] Class=gold: no such class (classes: system, dedicated, "
+                  "shared, reclaimed, c0, c1, c2, c3 and 996 more)"});
+}
+
 TEST(Rules, RequestAboveLimit) {
     Validated v = validateConfig(
         {entry("Rule.web", "Match", "x.service"), entry("Rule.web", "Class", "shared"),
