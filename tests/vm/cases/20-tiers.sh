@@ -18,6 +18,7 @@ ok "AssignWorkload -> $out"
 
 check_tiers() {
   wait_for 10 "memory.low of web.service" grep -qx 268435456 "$cg/memory.low"
+  wait_for 10 "memory.max of web.service" grep -qx 1073741824 "$cg/memory.max"
   expect_file "$cg/memory.low" 268435456
   expect_file "$cg/memory.high" 993210368
   expect_file "$cg/memory.max" 1073741824
@@ -35,10 +36,19 @@ done
 cur=$(busctl get-property org.memqos1 /org/memqos1/workload/web_2eservice org.memqos1.Workload Persistent)
 [[ $cur == "b true" ]] || fail "Persistent=$cur"
 
-echo "--- systemctl daemon-reload"
+echo "--- systemctl daemon-reload re-applies what was changed behind memqosd's back"
+# set-property --runtime writes the drop-in memqosd's runtime properties live
+# in: systemd itself keeps these values across the reload; only memqosd puts
+# its own back.
+systemctl set-property --runtime web.service MemoryLow=0 MemoryMax=536870912
+wait_for 10 "memory.max changed behind memqosd's back" grep -qx 536870912 "$cg/memory.max"
+expect_file "$cg/memory.low" 0
+cursor=$(journalctl -u memqosd -n 0 --show-cursor | sed -n 's/^-- cursor: //p')
 systemctl daemon-reload
-sleep 3
 check_tiers
+journalctl -u memqosd --after-cursor="$cursor" -o cat | grep -q "systemd reloaded" ||
+  fail "memqosd did not log the reload it reacted to"
+ok "memqosd put its tiers back after daemon-reload"
 
 echo "--- systemctl kill -s KILL memqosd"
 pid_before=$(systemctl show -p MainPID --value memqosd)

@@ -29,9 +29,13 @@ out=$(memqosctl reload 2>&1) && fail "reload of an invalid config succeeded: $ou
 [[ $out == *org.memqos1.Error.ConfigInvalid* && $out == *MemoryRatio=abc* ]] || fail "reload answer: $out"
 ok "invalid config refused: $out"
 [[ $(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager MemoryRatio) == "$ratio_before" ]] || fail "MemoryRatio changed"
+pid=$(systemctl show -p MainPID --value memqosd)
+cursor=$(journalctl -u memqosd -n 0 --show-cursor | sed -n 's/^-- cursor: //p')
 systemctl reload memqosd
-sleep 1
+refused() { journalctl -u memqosd --after-cursor="$cursor" -o cat | grep -qE 'Reload refused|Configuration rejected'; }
+wait_for 20 "memqosd refuses the invalid config on SIGHUP" refused
 systemctl is-active --quiet memqosd || fail "SIGHUP with an invalid config stopped memqosd"
+[[ $(systemctl show -p MainPID --value memqosd) == "$pid" ]] || fail "SIGHUP with an invalid config restarted memqosd"
 ok "SIGHUP with an invalid config keeps memqosd running with the old config"
 systemctl stop goldjob.service
 rm -f /etc/memqos/memqosd.conf.d/90-bad.conf /etc/memqos/memqosd.conf.d/50-gold.conf

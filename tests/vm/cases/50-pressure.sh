@@ -60,8 +60,11 @@ echo 0 >$icg/memory.oom.group
 wait_for 20 "oom_score_adj repaired" grep -qx 1000 /proc/$idle_pid/oom_score_adj
 wait_for 20 "memory.oom.group repaired" grep -qx 1 $icg/memory.oom.group
 ok "changed behind memqosd's back: both repaired"
+cursor=$(journalctl -u memqosd -n 0 --show-cursor | sed -n 's/^-- cursor: //p')
 systemctl daemon-reload
-sleep 2 # what systemd re-applies on a reload, if anything, is then visible
+# memqosd hears Reloading(false): systemd's reload, and whatever it re-applies, is over.
+reloaded() { journalctl -u memqosd --after-cursor="$cursor" -o cat | grep -q "systemd reloaded"; }
+wait_for 30 "memqosd hears the daemon-reload" reloaded
 echo "after daemon-reload: memory.oom.group=$(cat $icg/memory.oom.group) oom_score_adj=$(cat /proc/$idle_pid/oom_score_adj)"
 wait_for 20 "memory.oom.group 1 after daemon-reload" grep -qx 1 $icg/memory.oom.group
 wait_for 20 "oom_score_adj 1000 after daemon-reload" grep -qx 1000 /proc/$idle_pid/oom_score_adj
@@ -108,17 +111,22 @@ systemctl stop late.service
 
 # --- dry run: level 3 whenever MemAvailable <= 99 %, nothing is killed
 # (a higher level's MemAvailable threshold may not be above a lower one's)
-printf '[Manager]\nDryRun=yes\n[Pressure]\nLevel1MemAvailable=99%%\nLevel2MemAvailable=99%%\nLevel3MemAvailable=99%%\nLevel3Duration=2s\n' >"$dropin/50-dry.conf"
+printf '[Manager]\nDryRun=yes\nMetricsFile=/run/memqos/dry.prom\n[Pressure]\nLevel1MemAvailable=99%%\nLevel2MemAvailable=99%%\nLevel3MemAvailable=99%%\nLevel3Duration=2s\n' >"$dropin/50-dry.conf"
 memqosd --check-config || fail "the dry-run drop-in does not pass --check-config"
 restart_memqosd
 systemd-run --unit=victim.service --slice=memqos-reclaimed.slice /bin/sleep infinity >/dev/null
 since=$(date '+%Y-%m-%d %H:%M:%S')
 wait_for 60 "a 'Would kill' line" bash -c "journalctl -u memqosd -o cat --since '$since' | grep -q 'Would kill victim.service'"
-sleep 3 # several more ticks at level 3: still nothing may die
+# Three more ticks at level 3 (the metrics file counts them): still nothing may die.
+ticks() { awk '$1 == "memqos_tick_duration_seconds_count" {print $2}' /run/memqos/dry.prom; }
+ticks0=$(ticks)
+more_ticks() { (($(ticks) >= ticks0 + 3)); }
+wait_for 30 "three more ticks at level 3" more_ticks
+[[ $(prop PressureLevel) == 3 ]] || fail "pressure level $(prop PressureLevel) after the ticks, expected 3"
 systemctl is-active --quiet victim.service || fail "dry run killed victim.service"
 ((($(kills_of victim.service)) == 0)) || fail "dry run recorded a kill"
 ok "dry run: $(journalctl -u memqosd -o cat --since "$since" | grep -c 'Would kill') 'Would kill' lines, victim alive"
-rm "$dropin/50-dry.conf"
+rm "$dropin/50-dry.conf" /run/memqos/dry.prom
 systemctl stop victim.service
 restart_memqosd
 
