@@ -13,7 +13,8 @@ with their properties, then runs
 with MEMQOS_TEST_BUS_ADDRESS set to the bus address. The program asserts the
 calls itself with the mock's GetMethodCalls. Test hooks on the mock object
 (interface org.memqos1.Test): SetFailure(method, error_name, message) makes the
-next call of `method` fail with that D-Bus error; ClearFailures().
+next call of `method` fail with that D-Bus error; ClearFailures(); Reconnect()
+(release org.freedesktop.systemd1 and take it again, as daemon-reexec does).
 
 Exit status: the program's, or 1 if the bus could not be set up, or 124 on the
 hard timeout. dbus-daemon and the mock are stopped by PID on every path out
@@ -105,6 +106,11 @@ TEST_METHODS = [
     ('SetFailure', 'sss', '',
      "self.__dict__.setdefault('memqos_failures', {})[str(args[0])] = (str(args[1]), str(args[2]))"),
     ('ClearFailures', '', '', "self.__dict__['memqos_failures'] = {}"),
+    # systemd leaving the bus and joining it again, as on daemon-reexec: the
+    # bus sends NameOwnerChanged(name, owner, '') then (name, '', owner).
+    ('Reconnect', '', '',
+     "self.connection.release_name('org.freedesktop.systemd1'); "
+     "self.connection.request_name('org.freedesktop.systemd1')"),
 ]
 
 # name -> (Unit properties to change, {interface: {property: value}})

@@ -731,6 +731,22 @@ TEST_F(SubscribedTest, UnitRemovedDuringADaemonReloadIsNotARemoval) {
     EXPECT_THAT(log_, ElementsAre("reloaded", "removed gone.service"));
 }
 
+TEST_F(SubscribedTest, SystemdBackOnTheBusIsSubscribedAgainAndCountsAsAReload) {
+    // daemon-reexec: systemd leaves the bus (after Reloading(true)) and a
+    // new process joins it; its Reloading(false) may never reach us.
+    emitSignal("Reloading", "b", [&](sd_bus_message* m) { sd_bus_message_append(m, "v", "b", 1); });
+    ASSERT_NO_FATAL_FAILURE(mockCall(kTestHooks, "Reconnect"));
+    ASSERT_TRUE(runUntil([&] { return callsOf("Subscribe").size() == 2; }))
+        << "no second Subscribe() after systemd came back";
+    // Not stuck in "reloading": removals are passed on again.
+    emitSignal("UnitRemoved", "so", [](sd_bus_message* m) {
+        sd_bus_message_append(m, "v", "s", "gone.service");
+        sd_bus_message_append(m, "v", "o", "/org/freedesktop/systemd1/unit/gone_2eservice");
+    });
+    ASSERT_NO_FATAL_FAILURE(sync("marker-6.service"));
+    EXPECT_THAT(log_, ElementsAre("reloaded", "removed gone.service"));
+}
+
 TEST_F(SubscribedTest, SignalsWithAnotherSignatureAreIgnored) {
     emitSignal("UnitNew", "s",
                [](sd_bus_message* m) { sd_bus_message_append(m, "v", "s", "odd.service"); });
