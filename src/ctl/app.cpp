@@ -175,10 +175,11 @@ int execute(const Command& cmd, BusClient& client) {
         return verifyExitCode(*findings);
     }
     case Verb::Reload: {
-        if (auto r = client.reload(); !r) {
+        auto r = client.reload();
+        if (!r) {
             return fail(r.error());
         }
-        writeOut(renderNothing(format));
+        writeOut(renderReload(*r, format));
         return kExitOk;
     }
     case Verb::Monitor:

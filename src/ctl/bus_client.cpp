@@ -422,12 +422,18 @@ Result<std::vector<Finding>> BusClient::verify() {
     return findingsFromReply(*out);
 }
 
-Status BusClient::reload() {
-    auto out = call(kManagerPath, kManagerInterface, "Reload", "", appendNothing);
+Result<std::vector<std::string>> BusClient::reload() {
+    auto out = call(kManagerPath, kManagerInterface, "Reload", "as", appendNothing);
     if (!out) {
         return out.error();
     }
-    return okStatus();
+    std::vector<std::string> notes;
+    if (!out->empty() && std::holds_alternative<ValueArray>(out->front().v)) {
+        for (const auto& v : std::get<ValueArray>(out->front().v)) {
+            notes.push_back(v.asString());
+        }
+    }
+    return notes;
 }
 
 Result<bool> BusClient::daemonOnBus() {

@@ -59,7 +59,8 @@ public:
     Result<std::vector<InstanceInfo>> listInstances();
     Result<std::vector<KillInfo>> listKills();
     Result<std::vector<Finding>> verify();
-    Status reload();
+    // The keys that need a restart to take effect (empty: all did).
+    Result<std::vector<std::string>> reload();
     // Whether org.memqos1 has an owner right now.
     Result<bool> daemonOnBus();
 

@@ -73,7 +73,9 @@ constexpr std::array<VerbInfo, 14> kVerbs{{
     {Verb::Verify, "verify", "verify", "Check the node and the configuration",
      "Exit status 2 when a finding has severity \"error\".\n"},
     {Verb::Reload, "reload", "reload", "Make memqosd re-read its configuration",
-     "An invalid configuration is refused and the old one kept. Needs root.\n"},
+     "An invalid configuration is refused and the old one kept. Prints the keys that\n"
+     "need a restart to take effect (roots, state directory, LibvirtURI), one per line.\n"
+     "Needs root.\n"},
     {Verb::Monitor, "monitor", "monitor", "Follow pressure changes, kills and property changes",
      "One line per event with a timestamp (one JSON object per line with --json);\n"
      "exit status 0 on SIGINT or SIGTERM.\n"},

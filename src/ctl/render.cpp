@@ -423,6 +423,23 @@ std::string renderNothing(Format format) {
     return format == Format::Json ? "{}\n" : "";
 }
 
+std::string renderReload(const std::vector<std::string>& restartNeeded, Format format) {
+    if (format == Format::Json) {
+        JsonWriter json;
+        json.beginObject().key("restart_needed").beginArray();
+        for (const auto& n : restartNeeded) {
+            json.value(n);
+        }
+        json.endArray().endObject();
+        return withNewline(json.str());
+    }
+    std::string out;
+    for (const auto& n : restartNeeded) {
+        out += n + "\n";
+    }
+    return out;
+}
+
 std::string renderEvent(const Event& event, Format format) {
     if (format == Format::Json) {
         JsonWriter json(JsonStyle::Compact);

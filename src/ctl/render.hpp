@@ -34,6 +34,9 @@ std::string renderFindings(const std::vector<Finding>& findings, Format format);
 std::string renderWorkloadPath(std::string_view path, Format format);
 // Commands without output: nothing (text) or {} (JSON, so scripts always parse).
 std::string renderNothing(Format format);
+// Reload's answer: the keys that need a restart, one line each (JSON:
+// {"restart_needed": [...]}); nothing when every key took effect.
+std::string renderReload(const std::vector<std::string>& restartNeeded, Format format);
 // One monitor line: "<timestamp> <kind> <details>" or a compact JSON object.
 std::string renderEvent(const Event& event, Format format);
 

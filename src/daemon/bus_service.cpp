@@ -456,7 +456,22 @@ int reload(sd_bus_message* m, void* ud, sd_bus_error* err) {
     if (!res.ok()) {
         return setError(err, res.error());
     }
-    return sd_bus_reply_method_return(m, "");
+    // The keys that need a restart ("Manager.StateDirectory needs a restart: ...").
+    std::vector<const char*> strv;
+    for (const auto& n : res.value()) {
+        strv.push_back(n.c_str());
+    }
+    strv.push_back(nullptr);
+    sd_bus_message* raw = nullptr;
+    int r = sd_bus_message_new_method_return(m, &raw);
+    if (r < 0) {
+        return r;
+    }
+    io::MessagePtr reply(raw);
+    if ((r = sd_bus_message_append_strv(raw, const_cast<char**>(strv.data()))) < 0) {
+        return r;
+    }
+    return sd_bus_send(nullptr, raw, nullptr);
 }
 
 const sd_bus_vtable kManagerVtable[] = {
@@ -471,7 +486,7 @@ const sd_bus_vtable kManagerVtable[] = {
     SD_BUS_PROPERTY("MemoryRatio", "d", getMemoryRatio, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_PROPERTY("PressureLevel", "u", getPressureLevel, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_PROPERTY("AdmissionOpen", "b", getAdmissionOpen, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-    SD_BUS_PROPERTY("DryRun", "b", getDryRun, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_PROPERTY("DryRun", "b", getDryRun, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_METHOD_WITH_NAMES("ListClasses", "", , "a(so)", SD_BUS_PARAM(classes), listClasses,
                              SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("ListWorkloads", "", , "a(ssso)", SD_BUS_PARAM(workloads),
@@ -492,7 +507,7 @@ const sd_bus_vtable kManagerVtable[] = {
                              verifyPlacement, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("Verify", "", , "a(sss)", SD_BUS_PARAM(findings), verify,
                              SD_BUS_VTABLE_UNPRIVILEGED),
-    SD_BUS_METHOD("Reload", "", "", reload, 0),
+    SD_BUS_METHOD_WITH_NAMES("Reload", "", , "as", SD_BUS_PARAM(restart_needed), reload, 0),
     SD_BUS_METHOD_WITH_NAMES("RecordInstance", "sttb",
                              SD_BUS_PARAM(name) SD_BUS_PARAM(min_memory) SD_BUS_PARAM(max_memory)
                                  SD_BUS_PARAM(up),

@@ -2,7 +2,9 @@
 #include "manager.hpp"
 
 #include "metrics.hpp"
+#include "state_error.hpp"
 
+#include "memqos/config/reload.hpp"
 #include "memqos/core/oom_score.hpp"
 #include "memqos/io/log.hpp"
 
@@ -49,7 +51,7 @@ Manager::Manager(config::Config config, ConfigReader reader, io::SystemdManager&
     : config_(std::move(config)), reader_(std::move(reader)), systemd_(systemd), store_(store),
       instanceStore_(instanceStore), events_(events),
       cgroups_(std::move(cgroups)), proc_(std::move(proc)), knobs_(cgroups_.root(), proc_.root()),
-      dryRun_(dryRun || config_.manager.dryRun) {}
+      dryRunForced_(dryRun), dryRun_(dryRun || config_.manager.dryRun) {}
 
 Bytes Manager::nodeReserved() const {
     return config_.overcommit.nodeReserved.resolve(system_.mem.memTotal);
@@ -419,7 +421,11 @@ void Manager::onUnitRemoved(const std::string& unit) {
     applied_.erase(unit);
     if (it->second.transient) {
         // A RunWorkload unit does not come back once systemd dropped it.
-        (void)store_.remove(unit);
+        if (auto st = store_.remove(unit); !st) {
+            log::error("Cannot remove the stored assignment of {UNIT}, which is gone: {ERROR}; "
+                       "the next start loads it and finds no such unit",
+                       "UNIT", unit, "ERROR", st.error().what);
+        }
         log::info("{UNIT} is gone; no longer managed", "UNIT", unit);
         workloads_.erase(it);
         reconcile();
@@ -527,7 +533,7 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
             workloads_.contains(w.id) ? std::optional(workloads_.at(w.id)) : std::nullopt;
         // State first: a crash after this line re-applies at start-up.
         if (auto st = store_.save(io::Assignment{w, persist}); !st) {
-            reply(apiError("Failed", "cannot store the assignment: " + st.error().what));
+            reply(stateWriteFailed("store the assignment of " + w.id, st.error()));
             return;
         }
         ManagedWorkload m;
@@ -542,15 +548,29 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
         auto finish = [this, w, previous, reply](Status st) {
             if (!st) {
                 // Change nothing: restore what was there before.
+                std::string rollback;
                 if (previous) {
                     workloads_[w.id] = *previous;
-                    (void)store_.save(io::Assignment{previous->workload, previous->persistent});
+                    if (auto r = store_.save(
+                            io::Assignment{previous->workload, previous->persistent});
+                        !r) {
+                        rollback = rollbackFailed(
+                            w.id, r.error(),
+                            "the stored assignment is the refused one (class " + w.className +
+                                "), which the next start applies; assign it again once the "
+                                "state directory is writable");
+                    }
                 } else {
                     workloads_.erase(w.id);
-                    (void)store_.remove(w.id);
+                    if (auto r = store_.remove(w.id); !r) {
+                        rollback = rollbackFailed(
+                            w.id, r.error(),
+                            "the refused assignment stays stored and the next start applies "
+                            "it; unassign it once the state directory is writable");
+                    }
                 }
                 reply(apiError("SystemdFailed", "systemd refused the memory properties of " +
-                                                    w.id + ": " + st.error().what));
+                                                    w.id + ": " + st.error().what + rollback));
                 return;
             }
             log::notice("Assigned {WORKLOAD} to class {CLASS}", "WORKLOAD", w.id, "CLASS",
@@ -581,7 +601,7 @@ void Manager::unassign(const std::string& id, Reply<Done> reply) {
         return;
     }
     if (auto st = store_.remove(id); !st) {
-        reply(apiError("Failed", "cannot remove the stored assignment: " + st.error().what));
+        reply(stateWriteFailed("remove the stored assignment of " + id, st.error()));
         return;
     }
     const std::string unit = it->second.unit;
@@ -669,13 +689,23 @@ void Manager::run(const std::string& name, const std::string& className, Bytes r
     m.cgroupPath = io::unitCgroupPath(className, unit);
     m.transient = true;
     m.tiers = *tiers;
+    // State first, as in assign(). Runtime only: a transient unit does not
+    // outlive a reboot either.
+    if (auto st = store_.save(io::Assignment{m.workload, false}); !st) {
+        reply(stateWriteFailed("store the assignment of " + m.unit, st.error()));
+        return;
+    }
     auto finish = [this, m, props, reply](Status st) {
         if (!st) {
-            reply(apiError("SystemdFailed", "cannot start " + m.unit + ": " + st.error().what));
+            std::string rollback;
+            if (auto r = store_.remove(m.unit); !r) {
+                rollback = rollbackFailed(m.unit, r.error(),
+                                          "the next start loads it and finds no such unit");
+            }
+            reply(apiError("SystemdFailed",
+                           "cannot start " + m.unit + ": " + st.error().what + rollback));
             return;
         }
-        // Runtime only: a transient unit does not outlive a reboot either.
-        (void)store_.save(io::Assignment{m.workload, false});
         workloads_[m.unit] = m;
         applied_[m.unit] = props;
         log::notice("Started {UNIT} in class {CLASS}", "UNIT", m.unit, "CLASS",
@@ -777,8 +807,7 @@ ApiResult<Done> Manager::recordInstance(const std::string& name, Bytes minMemory
     }
     const core::Instance record{name, minMemory, maxMemory, up};
     if (auto st = instanceStore_.save(record); !st) {
-        return apiError("Failed", "cannot store the record of instance " + name + ": " +
-                                      st.error().what);
+        return stateWriteFailed("store the record of instance " + name, st.error());
     }
     const auto before = instances_.find(name);
     if (before == instances_.end() || before->second != record) {
@@ -798,8 +827,7 @@ ApiResult<Done> Manager::forgetInstance(const std::string& name) {
                                               "lists the recorded instances)");
     }
     if (auto st = instanceStore_.remove(name); !st) {
-        return apiError("Failed",
-                        "cannot remove the record of instance " + name + ": " + st.error().what);
+        return stateWriteFailed("remove the record of instance " + name, st.error());
     }
     instances_.erase(name);
     log::notice("Instance {INSTANCE} forgotten", "INSTANCE", name);
@@ -807,7 +835,14 @@ ApiResult<Done> Manager::forgetInstance(const std::string& name) {
     if (auto w = workloads_.find(vmId(name));
         w != workloads_.end() && w->second.vm && w->second.vm->backend == VmBackend::Ganeti) {
         if (w->second.source == Source::Api) {
-            (void)store_.remove(w->first);
+            if (auto st = store_.remove(w->first); !st) {
+                // Still managed, so that UnassignWorkload can retry.
+                return stateWriteFailed("remove the stored assignment of " + w->first,
+                                        st.error(),
+                                        "instance " + name + " is forgotten, but memqos "
+                                        "manages " + w->first + " until UnassignWorkload of "
+                                        "it succeeds");
+            }
         }
         applied_.erase(w->second.unit);
         workloads_.erase(w);
@@ -816,7 +851,7 @@ ApiResult<Done> Manager::forgetInstance(const std::string& name) {
     return Done{};
 }
 
-ApiResult<Done> Manager::reload() {
+ApiResult<std::vector<std::string>> Manager::reload() {
     auto next = reader_();
     if (!next) {
         log::warning("Configuration rejected, keeping the old one: {ERROR}", "ERROR",
@@ -825,16 +860,36 @@ ApiResult<Done> Manager::reload() {
                         "the new configuration is invalid; the old one stays in force: " +
                             next.error().what);
     }
-    config_ = std::move(*next);
-    dryRun_ = dryRun_ || config_.manager.dryRun;
+    auto notes = config::restartNeeded(config_, *next);
+    config_ = config::withStartOnlyKeysOf(config_, std::move(*next));
+    const bool wasDryRun = dryRun_;
+    dryRun_ = dryRunForced_ || config_.manager.dryRun;
+    if (dryRunForced_ && !config_.manager.dryRun) {
+        notes.emplace_back("Manager.DryRun=no has no effect: memqosd was started with --dry-run, "
+                           "which stays on until it restarts without it");
+    }
+    if (wasDryRun && !dryRun_) {
+        // What a dry run "applied" never was: every unit gets its tiers now.
+        applied_.clear();
+        log::notice("Dry run off: memqosd acts from now on");
+    } else if (!wasDryRun && dryRun_) {
+        log::notice("Dry run on: memqosd decides and logs, but no longer acts");
+    }
     startClassSlices();
     recomputeTiers();
     reconcile();
-    log::notice("Configuration reloaded");
-    if (listener_ != nullptr) {
-        listener_->managerPropertiesChanged({"MemoryRatio", "NodeReserved"});
+    for (const auto& n : notes) {
+        log::warning("Reload: {NOTE}", "NOTE", n);
     }
-    return Done{};
+    log::notice("Configuration reloaded", "RESTART_NEEDED", notes.size());
+    if (listener_ != nullptr) {
+        std::vector<const char*> changed = {"MemoryRatio", "NodeReserved"};
+        if (wasDryRun != dryRun_) {
+            changed.push_back("DryRun");
+        }
+        listener_->managerPropertiesChanged(changed);
+    }
+    return notes;
 }
 
 void Manager::tick(TimePoint now) {

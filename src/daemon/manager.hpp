@@ -161,7 +161,12 @@ public:
     core::Verdict verifyPlacement(Bytes memory, Bytes minMemory,
                                   const PlacementRequest& request) const;
     std::vector<core::Finding> verify() const;
-    ApiResult<Done> reload();
+    // Re-reads the configuration. Every key takes effect at once except the
+    // start-only ones (config/reload.hpp), which keep their running values;
+    // the answer lists them ("Manager.StateDirectory needs a restart: ..."),
+    // as does the journal. DryRun switches both ways, unless --dry-run was
+    // given (then it stays on, and the answer says so).
+    ApiResult<std::vector<std::string>> reload();
     // The instance record (Ganeti's state of record on this node); stored
     // at once, so a refused call changes nothing.
     ApiResult<Done> recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory,
@@ -255,6 +260,7 @@ private:
     io::CgroupFs cgroups_;
     io::ProcFs proc_;
     io::KernelKnobs knobs_;
+    bool dryRunForced_; // --dry-run: on whatever the configuration says
     bool dryRun_;
     Listener* listener_ = nullptr;
 

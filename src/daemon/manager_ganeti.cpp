@@ -12,6 +12,7 @@
 // Ganeti would disagree with what runs; memqos shrinks its balloon instead
 // ([Ganeti] Balloon=yes) and keeps placements within the memory ratio.
 #include "manager.hpp"
+#include "state_error.hpp"
 
 #include "memqos/config/vm.hpp"
 #include "memqos/io/file.hpp"
@@ -224,7 +225,7 @@ void Manager::adoptInstance(const std::string& name) {
 
 void Manager::assignGaneti(const core::Workload& w, bool persist, Reply<std::string> reply) {
     if (auto st = store_.save(io::Assignment{w, persist}); !st) {
-        reply(apiError("Failed", "cannot store the assignment: " + st.error().what));
+        reply(stateWriteFailed("store the assignment of " + w.id, st.error()));
         return;
     }
     auto& m = workloads_[w.id];

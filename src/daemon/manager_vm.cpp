@@ -2,6 +2,7 @@
 // VM workloads: libvirt domains as "vm:<name>" (DESIGN §2 "VMs"), their
 // balloons at pressure level 2 and their kill at level 3.
 #include "manager.hpp"
+#include "state_error.hpp"
 
 #include "memqos/config/values.hpp"
 #include "memqos/config/vm.hpp"
@@ -274,7 +275,7 @@ void Manager::assignVm(const core::Workload& w, bool persist, Reply<std::string>
         }
         auto apply = [this, w, persist, d = *d, reply] {
             if (auto st = store_.save(io::Assignment{w, persist}); !st) {
-                reply(apiError("Failed", "cannot store the assignment: " + st.error().what));
+                reply(stateWriteFailed("store the assignment of " + w.id, st.error()));
                 return;
             }
             auto& m = workloads_[w.id];

@@ -218,10 +218,12 @@ Status writeAtomically(const std::filesystem::path& dir, const std::string& name
             break;
         }
         if (errno != EEXIST || attempt >= 16) {
-            return errnoError(errno, dir / tmp);
+            return errnoError(errno, dir / name);
         }
     }
-    const auto tmpPath = dir / tmp;
+    // Errors name the file being replaced (and left as it was), not the
+    // temp file, which is gone by then.
+    const auto tmpPath = dir / name;
     auto fail = [&](int err, const std::filesystem::path& what) -> Status {
         ::unlinkat(dfd.get(), tmp.c_str(), 0);
         return errnoError(err, what);

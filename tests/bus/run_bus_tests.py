@@ -643,12 +643,31 @@ class Suite:
     def reload(self):
         def good():
             self.env.write_config(CONFIG_GOOD2)
-            self.bcall('Reload')
+            answer = self.bcall('Reload')
+            if answer != [[]]:
+                return f'Reload answered {answer}, want [[]] (nothing needs a restart)'
             ratio = self.bprop('MemoryRatio')
             if abs(ratio - 2.0) > 1e-9:
                 return f'MemoryRatio {ratio} after Reload, want 2'
             return None
         self.run_check('Reload of a good config (busctl)', good)
+
+        def restart_needed():
+            # LibvirtURI is read only at start: the answer and memqosctl say so.
+            self.env.write_config(CONFIG_GOOD2 + '[VM]\nLibvirtURI=test:///default\n')
+            answer = self.bcall('Reload')
+            want = 'VM.LibvirtURI needs a restart: qemu:///system stays in use until memqosd ' \
+                   'restarts (the configuration now says test:///default)'
+            if answer != [[want]]:
+                return f'Reload answered {answer}, want [[{want!r}]]'
+            r = self.memqosctl('reload')
+            if r.returncode != 0 or r.stdout != want + '\n':
+                return f'memqosctl reload: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('--json', 'reload')
+            if r.returncode != 0 or json.loads(r.stdout) != {'restart_needed': [want]}:
+                return f'memqosctl --json reload: exit {r.returncode} {r.stdout!r}'
+            return None
+        self.run_check('Reload of a start-only key -> "needs a restart" in the answer', restart_needed)
 
         def bad():
             self.env.write_config(CONFIG_BAD)

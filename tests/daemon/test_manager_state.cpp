@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: Apache-2.0
+// Component tests of issue 11's defects 4 and 5: state writes that fail
+// (named error, old file intact, rollback failures reported) and what a
+// reload changes (DryRun both ways, start-only keys reported). The Manager
+// runs against the fake systemd, a fixture cgroup/proc tree and a real
+// StateStore in a temp dir; failures are real ones of the file system
+// (EFBIG from RLIMIT_FSIZE, a directory where a state file should be), so
+// they work as root too.
+#include "fake_systemd.hpp"
+#include "manager.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/resource.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+using namespace memqos;
+using memqos::daemon::ApiResult;
+using memqos::daemon::Done;
+using memqos::daemon::Manager;
+
+namespace {
+
+void writeFile(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+}
+
+std::string readText(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// The fake systemd, with a hook that runs when a unit's properties are set:
+// the moment between the stored assignment and systemd's answer.
+class HookedSystemd : public test::FakeSystemd {
+public:
+    std::function<void(const std::string&)> beforeSet;
+    void setUnitProperties(const std::string& unit, const io::MemoryProperties& props,
+                           Done done) override {
+        if (beforeSet) {
+            beforeSet(unit);
+        }
+        FakeSystemd::setUnitProperties(unit, props, std::move(done));
+    }
+};
+
+// Makes every write of this process fail with EFBIG (like ENOSPC) while it
+// lives; SIGXFSZ is ignored so the write returns the error.
+class TinyFileSizeLimit {
+public:
+    TinyFileSizeLimit() {
+        ::getrlimit(RLIMIT_FSIZE, &saved_);
+        oldHandler_ = std::signal(SIGXFSZ, SIG_IGN);
+        struct rlimit tiny = saved_;
+        tiny.rlim_cur = 16;
+        ::setrlimit(RLIMIT_FSIZE, &tiny);
+    }
+    ~TinyFileSizeLimit() {
+        ::setrlimit(RLIMIT_FSIZE, &saved_);
+        std::signal(SIGXFSZ, oldHandler_);
+    }
+    TinyFileSizeLimit(const TinyFileSizeLimit&) = delete;
+    TinyFileSizeLimit& operator=(const TinyFileSizeLimit&) = delete;
+
+private:
+    struct rlimit saved_ {};
+    void (*oldHandler_)(int) = nullptr;
+};
+
+class StateFaultTest : public testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/memqos-state-fault-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        writeFile(dir_ / "cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+        for (const char* unit : {"nginx.service", "db.service"}) {
+            const auto u = dir_ / "cgroup/system.slice" / unit;
+            writeFile(u / "memory.current", "104857600\n");
+            writeFile(u / "memory.min", "0\n");
+            writeFile(u / "memory.low", "0\n");
+            writeFile(u / "memory.high", "max\n");
+            writeFile(u / "memory.max", "max\n");
+            writeFile(u / "memory.stat", "anon 1\n");
+            writeFile(u / "cgroup.procs", "4242\n");
+        }
+        writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
+                                         "MemFree:         4194304 kB\n"
+                                         "MemAvailable:    6291456 kB\n"
+                                         "SwapTotal:       2097152 kB\n"
+                                         "SwapFree:        2097152 kB\n");
+        writeFile(dir_ / "proc/pressure/memory", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                                                 "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+        writeFile(dir_ / "proc/vmstat", "pgscan_kswapd 0\n");
+        writeFile(dir_ / "proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
+        systemd_.addUnit("nginx.service", "/system.slice/nginx.service");
+        systemd_.addUnit("db.service", "/system.slice/db.service");
+        config_.vm.libvirtUri = "";
+        store_ = io::StateStore(state(), runtime());
+        instances_ = io::InstanceStore(dir_ / "state/instances");
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    std::unique_ptr<Manager> makeManager(bool dryRun = false) {
+        auto m = std::make_unique<Manager>(
+            config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
+            instances_, kills_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), dryRun);
+        bool ready = false;
+        m->start([&](Status st) {
+            EXPECT_TRUE(st.ok());
+            ready = true;
+        });
+        systemd_.flush();
+        EXPECT_TRUE(ready);
+        return m;
+    }
+
+    ApiResult<std::string> assign(Manager& m, const std::string& id, const std::string& cls,
+                                  bool persist = true) {
+        std::optional<ApiResult<std::string>> out;
+        m.assign(id, cls, 256 * kMiB, kGiB, persist, [&](ApiResult<std::string> r) { out = r; });
+        systemd_.flush();
+        EXPECT_TRUE(out.has_value()) << "no reply";
+        return out.value_or(daemon::apiError("NoReply", ""));
+    }
+    ApiResult<Done> unassign(Manager& m, const std::string& id) {
+        std::optional<ApiResult<Done>> out;
+        m.unassign(id, [&](ApiResult<Done> r) { out = r; });
+        systemd_.flush();
+        EXPECT_TRUE(out.has_value()) << "no reply";
+        return out.value_or(daemon::apiError("NoReply", ""));
+    }
+    std::size_t setsOf(const std::string& unit) const {
+        std::size_t n = 0;
+        for (const auto& c : systemd_.setCalls) {
+            n += c.unit == unit ? 1U : 0U;
+        }
+        return n;
+    }
+    // Puts a non-empty directory where a state file is: unlink and rename
+    // over it fail (EISDIR), even for root.
+    void blockFile(const fs::path& file) {
+        fs::remove(file);
+        writeFile(file / "blocker", "x");
+    }
+
+    fs::path state() const { return dir_ / "state/assignments"; }
+    fs::path runtime() const { return dir_ / "run/assignments"; }
+
+    fs::path dir_;
+    config::Config config_;
+    HookedSystemd systemd_;
+    // Moved into dir_ by SetUp.
+    io::StateStore store_{fs::path("/nonexistent"), fs::path("/nonexistent")};
+    io::InstanceStore instances_{fs::path("/nonexistent")};
+    io::EventStore kills_{fs::path("/nonexistent/kills")};
+};
+
+// ---- defect 5: failed state writes ----------------------------------------------
+
+TEST_F(StateFaultTest, AFailedWriteIsAStateWriteFailedAndChangesNothing) {
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared").ok());
+    const auto file = state() / "nginx_2eservice";
+    const std::string before = readText(file);
+    const auto setsBefore = systemd_.setCalls.size();
+
+    std::optional<ApiResult<std::string>> r;
+    {
+        const TinyFileSizeLimit full; // the disk is full
+        r = assign(*m, "nginx.service", "dedicated");
+    }
+    ASSERT_FALSE(r->ok());
+    EXPECT_EQ(r->error().name, "org.memqos1.Error.StateWriteFailed");
+    EXPECT_NE(r->error().message.find("cannot store the assignment of nginx.service: " +
+                                      file.string() + ": File too large"),
+              std::string::npos)
+        << r->error().message;
+    EXPECT_NE(r->error().message.find("state file as it was is kept"), std::string::npos);
+    EXPECT_EQ(readText(file), before);
+    EXPECT_EQ(m->workloads().at("nginx.service").workload.className, "shared");
+    EXPECT_EQ(systemd_.setCalls.size(), setsBefore) << "systemd was told about a refused change";
+
+    // A new workload: refused, not managed, nothing stored.
+    std::optional<ApiResult<std::string>> fresh;
+    {
+        const TinyFileSizeLimit full;
+        fresh = assign(*m, "db.service", "shared");
+    }
+    ASSERT_FALSE(fresh->ok());
+    EXPECT_EQ(fresh->error().name, "org.memqos1.Error.StateWriteFailed");
+    EXPECT_EQ(m->workloads().count("db.service"), 0U);
+    EXPECT_FALSE(fs::exists(state() / "db_2eservice"));
+    EXPECT_EQ(setsOf("db.service"), 0U);
+}
+
+TEST_F(StateFaultTest, AFailedRemovalIsAStateWriteFailedAndKeepsTheWorkload) {
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared").ok());
+    blockFile(state() / "nginx_2eservice");
+    auto r = unassign(*m, "nginx.service");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().name, "org.memqos1.Error.StateWriteFailed");
+    EXPECT_NE(r.error().message.find((state() / "nginx_2eservice").string() + ": Is a directory"),
+              std::string::npos)
+        << r.error().message;
+    EXPECT_EQ(m->workloads().count("nginx.service"), 1U) << "still managed, so a retry can work";
+}
+
+TEST_F(StateFaultTest, AFailedRollbackIsReportedNotDropped) {
+    // systemd refuses the new tiers, and the stored assignment cannot be put
+    // back: the reply says both, and what the file now holds.
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared").ok());
+    systemd_.failSet = makeError(std::errc::permission_denied, "access denied");
+    systemd_.beforeSet = [this](const std::string& unit) {
+        if (unit == "nginx.service") {
+            blockFile(state() / "nginx_2eservice");
+        }
+    };
+    auto r = assign(*m, "nginx.service", "dedicated");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().name, "org.memqos1.Error.SystemdFailed");
+    const auto& msg = r.error().message;
+    EXPECT_NE(msg.find("systemd refused the memory properties of nginx.service"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("rolling back its stored state failed too: " +
+                       (state() / "nginx_2eservice").string() + ": Is a directory"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("the next start applies"), std::string::npos) << msg;
+    EXPECT_EQ(m->workloads().at("nginx.service").workload.className, "shared");
+
+    // A new workload whose stored assignment cannot be removed again.
+    systemd_.beforeSet = [this](const std::string& unit) {
+        if (unit == "db.service") {
+            blockFile(state() / "db_2eservice");
+        }
+    };
+    auto fresh = assign(*m, "db.service", "shared");
+    ASSERT_FALSE(fresh.ok());
+    EXPECT_EQ(fresh.error().name, "org.memqos1.Error.SystemdFailed");
+    EXPECT_NE(fresh.error().message.find("rolling back its stored state failed too: " +
+                                         (state() / "db_2eservice").string()),
+              std::string::npos)
+        << fresh.error().message;
+    EXPECT_EQ(m->workloads().count("db.service"), 0U);
+}
+
+TEST_F(StateFaultTest, RunStoresFirstAndStartsNothingWhenItCannot) {
+    auto m = makeManager();
+    writeFile(runtime(), "a file where the runtime directory should be");
+    std::optional<ApiResult<std::string>> r;
+    m->run("job", "reclaimed", 0, kGiB, {"/bin/true"}, [&](ApiResult<std::string> x) { r = x; });
+    systemd_.flush();
+    ASSERT_TRUE(r.has_value());
+    ASSERT_FALSE(r->ok());
+    EXPECT_EQ(r->error().name, "org.memqos1.Error.StateWriteFailed");
+    EXPECT_NE(r->error().message.find(runtime().string()), std::string::npos)
+        << r->error().message;
+    EXPECT_TRUE(systemd_.started.empty()) << "started a unit memqos could not record";
+}
+
+TEST_F(StateFaultTest, RecordInstanceThatCannotBeStoredIsAStateWriteFailed) {
+    auto m = makeManager();
+    writeFile(dir_ / "state/instances", "a file where the directory should be");
+    auto r = m->recordInstance("inst1.example.test", kGiB, 2 * kGiB, true);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().name, "org.memqos1.Error.StateWriteFailed");
+    EXPECT_TRUE(m->instances().empty());
+}
+
+// ---- defect 4: reload --------------------------------------------------------------
+
+TEST_F(StateFaultTest, ReloadSwitchesDryRunOffAndTheTiersAreSetThen) {
+    config_.manager.dryRun = true;
+    auto m = makeManager();
+    ASSERT_TRUE(m->dryRun());
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared").ok());
+    EXPECT_EQ(setsOf("nginx.service"), 0U) << "a dry run set properties";
+
+    config_.manager.dryRun = false;
+    auto r = m->reload();
+    systemd_.flush();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(r.value().empty());
+    EXPECT_FALSE(m->dryRun());
+    ASSERT_GE(setsOf("nginx.service"), 1U) << "what the dry run only pretended was not done";
+    const auto* set = systemd_.lastSet("nginx.service");
+    ASSERT_NE(set, nullptr);
+    EXPECT_EQ(set->memoryLow, std::optional<Bytes>(256 * kMiB));
+
+    // And on again: a new assignment is only logged.
+    config_.manager.dryRun = true;
+    ASSERT_TRUE(m->reload().ok());
+    EXPECT_TRUE(m->dryRun());
+    ASSERT_TRUE(assign(*m, "db.service", "shared").ok());
+    EXPECT_EQ(setsOf("db.service"), 0U);
+}
+
+TEST_F(StateFaultTest, ReloadCannotEndADryRunOfTheCommandLine) {
+    auto m = makeManager(true); // --dry-run
+    config_.manager.dryRun = false;
+    auto r = m->reload();
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(m->dryRun());
+    ASSERT_EQ(r.value().size(), 1U);
+    EXPECT_EQ(r.value()[0].rfind("Manager.DryRun=no has no effect: memqosd was started with "
+                                 "--dry-run",
+                                 0),
+              0U)
+        << r.value()[0];
+}
+
+TEST_F(StateFaultTest, ReloadNamesEveryStartOnlyKeyThatChangedAndKeepsItsValue) {
+    auto m = makeManager();
+    const auto running = m->config();
+    config_.manager.cgroupRoot = "/elsewhere/cgroup";
+    config_.manager.procRoot = "/elsewhere/proc";
+    config_.manager.stateDirectory = "/srv/memqos";
+    config_.vm.libvirtUri = "qemu:///session";
+    config_.overcommit.memoryRatio = 2.0; // takes effect
+    auto r = m->reload();
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r.value().size(), 4U);
+    EXPECT_EQ(r.value()[0], "Manager.CgroupRoot needs a restart: " + running.manager.cgroupRoot +
+                                " stays in use until memqosd restarts (the configuration now "
+                                "says /elsewhere/cgroup)");
+    EXPECT_EQ(r.value()[1].rfind("Manager.ProcRoot needs a restart: ", 0), 0U);
+    EXPECT_EQ(r.value()[2], "Manager.StateDirectory needs a restart: " +
+                                running.manager.stateDirectory +
+                                " stays in use until memqosd restarts (the configuration now "
+                                "says /srv/memqos)");
+    EXPECT_EQ(r.value()[3], "VM.LibvirtURI needs a restart: \"\" (off) stays in use until "
+                            "memqosd restarts (the configuration now says qemu:///session)");
+    // The configuration in force: the running start-only values, the rest new.
+    EXPECT_EQ(m->config().manager.stateDirectory, running.manager.stateDirectory);
+    EXPECT_EQ(m->config().manager.cgroupRoot, running.manager.cgroupRoot);
+    EXPECT_EQ(m->config().vm.libvirtUri, "");
+    EXPECT_DOUBLE_EQ(m->config().overcommit.memoryRatio, 2.0);
+    // Said again at the next reload: the restart is still due.
+    auto again = m->reload();
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again.value().size(), 4U);
+}
+
+} // namespace
