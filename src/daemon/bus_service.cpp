@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <set>
 
 namespace memqos::daemon {
 namespace {
@@ -20,33 +21,107 @@ struct FreeDeleter {
 };
 using CString = std::unique_ptr<char, FreeDeleter>;
 
-// The caller's uid from its credentials (asked of the bus driver, as PID 1
-// does): mutating members are for uid 0 only, whatever the bus policy says.
+// Mutating members are for uid 0 only, whatever the bus policy says. The
+// decision uses only what the bus vouches for, as systemd does
+// (bus-polkit.c): the effective uid the bus driver recorded when the caller
+// connected (SO_PEERCRED, which dbus-daemon and dbus-broker return as
+// UnixUserID), never a field sd-bus would read from /proc/PID ("augmented"):
+// between the call and that read the caller can change its uids, exec a
+// setuid binary, or exit and have its PID reused.
 bool requireRoot(sd_bus_message* m, sd_bus_error* err) {
     sd_bus_creds* raw = nullptr;
-    int r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT,
-                                      &raw);
+    int r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID, &raw);
     std::unique_ptr<sd_bus_creds, decltype(&sd_bus_creds_unref)> creds(raw, &sd_bus_creds_unref);
+    const char* member = sd_bus_message_get_member(m);
+    if (r >= 0 && (sd_bus_creds_get_augmented_mask(raw) & SD_BUS_CREDS_EUID) != 0) {
+        sd_bus_error_setf(err, SD_BUS_ERROR_ACCESS_DENIED,
+                          "the bus did not vouch for the caller's uid (only /proc did); %s is "
+                          "for root only",
+                          member);
+        return false;
+    }
     uid_t uid = 1;
     if (r >= 0) {
         r = sd_bus_creds_get_euid(raw, &uid);
-        if (r < 0) {
-            r = sd_bus_creds_get_uid(raw, &uid);
-        }
     }
     if (r < 0) {
         sd_bus_error_setf(err, SD_BUS_ERROR_ACCESS_DENIED,
                           "cannot determine the caller's uid (%s); %s is for root only",
-                          std::strerror(-r), sd_bus_message_get_member(m));
+                          std::strerror(-r), member);
         return false;
     }
     if (uid != 0) {
         sd_bus_error_setf(err, SD_BUS_ERROR_ACCESS_DENIED,
-                          "%s changes memqos state and is for root only (caller uid %u)",
-                          sd_bus_message_get_member(m), static_cast<unsigned>(uid));
+                          "%s changes memqos state and is for root only (caller uid %u)", member,
+                          static_cast<unsigned>(uid));
         return false;
     }
     return true;
+}
+
+// An error message as the bus can carry it: valid UTF-8 as sd-bus checks it
+// (a code point that is not a surrogate, not U+FDD0..U+FDEF, not U+xFFFE or
+// U+xFFFF) with anything else as '?', and at most kMaxErrorMessage bytes.
+// Messages quote what the caller sent, cut to a length that may split a
+// character: sd-bus refuses to send such a string, and the caller would wait
+// for a reply that never comes.
+constexpr std::size_t kMaxErrorMessage = 1024;
+
+std::size_t utf8Sequence(std::string_view s, std::size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    char32_t cp = 0;
+    if (c >= 0x01 && c < 0x80) {
+        return 1;
+    }
+    if ((c & 0xE0) == 0xC0) {
+        n = 2;
+        cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+        n = 3;
+        cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+        n = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size()) {
+        return 0;
+    }
+    for (std::size_t k = 1; k < n; ++k) {
+        const auto cc = static_cast<unsigned char>(s[i + k]);
+        if ((cc & 0xC0) != 0x80) {
+            return 0;
+        }
+        cp = (cp << 6) | (cc & 0x3F);
+    }
+    constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp >= 0x110000 || (cp & 0xFFFFF800) == 0xD800 ||
+        (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE) {
+        return 0;
+    }
+    return n;
+}
+
+std::string busText(std::string_view s) {
+    std::string out;
+    out.reserve(std::min(s.size(), kMaxErrorMessage));
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t n = utf8Sequence(s, i);
+        if (out.size() + std::max<std::size_t>(n, 1) > kMaxErrorMessage - 3) {
+            out += "\xe2\x80\xa6"; // …
+            break;
+        }
+        if (n == 0) {
+            out += '?';
+            ++i;
+        } else {
+            out.append(s.substr(i, n));
+            i += n;
+        }
+    }
+    return out;
 }
 
 // Keeps a method call alive until its asynchronous reply.
@@ -59,7 +134,7 @@ struct PendingCall {
     ~PendingCall() { sd_bus_message_unref(m); }
     void error(const ApiError& e) const {
         sd_bus_error be{}; // SD_BUS_ERROR_NULL, without its C99 compound literal
-        sd_bus_error_set(&be, e.name.c_str(), e.message.c_str());
+        sd_bus_error_set(&be, e.name.c_str(), busText(e.message).c_str());
         sd_bus_reply_method_error(m, &be);
         sd_bus_error_free(&be);
         pump->kick();
@@ -67,7 +142,7 @@ struct PendingCall {
 };
 
 int setError(sd_bus_error* err, const ApiError& e) {
-    return sd_bus_error_set(err, e.name.c_str(), e.message.c_str());
+    return sd_bus_error_set(err, e.name.c_str(), busText(e.message).c_str());
 }
 
 // ---------------------------------------------------------------- Manager
@@ -756,6 +831,11 @@ std::string workloadObjectPath(const std::string& id) {
 BusService::BusService(sd_bus* bus, io::BusPump& pump, Manager& manager)
     : bus_(bus), pump_(pump), manager_(manager) {}
 
+BusService::~BusService() {
+    pump_.setAfterDispatch({});
+    manager_.setListener(nullptr);
+}
+
 Status BusService::start() {
     auto add = [this](int r, sd_bus_slot* slot, const char* what) -> Status {
         if (r < 0) {
@@ -769,6 +849,11 @@ Status BusService::start() {
                                              kManagerVtable, this),
                     slot, "cannot register /org/memqos1");
     if (!st) {
+        return st;
+    }
+    slot = nullptr;
+    if (!(st = add(sd_bus_add_object_manager(bus_, &slot, kManagerPath), slot,
+                   "cannot register the object manager at /org/memqos1"))) {
         return st;
     }
     slot = nullptr;
@@ -801,7 +886,70 @@ Status BusService::start() {
                                    "org.memqos1.conf not installed?)");
     }
     manager_.setListener(this);
+    syncObjects(false);
+    pump_.setAfterDispatch([this] { syncObjects(true); });
     return okStatus();
+}
+
+void BusService::syncObjects(bool announce) {
+    // Cheap when nothing changed (the common case, checked after every
+    // dispatch): no allocation, one pass over each.
+    const auto& classes = manager_.config().classes;
+    const bool sameClasses =
+        classes.size() == classNames_.size() &&
+        std::all_of(classes.begin(), classes.end(),
+                    [this](const core::ClassPolicy& c) { return classNames_.contains(c.name); });
+    const auto& workloads = manager_.workloads();
+    const bool sameWorkloads =
+        workloads.size() == workloadIds_.size() &&
+        std::equal(workloads.begin(), workloads.end(), workloadIds_.begin(),
+                   [](const auto& w, const std::string& id) { return w.first == id; });
+    if (sameClasses && sameWorkloads) {
+        return;
+    }
+    // The interfaces InterfacesAdded named (sd-bus adds the standard three).
+    const auto removed = [this](const std::string& path, const char* interface) {
+        sd_bus_emit_interfaces_removed(bus_, path.c_str(), "org.freedesktop.DBus.Peer",
+                                       "org.freedesktop.DBus.Introspectable",
+                                       "org.freedesktop.DBus.Properties", interface, nullptr);
+    };
+    if (!sameClasses) {
+        std::set<std::string> now;
+        for (const auto& c : classes) {
+            now.insert(c.name);
+        }
+        for (const auto& name : classNames_) {
+            if (announce && !now.contains(name)) {
+                removed(classObjectPath(name), kClassInterface);
+            }
+        }
+        for (const auto& name : now) {
+            if (announce && !classNames_.contains(name)) {
+                sd_bus_emit_object_added(bus_, classObjectPath(name).c_str());
+            }
+        }
+        classNames_ = std::move(now);
+    }
+    if (!sameWorkloads) {
+        for (auto it = workloadIds_.begin(); it != workloadIds_.end();) {
+            if (workloads.contains(*it)) {
+                ++it;
+                continue;
+            }
+            if (announce) {
+                removed(workloadObjectPath(*it), kWorkloadInterface);
+            }
+            it = workloadIds_.erase(it);
+        }
+        for (const auto& [id, w] : workloads) {
+            if (workloadIds_.insert(id).second && announce) {
+                sd_bus_emit_object_added(bus_, workloadObjectPath(id).c_str());
+            }
+        }
+    }
+    if (announce) {
+        pump_.kick();
+    }
 }
 
 void BusService::managerPropertiesChanged(const std::vector<const char*>& names) {

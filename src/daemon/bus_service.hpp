@@ -2,13 +2,15 @@
 #pragma once
 // org.memqos1 on the bus: the Manager object at /org/memqos1 and the Class
 // and Workload objects below it (fallback vtables: the objects follow the
-// Manager's state, nothing to register per workload). dbus/*.xml is the
+// Manager's state, nothing to register per workload), under an
+// org.freedesktop.DBus.ObjectManager at /org/memqos1. dbus/*.xml is the
 // contract; the bus suite compares it with this code's introspection.
 
 #include "manager.hpp"
 
 #include "memqos/io/bus.hpp"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,7 +30,7 @@ std::string workloadObjectPath(const std::string& id);
 class BusService final : public Listener {
 public:
     BusService(sd_bus* bus, io::BusPump& pump, Manager& manager);
-    ~BusService() override = default;
+    ~BusService() override;
     BusService(const BusService&) = delete;
     BusService& operator=(const BusService&) = delete;
 
@@ -39,6 +41,13 @@ public:
     void pressureLevelChanged(std::uint32_t level, const std::string& reason) override;
     void workloadKilled(const io::KillRecord& record) override;
     void workloadChanged(const std::string& id) override;
+    void ticked() override { syncObjects(); }
+
+    // Emits InterfacesAdded/InterfacesRemoved for the class and workload
+    // objects that appeared or vanished since the last call. Runs after
+    // every dispatch of bus messages and after every tick, which is where
+    // the Manager's workloads and classes change.
+    void syncObjects() { syncObjects(true); }
 
     // For the vtable trampolines.
     sd_bus* bus() const { return bus_; }
@@ -46,10 +55,17 @@ public:
     Manager& manager() { return manager_; }
 
 private:
+    // announce=false: take the current objects as known (at start-up,
+    // before the name is ours: nobody saw them appear).
+    void syncObjects(bool announce);
+
     sd_bus* bus_;
     io::BusPump& pump_;
     Manager& manager_;
     std::vector<io::SlotPtr> slots_;
+    // What the ObjectManager has announced: class names, workload ids.
+    std::set<std::string> classNames_;
+    std::set<std::string> workloadIds_;
 };
 
 } // namespace memqos::daemon

@@ -950,6 +950,7 @@ void Manager::tick(TimePoint now) {
         if (!changed.empty()) {
             listener_->managerPropertiesChanged(changed);
         }
+        listener_->ticked(); // workloads found or lost by the tick (VMs, Ganeti scan)
     }
     tickDurations_.add(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

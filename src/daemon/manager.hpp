@@ -98,6 +98,8 @@ public:
     virtual void workloadKilled(const io::KillRecord& record) = 0;
     // A workload's own properties changed (balloon moved).
     virtual void workloadChanged(const std::string& id) { (void)id; }
+    // A tick ended (it may have found or lost workloads: VMs, Ganeti scan).
+    virtual void ticked() {}
 };
 
 // Re-reads the configuration (Reload, SIGHUP): the validated config, or the

@@ -90,14 +90,22 @@ void BusPump::process() {
         return;
     }
     // Bounded: a flood of messages must not starve timers and signals.
+    bool dispatched = false;
     for (int i = 0; i < 64; ++i) {
         const int r = sd_bus_process(bus_, nullptr);
         if (r <= 0) {
             // r < 0: connection broken; sd-bus reports it to callers of
             // pending calls. Keep the loop alive; the daemon decides.
+            if (dispatched && afterDispatch_) {
+                afterDispatch_();
+            }
             arm();
             return;
         }
+        dispatched = true;
+    }
+    if (afterDispatch_) {
+        afterDispatch_();
     }
     kick(); // more work queued: continue after other handlers had a turn
 }

@@ -20,6 +20,7 @@
 #pragma GCC diagnostic pop
 #include <systemd/sd-bus.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +63,9 @@ public:
     void kick();
     void stop();
     boost::asio::io_context& context() noexcept { return io_; }
+    // Called after a run of process() that dispatched at least one message
+    // (method calls, replies, signals: what changes the daemon's state).
+    void setAfterDispatch(std::function<void()> fn) { afterDispatch_ = std::move(fn); }
 
 private:
     void process();
@@ -75,6 +79,7 @@ private:
     bool writeArmed_ = false;
     bool kickPosted_ = false;
     bool stopped_ = false;
+    std::function<void()> afterDispatch_;
 };
 
 } // namespace memqos::io
