@@ -59,13 +59,25 @@ BUS_CONFIG = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
     <deny send_destination="org.freedesktop.DBus"
           send_interface="org.freedesktop.DBus.Debug.Stats"/>
   </policy>
+  <!-- root may monitor the bus, as in system.conf -->
+  <policy user="root">
+    <allow send_destination="org.freedesktop.DBus"
+           send_interface="org.freedesktop.DBus.Monitoring"/>
+  </policy>
   <!-- the fake PID 1 -->
   <policy user="root">
     <allow own="org.freedesktop.systemd1"/>
     <allow send_destination="org.freedesktop.systemd1"/>
   </policy>
   <include>{memqos_conf}</include>
-</busconfig>
+{extra}</busconfig>
+'''
+
+# BusEnv.set_open_policy(True): lets everyone call org.memqos1, so that a
+# check reaches memqosd's own authorization (the bus policy is the other wall).
+OPEN_POLICY = '''  <policy context="mandatory">
+    <allow send_destination="org.memqos1"/>
+  </policy>
 '''
 
 # Mocked methods (name, in, out, code), added to the systemd template.
@@ -226,6 +238,7 @@ class BusEnv:
         self.bus = self.mock = self.daemon = None
         self.daemon_log = os.path.join(tmp, 'memqosd.log')
         self.mock_log = os.path.join(tmp, 'dbusmock.log')
+        self.bus_log = os.path.join(tmp, 'dbus-daemon.log')
         self.address = None
         self.conn = None
         self.cgroup_root = os.path.join(tmp, 'cgroup')
@@ -234,18 +247,34 @@ class BusEnv:
         self.config = os.path.join(tmp, 'memqosd.conf')
 
     # ---- bus and mock --------------------------------------------------------
-    def start_bus(self, timeout=15):
-        deadline = time.monotonic() + timeout
-        os.chmod(self.tmp, 0o755)  # uid 65534 must reach the socket
+    def write_bus_config(self, open_policy=False):
         config = os.path.join(self.tmp, 'bus.conf')
-        with open(config, 'w', encoding='utf-8') as f:
+        with open(config + '.new', 'w', encoding='utf-8') as f:
             f.write(BUS_CONFIG.format(
                 socket=os.path.join(self.tmp, 'bus'),
                 memqos_conf=os.path.abspath(os.path.join(self.source_dir, 'dbus',
-                                                         'org.memqos1.conf'))))
-        self.bus = subprocess.Popen(  # pylint: disable=consider-using-with
-            ['dbus-daemon', '--config-file=' + config, '--nofork', '--print-address=1'],
-            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+                                                         'org.memqos1.conf')),
+                extra=OPEN_POLICY if open_policy else ''))
+        os.replace(config + '.new', config)
+        return config
+
+    def set_open_policy(self, open_policy):
+        """Rewrites the bus configuration with or without OPEN_POLICY and has
+        dbus-daemon reload it (ReloadConfig answers once it is in force)."""
+        self.write_bus_config(open_policy)
+        self.conn.call_blocking('org.freedesktop.DBus', '/org/freedesktop/DBus',
+                                'org.freedesktop.DBus', 'ReloadConfig', '', [])
+
+    def start_bus(self, timeout=15):
+        deadline = time.monotonic() + timeout
+        os.chmod(self.tmp, 0o755)  # uid 65534 must reach the socket
+        config = self.write_bus_config()
+        # Its stderr (a line per call its policy rejects) to a file: dump_logs.
+        with open(self.bus_log, 'ab') as log:
+            self.bus = subprocess.Popen(  # pylint: disable=consider-using-with
+                ['dbus-daemon', '--config-file=' + config, '--nofork', '--print-address=1'],
+                stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
+                preexec_fn=die_with_parent)
         self.address = read_address(self.bus, deadline)
 
         env = dict(os.environ)
@@ -361,7 +390,7 @@ class BusEnv:
             return ''
 
     def dump_logs(self, out=sys.stderr):
-        for path in (self.daemon_log, self.mock_log, self.mock_log + '.out'):
+        for path in (self.daemon_log, self.mock_log, self.mock_log + '.out', self.bus_log):
             if os.path.exists(path):
                 print(f'---- {os.path.basename(path)} ----', file=out)
                 with open(path, encoding='utf-8', errors='replace') as f:

@@ -31,6 +31,8 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import busenv  # noqa: E402  pylint: disable=wrong-import-position
+import dbuswire  # noqa: E402  pylint: disable=wrong-import-position
+import flood  # noqa: E402  pylint: disable=wrong-import-position
 
 HARD_TIMEOUT_S = 100
 MEMQOS = 'org.memqos1'
@@ -148,9 +150,13 @@ class Suite:
         self.verify()
         self.reload()
         self.security()
+        self.credentials()
+        self.object_manager()
         self.bad_input()
+        self.error_text()
         self.systemd_reloading()
         self.persistence()
+        self.flood()
 
     def properties(self):
         def via_busctl():
@@ -741,6 +747,199 @@ class Suite:
                 return None
             self.run_check(f'non-root {member} -> AccessDenied (busctl and memqosctl)', denied)
 
+    def credentials(self):
+        """memqosd decides from the uid the bus vouches for (the effective uid
+        at connect time, SO_PEERCRED), not from /proc/PID/status, which the
+        caller changes after connecting (setresuid with a saved uid of 0)."""
+        nobody_then_root = ((65534, 65534, 0), (0, 0, 0))
+        root_then_nobody = ((0, 0, 0), (65534, 65534, 0))
+
+        def policy_first():
+            # The real policy: the bus itself refuses (its own wall, the same
+            # connect-time uid), memqosd never sees the call.
+            got = call_as(self.env.address, *nobody_then_root, 'Reload')
+            if got['error'] != 'org.freedesktop.DBus.Error.AccessDenied' or \
+                    'for root only' in got['message']:
+                return f'want the bus policy to refuse; got {got}'
+            return None
+        self.run_check('credentials: connect as 65534, seteuid(0), Reload -> the bus policy '
+                       'refuses', policy_first)
+
+        self.env.set_open_policy(True)
+        try:
+            def refused_by_memqosd(got):
+                # dbus-daemon's own refusals say "Rejected send message".
+                return got['error'] == 'org.freedesktop.DBus.Error.AccessDenied' and \
+                    not got['message'].startswith('Rejected send message')
+
+            def plain_nobody():
+                got = call_as(self.env.address, (65534,) * 3, (65534,) * 3, 'Reload')
+                if not refused_by_memqosd(got):
+                    return f'want memqosd (not the bus) to refuse uid 65534; got {got}'
+                return None
+            self.run_check('credentials (bus policy opened): uid 65534 Reload reaches memqosd, '
+                           'which answers AccessDenied', plain_nobody)
+
+            def nobody_connect_root_call():
+                before_calls = len(self.set_calls())
+                before_files = self.state_files()
+                for member, sig, args in (('Reload', '', []),
+                                          ('AssignWorkload', 'ssttb',
+                                           ['nginx.service', 'reclaimed', 0, GIB, True]),
+                                          ('RecordInstance', 'sttb', ['evil3', 0, GIB, True])):
+                    got = call_as(self.env.address, *nobody_then_root, member, sig, args)
+                    if got['proc_uid'].split()[:2] != ['0', '0']:
+                        return f'/proc did not say uid 0: {got}'
+                    if not refused_by_memqosd(got):
+                        return f'{member}: want AccessDenied from memqosd; got {got}'
+                if len(self.set_calls()) != before_calls or self.state_files() != before_files:
+                    return 'state changed'
+                if self.bprop('Class', path='/org/memqos1/workload/nginx_2eservice',
+                              iface='org.memqos1.Workload') != 'shared':
+                    return 'nginx.service changed class'
+                return None
+            self.run_check('credentials (bus policy opened): connect as 65534, then '
+                           'setresuid(0,0,0) (/proc says root): Reload, AssignWorkload, '
+                           'RecordInstance -> AccessDenied', nobody_connect_root_call)
+
+            def root_connect_nobody_call():
+                got = call_as(self.env.address, *root_then_nobody, 'Reload')
+                if got['proc_uid'].split()[:2] != ['65534', '65534']:
+                    return f'/proc did not say uid 65534: {got}'
+                if got['error'] is not None:
+                    return f'want Reload allowed (the bus vouches for uid 0); got {got}'
+                return None
+            self.run_check('credentials (bus policy opened): connect as root, then '
+                           'setresuid(65534,65534,0) (/proc says 65534): Reload allowed',
+                           root_connect_nobody_call)
+        finally:
+            self.env.set_open_policy(False)
+
+    def object_manager(self):
+        conn = dbuswire.Connection(self.env.address)
+        conn.add_match(f"type='signal',sender='{MEMQOS}',path='{ROOT}',"
+                       "interface='org.freedesktop.DBus.ObjectManager'")
+        om = 'org.freedesktop.DBus.ObjectManager'
+        pg = '/org/memqos1/workload/postgres_2eservice'
+        nginx = '/org/memqos1/workload/nginx_2eservice'
+
+        def managed():
+            return conn.call_ok(MEMQOS, ROOT, om, 'GetManagedObjects')[0]
+
+        def listing():
+            objs = managed()
+            want = {'/org/memqos1/class/' + c for c in ('system', 'dedicated', 'shared',
+                                                        'reclaimed')} | {nginx}
+            if set(objs) != want:
+                return f'GetManagedObjects paths {sorted(objs)}, want {sorted(want)}'
+            w = objs[nginx].get('org.memqos1.Workload', {})
+            props = {k: v[1] for k, v in w.items()}
+            if props.get('Id') != 'nginx.service' or props.get('Class') != 'shared' or \
+                    props.get('Limit') != GIB:
+                return f'nginx.service interfaces {objs[nginx]}'
+            contract = set(contract_members(self.src, 'Workload', 'org.memqos1.Workload')[2])
+            if set(props) != contract:
+                return f'Workload properties {sorted(props)}, contract {sorted(contract)}'
+            c = {k: v[1] for k, v in objs['/org/memqos1/class/shared']['org.memqos1.Class']
+                 .items()}
+            if c.get('Name') != 'shared' or c.get('Workloads') != [nginx]:
+                return f'class shared {c}'
+            r = self.busctl('call', MEMQOS, ROOT, om, 'GetManagedObjects', user='nobody')
+            if r.returncode != 0 or nginx not in r.stdout:
+                return f'as nobody: exit {r.returncode} {r.stderr.strip()!r}'
+            return None
+        self.run_check('GetManagedObjects: 4 classes and the workload with all properties '
+                       '(root, and nobody through busctl)', listing)
+
+        def added_removed():
+            conn.signals.clear()
+            self.bcall('AssignWorkload', 'ssttb', 'postgres.service', 'reclaimed', 0, GIB,
+                       'false')
+            sig = conn.wait_signal(lambda m: m.member == 'InterfacesAdded', 10)
+            if sig is None or sig.body[0] != pg:
+                return f'no InterfacesAdded for {pg}: {sig}'
+            props = {k: v[1] for k, v in sig.body[1].get('org.memqos1.Workload', {}).items()}
+            if props.get('Id') != 'postgres.service' or props.get('Class') != 'reclaimed':
+                return f'InterfacesAdded properties {props}'
+            if pg not in managed():
+                return 'GetManagedObjects lacks the new workload'
+            self.bcall('UnassignWorkload', 's', 'postgres.service')
+            sig = conn.wait_signal(lambda m: m.member == 'InterfacesRemoved', 10)
+            if sig is None or sig.body[0] != pg or 'org.memqos1.Workload' not in sig.body[1]:
+                return f'no InterfacesRemoved for {pg}: {sig}'
+            if pg in managed():
+                return 'GetManagedObjects still lists the unassigned workload'
+            stray = [m for m in conn.signals if m.member.startswith('Interfaces')]
+            return f'unexpected signals {stray}' if stray else None
+        self.run_check('AssignWorkload -> InterfacesAdded (with properties), UnassignWorkload '
+                       '-> InterfacesRemoved', added_removed)
+
+        def classes():
+            conn.signals.clear()
+            path = '/org/memqos1/class/batch'
+            self.env.write_config(CONFIG_GOOD + '[Class.batch]\nRank=7\n')
+            try:
+                self.bcall('Reload')
+                sig = conn.wait_signal(lambda m: m.member == 'InterfacesAdded', 10)
+                if sig is None or sig.body[0] != path or \
+                        sig.body[1].get('org.memqos1.Class', {}).get('Rank') != ('u', 7):
+                    return f'no InterfacesAdded for {path} with Rank 7: {sig}'
+                if path not in managed():
+                    return 'GetManagedObjects lacks the new class'
+            finally:
+                self.env.write_config(CONFIG_GOOD)
+                self.bcall('Reload')
+            sig = conn.wait_signal(lambda m: m.member == 'InterfacesRemoved', 10)
+            if sig is None or sig.body[0] != path:
+                return f'no InterfacesRemoved for {path}: {sig}'
+            return None if path not in managed() else 'class still listed'
+        self.run_check('Reload adding a class -> InterfacesAdded; removing it -> '
+                       'InterfacesRemoved', classes)
+        conn.close()
+
+    def error_text(self):
+        """Error messages quote what the caller sent, cut to a length; cut
+        inside a multi-byte character the string is not UTF-8, sd-bus refused
+        to send it, and the caller waited for a reply that never came."""
+        u = 'a' + 'ü' * 200
+        calls = [('VerifyPlacement', 'tta{sv}', [GIB, 0, {u: ('t', 1)}],
+                  'org.memqos1.Error.InvalidArgument'),
+                 ('RecordInstance', 'sttb', [u, 0, GIB, True],
+                  'org.memqos1.Error.InvalidArgument'),
+                 ('AssignWorkload', 'ssttb', [u + '.service', 'shared', 0, GIB, True],
+                  'org.memqos1.Error.InvalidUnit'),
+                 ('RunWorkload', 'ssttas', [u, 'shared', 0, GIB, ['/bin/true']],
+                  'org.memqos1.Error.InvalidUnit'),
+                 ('UnassignWorkload', 's', ['x' * 5000], 'org.memqos1.Error.NoSuchWorkload')]
+
+        def replies():
+            conn = dbuswire.Connection(self.env.address)
+            try:
+                for member, sig, args, want in calls:
+                    try:
+                        m = conn.call(MEMQOS, ROOT, MGR, member, sig, args, timeout=5)
+                    except dbuswire.DBusError as e:
+                        return f'{member}: no reply ({e})'
+                    if m.error_name != want:
+                        return f'{member}: {m.error_name}, want {want}'
+                    if len(m.body[0].encode()) > 1024:
+                        return f'{member}: message of {len(m.body[0].encode())} bytes, max 1024'
+            finally:
+                conn.close()
+            return None
+        self.run_check('error messages quoting a long multi-byte argument are cut at a '
+                       'character and capped at 1 KiB (every call answered)', replies)
+
+    def flood(self):
+        def run():
+            ok, report = flood.run_flood(self.env.address, self.env.daemon.pid,
+                                         clients=4, calls=500, seed=11,
+                                         rss_growth_kib=flood.DEFAULT_RSS_GROWTH_KIB,
+                                         out=sys.stdout)
+            return None if ok else report
+        self.run_check('D-Bus flood (4 clients x 500 calls, root and 65534): no crash, only '
+                       'named errors, RSS bounded', run)
+
     def bad_input(self):
         huge = 64 * self.mem_total + 4096
         cases = [
@@ -894,6 +1093,45 @@ class Suite:
                 return f'memqosctl instances: exit {r.returncode} {r.stdout!r}'
             return None
         self.run_check('SIGKILL + restart: the instance record is back and counted', instances_back)
+
+
+# ---- a caller that changes its uids after connecting --------------------------
+
+def call_as(address, connect_uids, call_uids, member, sig='', args=()):
+    """Forks; the child takes uids connect_uids (real, effective, saved),
+    connects to the bus (which records its effective uid), takes call_uids
+    and calls org.memqos1.Manager.MEMBER. Returns {'error': name or None,
+    'message': str, 'proc_uid': the Uid: line of its /proc/PID/status at
+    the call}."""
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        out = {}
+        try:
+            os.close(rfd)
+            os.setresuid(*connect_uids)
+            conn = dbuswire.Connection(address)
+            os.setresuid(*call_uids)
+            with open('/proc/self/status', encoding='utf-8') as f:
+                out['proc_uid'] = next(l for l in f if l.startswith('Uid:'))[4:].strip()
+            m = conn.call(MEMQOS, ROOT, MGR, member, sig, args, timeout=15)
+            out['error'] = m.error_name
+            out['message'] = str(m.body[0]) if m.error_name and m.body else ''
+        except Exception as e:  # pylint: disable=broad-except
+            out['error'] = f'client failed: {type(e).__name__}: {e}'
+            out['message'] = ''
+        os.write(wfd, json.dumps(out).encode())
+        os._exit(0)  # pylint: disable=protected-access
+    os.close(wfd)
+    data = b''
+    with os.fdopen(rfd, 'rb') as f:
+        data = f.read()
+    os.waitpid(pid, 0)
+    got = json.loads(data or b'{}')
+    got.setdefault('proc_uid', '')
+    got.setdefault('error', 'client died')
+    got.setdefault('message', '')
+    return got
 
 
 # ---- introspection comparison -----------------------------------------------

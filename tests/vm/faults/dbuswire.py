@@ -1,0 +1,1 @@
+../../bus/dbuswire.py

@@ -1,0 +1,1 @@
+../../bus/flood.py
