@@ -9,8 +9,11 @@
 #include "memqos/io/log.hpp"
 
 #include <fnmatch.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 
 #include <algorithm>
 #include <chrono>
@@ -131,6 +134,16 @@ void Manager::start(std::function<void(Status)> ready) {
     }
     recomputeTiers();
     log::info("Loaded {COUNT} stored assignments", "COUNT", workloads_.size());
+    if (originalStore_ != nullptr) {
+        auto kept = originalStore_->loadAll();
+        for (const auto& p : kept.problems) {
+            log::warning("Ignoring a stored record of a unit's own memory properties: {ERROR}",
+                         "ERROR", p);
+        }
+        for (auto& o : kept.originals) {
+            originals_[o.unit] = o;
+        }
+    }
 
     // Workloads already running inside class slices.
     for (const auto& cls : config_.classes) {
@@ -170,6 +183,10 @@ void Manager::start(std::function<void(Status)> ready) {
                     adopt(u.name, "", Source::Rule);
                 }
             }
+            // Every workload memqos can find without a hypervisor is known:
+            // units it changed before and no longer manages get their own
+            // values back from now on.
+            discovered_ = true;
             refreshAllThenReconcile();
             startHypervisor();
             scanGanetiInstances();
@@ -278,18 +295,35 @@ void Manager::refreshUnit(const std::string& id, std::function<void()> then) {
 
 void Manager::reconcile() {
     std::vector<PlacedTiers> placed;
+    std::set<std::string> managedUnits;
     for (const auto& [id, m] : workloads_) {
+        if (!m.unit.empty()) {
+            managedUnits.insert(m.unit);
+        }
         if (!m.unit.empty() && m.loaded) {
             placed.push_back({m.unit, m.cgroupPath, m.tiers});
         }
     }
-    const auto desired = desiredProperties(placed, applied_);
+    ReconcileInput in;
+    in.others = otherClaims(placed);
+    in.workloads = std::move(placed);
+    for (const auto& [unit, o] : originals_) {
+        in.own[unit] = o.values;
+    }
+    const auto desired = desiredProperties(in);
     // (Named copies, not structured bindings: clang 14 cannot capture those.)
     for (const auto& change : changedProperties(desired, applied_)) {
         const std::string& unit = change.first;
         const io::MemoryProperties& props = change.second;
         if (auto f = inFlight_.find(unit); f != inFlight_.end() && f->second == props) {
             continue; // the same call is already on its way
+        }
+        if (restoring_.contains(unit)) {
+            continue; // being given back; the next reconcile sets it again
+        }
+        if (!originals_.contains(unit) && !createdByMemqos(unit)) {
+            learnOriginal(unit); // first what to give back one day, then the change
+            continue;
         }
         if (dryRun_) {
             log::notice("Dry run: would set memory properties of {UNIT}", "UNIT", unit);
@@ -319,6 +353,186 @@ void Manager::reconcile() {
             }
         });
     }
+    // Units memqos changed and no longer manages (unassigned while a call
+    // was on its way, class removed from the configuration, a slice with no
+    // managed workload left): their own values back. A scope's record goes
+    // with the scope (onUnitRemoved).
+    if (!discovered_) {
+        return;
+    }
+    std::vector<std::string> orphans;
+    for (const auto& [unit, values] : originals_) {
+        if (!desired.contains(unit) && !managedUnits.contains(unit) && !unit.ends_with(".scope") &&
+            !inFlight_.contains(unit)) {
+            orphans.push_back(unit);
+        }
+    }
+    for (const auto& unit : orphans) {
+        restoreOriginal(unit, [] {});
+    }
+}
+
+std::vector<core::CgroupProtection>
+Manager::otherClaims(const std::vector<PlacedTiers>& placed) const {
+    std::set<std::string> managed;
+    for (const auto& p : placed) {
+        managed.insert(p.cgroupPath);
+    }
+    const auto ancestors = ancestorPaths(placed);
+    const std::set<std::string> ancestorSet(ancestors.begin(), ancestors.end());
+    std::vector<core::CgroupProtection> out;
+    for (const auto& a : ancestors) {
+        auto kids = cgroups_.children(a);
+        if (!kids) {
+            continue;
+        }
+        for (const auto& k : *kids) {
+            const std::string path = a + "/" + k;
+            if (managed.contains(path) || ancestorSet.contains(path)) {
+                continue;
+            }
+            if (auto p = cgroups_.protection(path); p && *p) {
+                out.push_back({path, (*p)->memoryMin, (*p)->memoryLow});
+            }
+        }
+    }
+    return out;
+}
+
+void Manager::removeOwnDropIns(const std::string& unit, const io::MemoryProperties& props,
+                               const std::vector<std::string>& keep) const {
+    // The unit now has its own values at runtime; without memqos's drop-ins
+    // it also keeps them across the next daemon-reload, and an edit of its
+    // own configuration takes effect again, as if memqos had never set it.
+    const std::pair<bool, std::string_view> sent[] = {
+        {props.memoryMin.has_value(), io::kMemoryDropIns[0]},
+        {props.memoryLow.has_value(), io::kMemoryDropIns[1]},
+        {props.memoryHigh.has_value(), io::kMemoryDropIns[2]},
+        {props.memoryMax.has_value(), io::kMemoryDropIns[3]},
+        {props.memorySwapMax.has_value(), io::kMemoryDropIns[4]}};
+    for (const auto& [wasSent, name] : sent) {
+        if (!wasSent || std::find(keep.begin(), keep.end(), name) != keep.end()) {
+            continue;
+        }
+        const auto path = runtimeDropInDir_ / (unit + ".d") / name;
+        if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+            log::warning("Cannot remove {PATH}: {ERROR}; {UNIT} keeps its own values until the "
+                         "next reboot, when the file is gone",
+                         "PATH", path.string(), "ERROR", std::strerror(errno), "UNIT", unit);
+        }
+    }
+}
+
+bool Manager::createdByMemqos(const std::string& unit) const {
+    for (const auto& [id, m] : workloads_) {
+        if (m.unit == unit) {
+            return m.transient || (m.vm && m.vm->backend == VmBackend::Ganeti);
+        }
+    }
+    return false;
+}
+
+namespace {
+
+// What systemd reports for a unit whose configuration sets no memory property.
+io::MemoryProperties unconfigured() {
+    io::MemoryProperties p;
+    p.memoryMin = 0;
+    p.memoryLow = 0;
+    p.memoryHigh = Limit{};
+    p.memoryMax = Limit{};
+    p.memorySwapMax = Limit{};
+    return p;
+}
+
+} // namespace
+
+Status Manager::rememberOriginal(const std::string& unit, const io::MemoryProperties& values) {
+    if (originals_.contains(unit)) {
+        return okStatus(); // the first record is the one to give back
+    }
+    io::UnitOriginal o{unit, values, {}};
+    // Runtime drop-ins someone else wrote before: theirs to keep.
+    for (std::string_view d : io::kMemoryDropIns) {
+        std::error_code ec;
+        if (std::filesystem::exists(runtimeDropInDir_ / (unit + ".d") / d, ec)) {
+            o.keepDropIns.emplace_back(d);
+        }
+    }
+    if (originalStore_ != nullptr && !dryRun_) {
+        if (auto st = originalStore_->save(o); !st) {
+            log::error("Not changing {UNIT}: cannot remember its own memory properties: {ERROR}",
+                       "UNIT", unit, "ERROR", st.error().what);
+            return st;
+        }
+    }
+    originals_[unit] = std::move(o);
+    return okStatus();
+}
+
+void Manager::learnOriginal(const std::string& unit) {
+    if (!learning_.insert(unit).second) {
+        return; // already asked
+    }
+    systemd_.getUnit(unit, [this, unit](Result<io::UnitInfo> u) {
+        learning_.erase(unit);
+        if (!u) {
+            log::warning("Not changing {UNIT} yet: cannot read its memory properties: {ERROR}",
+                         "UNIT", unit, "ERROR", u.error().what);
+            return;
+        }
+        // A unit systemd does not report memory properties for has its
+        // defaults (a slice not loaded yet, say).
+        if (rememberOriginal(unit, u->memory.value_or(unconfigured()))) {
+            reconcile();
+        }
+    });
+}
+
+void Manager::restoreOriginal(const std::string& unit, std::function<void()> then) {
+    const auto it = originals_.find(unit);
+    // No record: a unit memqos created (its properties were memqos's from
+    // the start) gets systemd's defaults.
+    io::MemoryProperties props = it != originals_.end() ? it->second.values : unconfigured();
+    const std::vector<std::string> keep =
+        it != originals_.end() ? it->second.keepDropIns : std::vector<std::string>{};
+    if (unit.ends_with(".slice")) {
+        props.memoryHigh.reset(); // memqos sets only a slice's protection
+        props.memoryMax.reset();
+        props.memorySwapMax.reset();
+    }
+    auto forget = [this, unit] {
+        applied_.erase(unit);
+        if (originals_.erase(unit) > 0 && originalStore_ != nullptr && !dryRun_) {
+            if (auto st = originalStore_->remove(unit); !st) {
+                log::error("Cannot remove the record of {UNIT}'s own memory properties: {ERROR}",
+                           "UNIT", unit, "ERROR", st.error().what);
+            }
+        }
+    };
+    if (dryRun_) {
+        log::notice("Dry run: would give {UNIT} back its own memory properties", "UNIT", unit);
+        forget();
+        then();
+        return;
+    }
+    if (!restoring_.insert(unit).second) {
+        then();
+        return;
+    }
+    systemd_.setUnitProperties(unit, props, [this, unit, props, keep, forget, then](Status st) {
+        restoring_.erase(unit);
+        if (st || st.error().code == std::errc::no_such_file_or_directory) {
+            forget();
+            removeOwnDropIns(unit, props, keep);
+            log::info("Gave {UNIT} back its own memory properties", "UNIT", unit, "MESSAGE_ID",
+                      log::kMessagePropertiesChanged);
+        } else {
+            log::warning("Cannot give {UNIT} back its own memory properties: {ERROR}", "UNIT",
+                         unit, "ERROR", st.error().what);
+        }
+        then();
+    });
 }
 
 void Manager::startClassSlices() {
@@ -400,6 +614,13 @@ void Manager::onUnitStarted(const std::string& unit) {
 
 void Manager::onUnitRemoved(const std::string& unit) {
     if (unit.ends_with(".scope")) {
+        // A scope does not come back: nothing to give back to it.
+        if (originals_.erase(unit) > 0 && originalStore_ != nullptr && !dryRun_) {
+            if (auto st = originalStore_->remove(unit); !st) {
+                log::error("Cannot remove the record of {UNIT}'s own memory properties: {ERROR}",
+                           "UNIT", unit, "ERROR", st.error().what);
+            }
+        }
         // A VM's scope (its qemu ended): the VM stays known, not running.
         for (auto& [id, m] : workloads_) {
             if (m.vm && m.unit == unit) {
@@ -529,6 +750,13 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
                                                           "is '" + u->loadState + "'"));
             return;
         }
+        // What the unit's own configuration gives, before memqos changes it.
+        if (auto st = rememberOriginal(w.id, u->memory.value_or(unconfigured())); !st) {
+            reply(stateWriteFailed("remember the memory properties of " + w.id +
+                                       " before changing them (so that they can be given back)",
+                                   st.error()));
+            return;
+        }
         const std::optional<ManagedWorkload> previous =
             workloads_.contains(w.id) ? std::optional(workloads_.at(w.id)) : std::nullopt;
         // State first: a crash after this line re-applies at start-up.
@@ -627,23 +855,13 @@ void Manager::unassign(const std::string& id, Reply<Done> reply) {
             rediscover();
         }
     }
-    if (unit.empty() || dryRun_) {
+    if (unit.empty()) {
         reconcile();
         reply(Done{});
         return;
     }
-    // Take back what memqos set: no protection, no limits.
-    io::MemoryProperties clear;
-    clear.memoryMin = 0;
-    clear.memoryLow = 0;
-    clear.memoryHigh = Limit{};
-    clear.memoryMax = Limit{};
-    clear.memorySwapMax = Limit{};
-    systemd_.setUnitProperties(unit, clear, [this, reply, unit](Status st) {
-        if (!st) {
-            log::warning("Cannot clear memory properties of {UNIT}: {ERROR}", "UNIT", unit,
-                         "ERROR", st.error().what);
-        }
+    // Give the unit back exactly what its own configuration gives.
+    restoreOriginal(unit, [this, reply] {
         reconcile();
         reply(Done{});
     });

@@ -22,9 +22,11 @@
 #include "memqos/io/state_store.hpp"
 #include "memqos/io/systemd.hpp"
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -130,6 +132,12 @@ public:
     void setHypervisor(io::Hypervisor* hypervisor) { hypervisor_ = hypervisor; }
     // Ganeti's KVM hypervisor (nullptr: not a Ganeti node). Set before start().
     void setGanetiKvm(io::GanetiKvm* kvm) { ganeti_ = kvm; }
+    // Where memqos remembers what units' own configuration gave before its
+    // first change (nullptr: in memory only). Set before start().
+    void setOriginalStore(io::OriginalStore* store) { originalStore_ = store; }
+    // Where systemd writes runtime drop-ins (SetUnitProperties runtime=true);
+    // memqos removes its own there once it gave a unit its values back.
+    void setRuntimeDropInDir(std::filesystem::path dir) { runtimeDropInDir_ = std::move(dir); }
 
     // A balloon is moved at most this often per VM, by at most
     // kBalloonStep of the VM's memory (and, when shrinking, of the
@@ -209,6 +217,25 @@ private:
     std::optional<std::string> classOfCgroup(const std::string& cgroupPath) const;
     const config::WorkloadRule* ruleFor(const std::string& unit) const;
     void reconcile();
+    // The protection claimed by the cgroups memqos does not manage below
+    // the workloads' ancestors (their memory.min/low now).
+    std::vector<core::CgroupProtection> otherClaims(const std::vector<PlacedTiers>& placed) const;
+    // Units memqos created itself (RunWorkload's services, Ganeti
+    // instances' scopes): they have no configuration of their own to give
+    // back.
+    bool createdByMemqos(const std::string& unit) const;
+    // Remember `values` (what the unit has before memqos's first change)
+    // persistently; an error means memqos must not change the unit.
+    Status rememberOriginal(const std::string& unit, const io::MemoryProperties& values);
+    // Looks the unit up and remembers its memory properties, then reconciles.
+    void learnOriginal(const std::string& unit);
+    // Gives the unit back what its own configuration gives (its remembered
+    // properties; a slice only MemoryMin/MemoryLow) and forgets the record.
+    void restoreOriginal(const std::string& unit, std::function<void()> then);
+    // Removes the runtime drop-ins systemd wrote for memqos's values
+    // (those in `props`), except those that were there before memqos.
+    void removeOwnDropIns(const std::string& unit, const io::MemoryProperties& props,
+                          const std::vector<std::string>& keep) const;
     void startClassSlices();
     void sampleSystem();
     // Live numbers; instances leave out the one named `exclude`.
@@ -270,6 +297,13 @@ private:
     std::map<std::string, core::Instance> instances_;
     std::map<std::string, io::MemoryProperties> applied_;
     std::map<std::string, io::MemoryProperties> inFlight_;
+    io::OriginalStore* originalStore_ = nullptr;
+    // unit -> its memory properties before memqos's first change.
+    std::map<std::string, io::UnitOriginal> originals_;
+    std::filesystem::path runtimeDropInDir_ = "/run/systemd/system.control";
+    std::set<std::string> learning_;  // units being looked up for originals_
+    std::set<std::string> restoring_; // units being given their own values back
+    bool discovered_ = false;         // start() found every workload it can
     std::map<std::string, Bytes> classCurrent_;
     core::SystemSample system_;
     core::PressureState pressure_;

@@ -24,12 +24,30 @@ struct PlacedTiers {
 // Properties for a workload unit: every tier, "max" as infinity.
 io::MemoryProperties unitProperties(const core::Tiers& t);
 
-// unit -> properties for workloads and their ancestor slices. Slices whose
-// sums are zero get no entry unless `previous` holds one for them (then
-// zeros, to take back what memqos set).
-std::map<std::string, io::MemoryProperties>
-desiredProperties(const std::vector<PlacedTiers>& workloads,
-                  const std::map<std::string, io::MemoryProperties>& previous);
+struct ReconcileInput {
+    std::vector<PlacedTiers> workloads;
+    // unit -> what its own configuration gives (memqos's record of the unit
+    // before its first change); a slice missing here counts as 0.
+    std::map<std::string, io::MemoryProperties> own;
+    // The protection cgroups memqos does not manage claim now (their
+    // memory.min/low), for the direct children of the workloads' ancestors.
+    std::vector<core::CgroupProtection> others;
+};
+
+// unit -> properties for workloads and their ancestor slices. A workload's
+// unit gets its tiers. An ancestor slice gets, for MemoryMin and MemoryLow
+// alike, the larger of its own configured value and the sum of what its
+// direct children claim: a managed child its tiers (or, for a slice, the
+// value computed here), any other child what its cgroup has now. So every
+// child's protection is covered in full (the kernel would otherwise share a
+// short parent among all its children, lowering others' too), and what an
+// administrator set on the slice is never lowered. A slice whose value is
+// its own configured one in both fields gets no entry (nothing to change).
+std::map<std::string, io::MemoryProperties> desiredProperties(const ReconcileInput& in);
+
+// Every proper ancestor (relative path, no leading '/') of the workloads'
+// cgroups, the root excluded, sorted.
+std::vector<std::string> ancestorPaths(const std::vector<PlacedTiers>& workloads);
 
 // The slice unit of a cgroup path component ("memqos-shared.slice"), or ""
 // when the component is not a slice.

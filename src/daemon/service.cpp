@@ -130,6 +130,7 @@ int runService(const Options& options) {
     const std::filesystem::path stateDir = cfg->manager.stateDirectory;
     io::StateStore store(stateDir / "assignments", runtimeDirectory(options, *cfg) / "assignments");
     io::InstanceStore instanceStore(stateDir / "instances");
+    io::OriginalStore originalStore(stateDir / "originals");
     io::EventStore events(stateDir / "kills");
     for (const auto& p : events.load().problems) {
         log::warning("Ignoring a record of the kill history: {ERROR}", "ERROR", p);
@@ -149,6 +150,7 @@ int runService(const Options& options) {
     // Ganeti's KVM instances (nothing to find where Ganeti is not installed).
     io::HmpGanetiKvm ganetiKvm(io);
     manager.setGanetiKvm(&ganetiKvm);
+    manager.setOriginalStore(&originalStore);
     BusService service(bus->get(), pump, manager);
     if (auto st = service.start(); !st) {
         log::error("{ERROR}", "ERROR", st.error().what);

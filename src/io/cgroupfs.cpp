@@ -209,6 +209,27 @@ Result<std::optional<CgroupFs::Usage>> CgroupFs::usage(std::string_view relPath,
     return std::optional<Usage>{std::move(u)};
 }
 
+Result<std::optional<CgroupFs::Protection>> CgroupFs::protection(std::string_view relPath) const {
+    auto dir = resolve(relPath);
+    if (!dir) {
+        return dir.error();
+    }
+    const CgroupReader reader(*dir);
+    Limit memoryMin;
+    Limit memoryLow;
+    ReadSequence step(reader);
+    step("memory.min", true, parse::parseLimit, memoryMin);
+    step("memory.low", true, parse::parseLimit, memoryLow);
+    const Result<Got>& got = step.result();
+    if (!got) {
+        return got.error();
+    }
+    if (*got == Got::Vanished) {
+        return std::optional<Protection>{};
+    }
+    return std::optional<Protection>{Protection{limitToBus(memoryMin), limitToBus(memoryLow)}};
+}
+
 Result<std::vector<std::string>> CgroupFs::children(std::string_view relPath) const {
     auto dir = resolve(relPath);
     if (!dir) {

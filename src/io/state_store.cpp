@@ -801,6 +801,34 @@ constexpr std::string_view kOriginalHeader =
     "# memqos: what this unit's own configuration gave before memqos first changed\n"
     "# it; given back when memqos lets go of the unit. Written by memqosd.\n";
 
+// A systemd unit name memqos may change: printable, no '/', at most 255
+// bytes, ending in .service, .scope or .slice.
+bool isUnitName(std::string_view u) {
+    if (u.empty() || u.size() > 255 || u.front() == '.') {
+        return false;
+    }
+    for (const char c : u) {
+        if (c == '/' || static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+            return false;
+        }
+    }
+    for (std::string_view suffix : {".service", ".scope", ".slice"}) {
+        if (u.size() > suffix.size() && u.ends_with(suffix)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool isMemoryDropIn(std::string_view name) {
+    for (std::string_view d : kMemoryDropIns) {
+        if (name == d) {
+            return true;
+        }
+    }
+    return false;
+}
+
 std::string limitText(const std::optional<Limit>& l) {
     return l && *l ? std::to_string(**l) : std::string("max");
 }
@@ -828,21 +856,28 @@ std::string formatUnitOriginal(const UnitOriginal& o) {
     out += "MemoryHigh=" + limitText(o.values.memoryHigh) + "\n";
     out += "MemoryMax=" + limitText(o.values.memoryMax) + "\n";
     out += "MemorySwapMax=" + limitText(o.values.memorySwapMax) + "\n";
+    out += "KeepDropIns=";
+    for (std::size_t i = 0; i < o.keepDropIns.size(); ++i) {
+        out += (i > 0 ? " " : "") + o.keepDropIns[i];
+    }
+    out += "\n";
     return out;
 }
 
 Result<UnitOriginal> parseUnitOriginal(std::string_view text) {
-    enum Key : std::size_t { KeyUnit, KeyMin, KeyLow, KeyHigh, KeyMax, KeySwap, KeyCount };
+    enum Key : std::size_t { KeyUnit, KeyMin, KeyLow, KeyHigh, KeyMax, KeySwap, KeyKeep, KeyCount };
     constexpr std::array<std::string_view, KeyCount> kKeys = {
-        "Unit", "MemoryMin", "MemoryLow", "MemoryHigh", "MemoryMax", "MemorySwapMax"};
+        "Unit",      "MemoryMin",     "MemoryLow",  "MemoryHigh",
+        "MemoryMax", "MemorySwapMax", "KeepDropIns"};
     auto parsed = parseKeyFile(text, kKeys);
     if (!parsed) {
         return parsed.error();
     }
     const auto& kv = *parsed;
     UnitOriginal o;
-    if (auto ok = core::validateWorkloadId(kv[KeyUnit].value); !ok) {
-        return invalid("line " + std::to_string(kv[KeyUnit].line) + ": Unit: " + ok.error().what);
+    if (!isUnitName(kv[KeyUnit].value)) {
+        return invalid("line " + std::to_string(kv[KeyUnit].line) +
+                       ": Unit: not a .service, .scope or .slice unit name");
     }
     o.unit = std::string(kv[KeyUnit].value);
     Bytes min = 0;
@@ -870,6 +905,23 @@ Result<UnitOriginal> parseUnitOriginal(std::string_view text) {
     o.values.memoryHigh = high;
     o.values.memoryMax = max;
     o.values.memorySwapMax = swap;
+    std::string_view keep = kv[KeyKeep].value;
+    while (!keep.empty()) {
+        const auto sp = keep.find(' ');
+        const auto name = keep.substr(0, sp);
+        keep.remove_prefix(sp == std::string_view::npos ? keep.size() : sp + 1);
+        if (name.empty()) {
+            continue;
+        }
+        if (!isMemoryDropIn(name)) {
+            return invalid(at(kv[KeyKeep], "KeepDropIns") + quote(name) +
+                           " is not one of memqos's five memory drop-ins");
+        }
+        if (std::find(o.keepDropIns.begin(), o.keepDropIns.end(), name) == o.keepDropIns.end()) {
+            o.keepDropIns.emplace_back(name);
+        }
+    }
+    std::sort(o.keepDropIns.begin(), o.keepDropIns.end());
     return o;
 }
 

@@ -5,6 +5,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -32,7 +33,6 @@ constexpr std::array<const char*, 4> kSignals = {"Reloading", "UnitNew", "JobRem
 constexpr const char* kOwnerMatch =
     "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
     "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.freedesktop.systemd1'";
-
 
 // "<context>: <error name>: <error message>" with sd-bus's errno for the
 // name (it knows systemd's names: NoSuchUnit -> ENOENT).
@@ -193,6 +193,58 @@ int readUnitPropertyMap(sd_bus_message* m, UnitInfo& info) {
     }
     if (r < 0) {
         return r;
+    }
+    return sd_bus_message_exit_container(m);
+}
+
+// ControlGroup and MemoryMin/Low/High/Max/SwapMax of a unit type's a{sv}
+// (org.freedesktop.systemd1.Service, .Scope, .Slice). `info.memory` is set
+// only when all five were there.
+int readCgroupPropertyMap(sd_bus_message* m, UnitInfo& info) {
+    int r = sd_bus_message_enter_container(m, 'a', "{sv}");
+    if (r < 0) {
+        return r;
+    }
+    std::optional<std::uint64_t> values[5];
+    static constexpr std::string_view kNames[5] = {"MemoryMin", "MemoryLow", "MemoryHigh",
+                                                   "MemoryMax", "MemorySwapMax"};
+    while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+        const char* key = nullptr;
+        if ((r = sd_bus_message_read(m, "s", &key)) < 0) {
+            return r;
+        }
+        const std::string_view k(key);
+        const auto* name = std::find(std::begin(kNames), std::end(kNames), k);
+        if (k == "ControlGroup") {
+            const char* value = nullptr;
+            if ((r = sd_bus_message_read(m, "v", "s", &value)) < 0) {
+                return r;
+            }
+            info.controlGroup = value;
+        } else if (name != std::end(kNames)) {
+            std::uint64_t value = 0;
+            if ((r = sd_bus_message_read(m, "v", "t", &value)) < 0) {
+                return r;
+            }
+            values[name - std::begin(kNames)] = value;
+        } else if ((r = sd_bus_message_skip(m, "v")) < 0) {
+            return r;
+        }
+        if ((r = sd_bus_message_exit_container(m)) < 0) {
+            return r;
+        }
+    }
+    if (r < 0) {
+        return r;
+    }
+    if (std::all_of(std::begin(values), std::end(values), [](const auto& v) { return v.has_value(); })) {
+        MemoryProperties p;
+        p.memoryMin = static_cast<Bytes>(*values[0]);
+        p.memoryLow = static_cast<Bytes>(*values[1]);
+        p.memoryHigh = limitFromBus(*values[2]);
+        p.memoryMax = limitFromBus(*values[3]);
+        p.memorySwapMax = limitFromBus(*values[4]);
+        info.memory = p;
     }
     return sd_bus_message_exit_container(m);
 }
@@ -525,7 +577,7 @@ void SystemdDbus::getUnit(const std::string& unit, Then<UnitInfo> then) {
                 return;
             }
             readUnitProperties(
-                UnitInfo{.name = unit, .loadState = {}, .activeState = {}, .controlGroup = {}},
+                UnitInfo{.name = unit, .loadState = {}, .activeState = {}, .controlGroup = {}, .memory = {}},
                 path, then);
         },
         what);
@@ -567,7 +619,8 @@ void SystemdDbus::readUnitProperties(UnitInfo info, const std::string& path,
     }
 }
 
-// ControlGroup is optional: any failure leaves it empty.
+// ControlGroup and the memory properties are optional: any failure leaves
+// them empty.
 void SystemdDbus::readControlGroup(UnitInfo info, const std::string& path,
                                    const Then<UnitInfo>& then) {
     const char* interface = cgroupInterface(info.name);
@@ -575,23 +628,22 @@ void SystemdDbus::readControlGroup(UnitInfo info, const std::string& path,
         then(std::move(info));
         return;
     }
-    const std::string what = "Get ControlGroup " + info.name;
-    auto m = newManagerCall(bus_, path.c_str(), kPropertiesInterface, "Get", what);
+    const std::string what = "GetAll " + std::string(interface) + " " + info.name;
+    auto m = newManagerCall(bus_, path.c_str(), kPropertiesInterface, "GetAll", what);
     if (!m) {
         then(std::move(info));
         return;
     }
     Appender a(m->get());
-    if (a.append("ss", interface, "ControlGroup").result() < 0) {
+    if (a.append("s", interface).result() < 0) {
         then(std::move(info));
         return;
     }
     auto sent = send(
         m->get(),
         [info, then](sd_bus_message* reply) mutable {
-            const char* cgroup = nullptr;
-            if (!isError(reply) && sd_bus_message_read(reply, "v", "s", &cgroup) >= 0) {
-                info.controlGroup = cgroup;
+            if (!isError(reply)) {
+                (void)readCgroupPropertyMap(reply, info);
             }
             then(std::move(info));
         },
@@ -637,7 +689,7 @@ void SystemdDbus::listUnits(Then<std::vector<UnitInfo>> then) {
                     units.push_back(UnitInfo{.name = name,
                                              .loadState = load,
                                              .activeState = active,
-                                             .controlGroup = {}});
+                                             .controlGroup = {}, .memory = {}});
                 }
             }
             if (r < 0 || (r = sd_bus_message_exit_container(reply)) < 0) {

@@ -44,7 +44,19 @@ public:
     bool subscribed = false;
 
     void addUnit(const std::string& name, const std::string& cgroup, const std::string& load = "loaded") {
-        units[name] = io::UnitInfo{name, load, cgroup.empty() ? "inactive" : "active", cgroup};
+        units[name] = io::UnitInfo{name, load, cgroup.empty() ? "inactive" : "active", cgroup,
+                                   unconfigured()};
+    }
+    // What systemd reports for a unit whose configuration sets no memory
+    // property.
+    static io::MemoryProperties unconfigured() {
+        io::MemoryProperties p;
+        p.memoryMin = 0;
+        p.memoryLow = 0;
+        p.memoryHigh = Limit{};
+        p.memoryMax = Limit{};
+        p.memorySwapMax = Limit{};
+        return p;
     }
 
     // Runs queued answers (and the answers they queue) until none is left.
@@ -63,7 +75,7 @@ public:
     }
     void getUnit(const std::string& unit, Then<io::UnitInfo> then) override {
         getUnitCalls.push_back(unit);
-        io::UnitInfo info{unit, "not-found", "inactive", ""};
+        io::UnitInfo info{unit, "not-found", "inactive", "", std::nullopt};
         if (auto it = units.find(unit); it != units.end()) {
             info = it->second;
         }
@@ -80,6 +92,15 @@ public:
                            Done done) override {
         setCalls.push_back({unit, props});
         Status st = failSet;
+        if (auto it = units.find(unit); st && it != units.end() && it->second.memory) {
+            // systemd keeps what it was told (runtime drop-ins)
+            auto& m = *it->second.memory;
+            m.memoryMin = props.memoryMin ? props.memoryMin : m.memoryMin;
+            m.memoryLow = props.memoryLow ? props.memoryLow : m.memoryLow;
+            m.memoryHigh = props.memoryHigh ? props.memoryHigh : m.memoryHigh;
+            m.memoryMax = props.memoryMax ? props.memoryMax : m.memoryMax;
+            m.memorySwapMax = props.memorySwapMax ? props.memorySwapMax : m.memorySwapMax;
+        }
         later([done, st] { done(st); });
     }
     void startTransientService(const std::string& unit, const std::string& slice,

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -73,6 +74,8 @@ protected:
         auto m = std::make_unique<Manager>(
             config_, [this] { return Result<config::Config>(config_); }, systemd_, store_, instances_,
             kills_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), dryRun);
+        m->setOriginalStore(originals_.get());
+        m->setRuntimeDropInDir(dir_ / "run/system.control");
         bool ready = false;
         m->start([&](Status st) {
             EXPECT_TRUE(st.ok());
@@ -98,6 +101,7 @@ protected:
     io::StateStore store_{fs::path("/nonexistent"), fs::path("/nonexistent")};
     io::InstanceStore instances_{fs::path("/nonexistent")};
     io::EventStore kills_{fs::path("/nonexistent/kills")};
+    std::unique_ptr<io::OriginalStore> originals_;
 };
 
 class ManagerStoreTest : public ManagerTest {
@@ -106,6 +110,7 @@ protected:
         ManagerTest::SetUp();
         store_ = io::StateStore(dir_ / "state/assignments", dir_ / "run/assignments");
         instances_ = io::InstanceStore(dir_ / "state/instances");
+        originals_ = std::make_unique<io::OriginalStore>(dir_ / "state/originals");
     }
 };
 
@@ -253,6 +258,112 @@ TEST_F(ManagerStoreTest, UnassignClearsTiersAndParentSum) {
     m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { again = r; });
     ASSERT_TRUE(again && !again->ok());
     EXPECT_EQ(again->error().name, "org.memqos1.Error.NoSuchWorkload");
+}
+
+// Issue 11, defect 2: unassign gives the unit exactly what its own
+// configuration gives, remembered before memqos's first change, across a
+// restart (systemd by then reports memqos's values, not the unit's own).
+TEST_F(ManagerStoreTest, UnassignGivesBackTheUnitsOwnConfigurationEvenAfterARestart) {
+    auto& own = *systemd_.units["nginx.service"].memory;
+    own.memoryMax = Limit(300 * kMiB);
+    own.memoryHigh = Limit(280 * kMiB);
+    own.memoryLow = 10 * kMiB;
+    {
+        auto m = makeManager();
+        ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    }
+    // systemd now has memqos's values.
+    EXPECT_EQ(systemd_.units["nginx.service"].memory->memoryMax, std::optional<Limit>(1 * kGiB));
+    EXPECT_TRUE(fs::exists(dir_ / "state/originals"));
+    auto m = makeManager(); // kill -9 and restart
+    std::optional<ApiResult<daemon::Done>> out;
+    m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { out = r; });
+    systemd_.flush();
+    ASSERT_TRUE(out && out->ok());
+    const auto& now = *systemd_.units["nginx.service"].memory;
+    EXPECT_EQ(now.memoryMax, std::optional<Limit>(300 * kMiB));
+    EXPECT_EQ(now.memoryHigh, std::optional<Limit>(280 * kMiB));
+    EXPECT_EQ(now.memoryLow, std::optional<Bytes>(10 * kMiB));
+    EXPECT_EQ(now.memoryMin, std::optional<Bytes>(0));
+    EXPECT_EQ(now.memorySwapMax, std::optional<Limit>(Limit{}));
+    EXPECT_TRUE(io::OriginalStore(dir_ / "state/originals").loadAll().originals.empty())
+        << "the record outlived the unit's return to its own values";
+}
+
+// After giving the values back, memqos's runtime drop-ins go (so the unit's
+// own configuration rules again at the next daemon-reload); one that was
+// there before memqos (an administrator's set-property) stays.
+TEST_F(ManagerStoreTest, UnassignRemovesOnlyMemqossOwnRuntimeDropIns) {
+    const auto d = dir_ / "run/system.control/nginx.service.d";
+    writeFile(d / "50-MemoryMax.conf", "[Service]\nMemoryMax=500M\n"); // the admin's
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    for (const char* f : {"50-MemoryMin.conf", "50-MemoryLow.conf", "50-MemoryHigh.conf",
+                          "50-MemorySwapMax.conf"}) {
+        writeFile(d / f, "[Service]\n"); // what systemd writes for memqos's call
+    }
+    writeFile(d / "50-CPUWeight.conf", "[Service]\nCPUWeight=50\n");
+    std::optional<ApiResult<daemon::Done>> out;
+    m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { out = r; });
+    systemd_.flush();
+    ASSERT_TRUE(out && out->ok());
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(d)) {
+        left.push_back(e.path().filename().string());
+    }
+    std::sort(left.begin(), left.end());
+    EXPECT_EQ(left, (std::vector<std::string>{"50-CPUWeight.conf", "50-MemoryMax.conf"}));
+}
+
+// Issue 11, defect 1: a slice's own protection is never lowered, and the
+// slice gets it back once memqos manages nothing below it.
+TEST_F(ManagerStoreTest, AnAncestorSlicesOwnProtectionIsNeverLowered) {
+    systemd_.addUnit("system.slice", "/system.slice");
+    systemd_.units["system.slice"].memory->memoryLow = 1 * kGiB;
+    systemd_.units["system.slice"].memory->memoryMin = 64 * kMiB;
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    // 256 MiB below a slice with 1 GiB of its own: nothing to add.
+    for (const auto& c : systemd_.setCalls) {
+        if (c.unit == "system.slice") {
+            EXPECT_GE(c.props.memoryLow.value_or(kNoLimit), 1 * kGiB);
+            EXPECT_GE(c.props.memoryMin.value_or(kNoLimit), 64 * kMiB);
+        }
+    }
+    ASSERT_TRUE(assign(*m, "db.service", "dedicated", 2 * kGiB, 2 * kGiB).ok());
+    const auto* slice = systemd_.lastSet("system.slice");
+    ASSERT_NE(slice, nullptr);
+    EXPECT_EQ(slice->memoryMin, std::optional<Bytes>(2 * kGiB));
+    EXPECT_EQ(slice->memoryLow, std::optional<Bytes>(1 * kGiB)); // its own, larger than 256M+0
+    std::optional<ApiResult<daemon::Done>> a;
+    std::optional<ApiResult<daemon::Done>> b;
+    m->unassign("db.service", [&](ApiResult<daemon::Done> r) { a = r; });
+    m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { b = r; });
+    systemd_.flush();
+    ASSERT_TRUE(a && a->ok() && b && b->ok());
+    const auto& now = *systemd_.units["system.slice"].memory;
+    EXPECT_EQ(now.memoryLow, std::optional<Bytes>(1 * kGiB));
+    EXPECT_EQ(now.memoryMin, std::optional<Bytes>(64 * kMiB));
+    const auto* last = systemd_.lastSet("system.slice");
+    EXPECT_FALSE(last->memoryMax.has_value()) << "a slice's limits are not memqos's to set";
+}
+
+// A class removed from the configuration: its workloads' units get their
+// own values back at the reload, not at the next reboot.
+TEST_F(ManagerStoreTest, ClassRemovedOnReloadGivesTheUnitsOwnValuesBack) {
+    config::Config withGold = config_;
+    core::ClassPolicy gold = *core::findClass(withGold.classes, "shared");
+    gold.name = "gold";
+    withGold.classes.push_back(gold);
+    config_ = withGold;
+    systemd_.units["nginx.service"].memory->memoryMax = Limit(300 * kMiB);
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "gold", 256 * kMiB, 1 * kGiB).ok());
+    config_.classes.pop_back(); // the reader now returns the config without gold
+    ASSERT_TRUE(m->reload().ok());
+    systemd_.flush();
+    EXPECT_FALSE(m->workloads().contains("nginx.service"));
+    EXPECT_EQ(systemd_.units["nginx.service"].memory->memoryMax, std::optional<Limit>(300 * kMiB));
 }
 
 TEST_F(ManagerStoreTest, RunStartsATransientServiceInTheClassSlice) {

@@ -18,6 +18,19 @@ core::Tiers shared256() {
     return t;
 }
 
+daemon::ReconcileInput input(std::vector<PlacedTiers> w) {
+    daemon::ReconcileInput in;
+    in.workloads = std::move(w);
+    return in;
+}
+
+io::MemoryProperties protection(Bytes min, Bytes low) {
+    io::MemoryProperties p;
+    p.memoryMin = min;
+    p.memoryLow = low;
+    return p;
+}
+
 TEST(Reconcile, EveryAncestorSliceGetsTheSumAndParentsComeFirst) {
     core::Tiers ded;
     ded.memoryMin = 512 * kMiB;
@@ -27,13 +40,11 @@ TEST(Reconcile, EveryAncestorSliceGetsTheSumAndParentsComeFirst) {
         {"a.service", "memqos.slice/memqos-shared.slice/a.service", shared256()},
         {"b.service", "memqos.slice/memqos-dedicated.slice/b.service", ded},
     };
-    const auto desired = desiredProperties(w, {});
+    const auto desired = desiredProperties(input(w));
     ASSERT_TRUE(desired.contains("memqos.slice"));
-    EXPECT_EQ(desired.at("memqos.slice").memoryLow, std::optional<Bytes>(256 * kMiB));
-    EXPECT_EQ(desired.at("memqos.slice").memoryMin, std::optional<Bytes>(512 * kMiB));
-    EXPECT_EQ(desired.at("memqos-shared.slice").memoryLow, std::optional<Bytes>(256 * kMiB));
-    EXPECT_FALSE(desired.at("memqos-shared.slice").memoryMin.has_value()); // never set, zero
-    EXPECT_EQ(desired.at("memqos-dedicated.slice").memoryMin, std::optional<Bytes>(512 * kMiB));
+    EXPECT_EQ(desired.at("memqos.slice"), protection(512 * kMiB, 256 * kMiB));
+    EXPECT_EQ(desired.at("memqos-shared.slice"), protection(0, 256 * kMiB));
+    EXPECT_EQ(desired.at("memqos-dedicated.slice"), protection(512 * kMiB, 0));
     EXPECT_EQ(desired.at("a.service").memoryHigh, std::optional<Limit>(Limit(993210368)));
 
     const auto changes = changedProperties(desired, {});
@@ -46,23 +57,62 @@ TEST(Reconcile, EveryAncestorSliceGetsTheSumAndParentsComeFirst) {
 
 TEST(Reconcile, NothingToSendWhenApplied) {
     const std::vector<PlacedTiers> w{{"a.service", "system.slice/a.service", shared256()}};
-    const auto desired = desiredProperties(w, {});
+    const auto desired = desiredProperties(input(w));
     EXPECT_TRUE(changedProperties(desired, desired).empty());
 }
 
-TEST(Reconcile, SliceLeftWithoutWorkloadsIsZeroedOnce) {
-    const std::vector<PlacedTiers> w{{"a.service", "system.slice/a.service", shared256()}};
-    const auto first = desiredProperties(w, {});
-    const auto second = desiredProperties({}, first);
-    ASSERT_TRUE(second.contains("system.slice"));
-    EXPECT_EQ(second.at("system.slice").memoryLow, std::optional<Bytes>(0));
-    const auto third = desiredProperties({}, second);
-    EXPECT_FALSE(third.contains("system.slice")); // zero already applied: nothing more
+TEST(Reconcile, SliceWithoutWorkloadsGetsNoEntry) {
+    // The daemon gives such a slice its own values back (restoreOriginal).
+    const auto none = desiredProperties(input({}));
+    EXPECT_TRUE(none.empty());
+}
+
+TEST(Reconcile, AnAdministratorsLargerValueIsNeverLowered) {
+    // system.slice has MemoryLow=1G of its own: 256 MiB of workloads below
+    // leave it at 1 GiB, so nothing is sent.
+    auto in = input({{"a.service", "system.slice/a.service", shared256()}});
+    in.own["system.slice"] = protection(0, 1 * kGiB);
+    EXPECT_FALSE(desiredProperties(in).contains("system.slice"));
+    // Five workloads of 256 MiB need more than that: the sum wins.
+    for (int i = 0; i < 4; ++i) {
+        in.workloads.push_back({"w" + std::to_string(i) + ".service",
+                                "system.slice/w" + std::to_string(i) + ".service", shared256()});
+    }
+    const auto desired = desiredProperties(in);
+    ASSERT_TRUE(desired.contains("system.slice"));
+    EXPECT_EQ(desired.at("system.slice"), protection(0, 5 * 256 * kMiB));
+}
+
+TEST(Reconcile, OtherChildrensProtectionIsCoveredToo) {
+    // memqosd.service (MemoryMin=64M of its own, not managed) beside a
+    // managed workload: the slice covers both, so neither is lowered.
+    auto in = input({{"a.service", "system.slice/a.service", shared256()}});
+    in.others.push_back({"system.slice/memqosd.service", 64 * kMiB, 64 * kMiB});
+    in.others.push_back({"system.slice/a.service", 0, 0}); // managed: its tiers count
+    const auto desired = desiredProperties(in);
+    EXPECT_EQ(desired.at("system.slice"), protection(64 * kMiB, 320 * kMiB));
+}
+
+TEST(Reconcile, ProtectionAddsUpThroughNestedSlices) {
+    auto in = input({{"a.service", "memqos.slice/memqos-shared.slice/a.service", shared256()}});
+    in.others.push_back({"memqos.slice/memqos-shared.slice/x.service", 0, 100 * kMiB});
+    in.others.push_back({"memqos.slice/other.slice", 0, 50 * kMiB});
+    in.own["memqos-shared.slice"] = protection(0, 10 * kMiB);
+    const auto desired = desiredProperties(in);
+    EXPECT_EQ(desired.at("memqos-shared.slice"), protection(0, 356 * kMiB));
+    EXPECT_EQ(desired.at("memqos.slice"), protection(0, 406 * kMiB));
+}
+
+TEST(Reconcile, AncestorPathsAreEveryProperPrefix) {
+    const std::vector<PlacedTiers> w{{"a.service", "/memqos.slice//memqos-shared.slice/a.service/",
+                                      shared256()}};
+    EXPECT_EQ(daemon::ancestorPaths(w),
+              (std::vector<std::string>{"memqos.slice", "memqos.slice/memqos-shared.slice"}));
 }
 
 TEST(Reconcile, WorkloadWithoutCgroupGetsItsOwnPropertiesOnly) {
     const std::vector<PlacedTiers> w{{"a.service", "", shared256()}};
-    const auto desired = desiredProperties(w, {});
+    const auto desired = desiredProperties(input(w));
     EXPECT_EQ(desired.size(), 1U);
     EXPECT_EQ(daemon::sliceUnitOf("foo.service"), "");
     EXPECT_EQ(daemon::sliceUnitOf("memqos-shared.slice"), "memqos-shared.slice");

@@ -616,5 +616,50 @@ TEST_F(StoreTest, AReadOnlyDirectoryRefusesWritesAndKeepsTheFiles) {
     EXPECT_EQ(readText(path), before);
 }
 
+// ---- OriginalStore (issue 11: give units back what they had) -------------
+
+UnitOriginal sliceOriginal() {
+    UnitOriginal o;
+    o.unit = "system.slice";
+    o.values.memoryMin = 64 * kMiB;
+    o.values.memoryLow = kGiB;
+    o.values.memoryHigh = Limit{};
+    o.values.memoryMax = Limit(300 * kMiB);
+    o.values.memorySwapMax = Limit{};
+    return o;
+}
+
+TEST_F(StoreTest, OriginalsRoundTripAndAreRemoved) {
+    OriginalStore s(dir_.path() / "lib" / "originals");
+    ASSERT_TRUE(s.save(sliceOriginal()));
+    EXPECT_EQ(readText(dir_.path() / "lib" / "originals" / "system_2eslice"),
+              formatUnitOriginal(sliceOriginal()));
+    auto loaded = s.loadAll();
+    EXPECT_THAT(loaded.problems, IsEmpty());
+    EXPECT_THAT(loaded.originals, ElementsAre(sliceOriginal()));
+    ASSERT_TRUE(s.remove("system.slice"));
+    ASSERT_TRUE(s.remove("system.slice")); // gone already: not an error
+    EXPECT_THAT(s.loadAll().originals, IsEmpty());
+}
+
+TEST_F(StoreTest, AnIncompleteOriginalIsNeitherStoredNorRead) {
+    OriginalStore s(dir_.path() / "lib" / "originals");
+    auto o = sliceOriginal();
+    o.values.memoryMax.reset();
+    EXPECT_FALSE(s.save(o));
+    EXPECT_FALSE(parseUnitOriginal("Unit=a.service\nMemoryMin=0\nMemoryLow=0\n"));
+    EXPECT_FALSE(parseUnitOriginal("Unit=../x.service\nMemoryMin=0\nMemoryLow=0\n"
+                                   "MemoryHigh=max\nMemoryMax=max\nMemorySwapMax=max\n"));
+    EXPECT_FALSE(parseUnitOriginal("Unit=a.service\nMemoryMin=0\nMemoryLow=0\n"
+                                   "MemoryHigh=lots\nMemoryMax=max\nMemorySwapMax=max\n"));
+    auto ok = parseUnitOriginal("Unit=a.service\nMemoryMin=1\nMemoryLow=2\n"
+                                "MemoryHigh=3\nMemoryMax=max\nMemorySwapMax=0\n"
+                                "KeepDropIns=50-MemoryMax.conf\n");
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(ok->values.memorySwapMax, std::optional<Limit>(Limit(0)));
+    EXPECT_EQ(ok->values.memoryMax, std::optional<Limit>(Limit{}));
+    EXPECT_EQ(ok->keepDropIns, std::vector<std::string>{"50-MemoryMax.conf"});
+}
+
 } // namespace
 } // namespace memqos::io

@@ -67,6 +67,15 @@ public:
     };
     Result<std::optional<Usage>> usage(std::string_view relPath, bool withProcs) const;
 
+    // memory.min and memory.low of a cgroup ("max" as the largest byte
+    // count): the protection it claims from its parent. nullopt when the
+    // cgroup has gone.
+    struct Protection {
+        Bytes memoryMin = 0;
+        Bytes memoryLow = 0;
+    };
+    Result<std::optional<Protection>> protection(std::string_view relPath) const;
+
     // Names of the child cgroups (subdirectories, symlinks not followed) of
     // relPath, sorted. A vanished relPath is an error with code
     // no_such_file_or_directory (test with isVanished()).

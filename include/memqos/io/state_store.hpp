@@ -139,11 +139,22 @@ private:
 //   MemoryHigh=max               bytes or max (systemd's "infinity")
 //   MemoryMax=314572800
 //   MemorySwapMax=max
+//   KeepDropIns=50-MemoryMax.conf   runtime drop-ins that were there before
+//                                  memqos (space-separated; may be empty)
 struct UnitOriginal {
     std::string unit;
     MemoryProperties values; // all five set
+    // Names of the runtime drop-ins (50-MemoryMax.conf …, in
+    // /run/systemd/system.control/<unit>.d/) that existed before memqos's
+    // first change: someone else's, so memqos leaves them when it lets go.
+    std::vector<std::string> keepDropIns;
     bool operator==(const UnitOriginal&) const = default;
 };
+// The runtime drop-ins systemd writes for memqos's SetUnitProperties
+// (runtime=true), in /run/systemd/system.control/<unit>.d/.
+inline constexpr std::string_view kMemoryDropIns[] = {
+    "50-MemoryMin.conf", "50-MemoryLow.conf", "50-MemoryHigh.conf", "50-MemoryMax.conf",
+    "50-MemorySwapMax.conf"};
 std::string formatUnitOriginal(const UnitOriginal& o);
 Result<UnitOriginal> parseUnitOriginal(std::string_view text);
 

@@ -17,12 +17,6 @@
 
 namespace memqos::io {
 
-struct UnitInfo {
-    std::string name;         // "nginx.service"
-    std::string loadState;    // "loaded", "not-found", "masked", …
-    std::string activeState;  // "active", "inactive", …
-    std::string controlGroup; // "/system.slice/nginx.service"; empty when not running
-};
 
 // Memory properties of a unit. Unset fields are not sent. A Limit of nullopt
 // is sent as UINT64_MAX, which systemd reads as "infinity".
@@ -36,6 +30,18 @@ struct MemoryProperties {
         return !memoryMin && !memoryLow && !memoryHigh && !memoryMax && !memorySwapMax;
     }
     bool operator==(const MemoryProperties&) const = default;
+};
+
+struct UnitInfo {
+    std::string name;         // "nginx.service"
+    std::string loadState;    // "loaded", "not-found", "masked", …
+    std::string activeState;  // "active", "inactive", …
+    std::string controlGroup; // "/system.slice/nginx.service"; empty when not running
+    // The unit's memory properties as systemd has them now (all five set),
+    // for services, scopes and slices; nullopt when systemd did not say.
+    // Before memqos's first change this is what the unit's own
+    // configuration gives: memqos remembers it to give it back.
+    std::optional<MemoryProperties> memory;
 };
 
 class SystemdManager {
