@@ -213,7 +213,7 @@ def setup_mock(bus):
         ('Verify', '', 'a(sss)',
          'ret = [("warning", "swap-short", "swap 4G < (1.5 - 1) x 14G"),'
          ' ("info", "ratio", "memory ratio 1.5")]'),
-        ('Reload', '', '', ''),
+        ('Reload', '', 'as', 'ret = dbus.Array([], signature="s")'),
         ('ListInstances', '', 'a(sttb)',
          'ret = [("db1.example.com", dbus.UInt64(2 * 2**30), dbus.UInt64(4 * 2**30), False),'
          ' ("web1", dbus.UInt64(512 * 2**20), dbus.UInt64(2**30), True)]'),
@@ -539,13 +539,22 @@ def test_verify_reload(r, ctl, mock):
 
     rc, out, err = ctl.run('reload')
     r.check(rc == 0 and out == '' and err == '', 'reload: exit 0', f'{rc} {out!r} {err!r}')
-    mock.AddMethod('org.memqos1.Manager', 'Reload', '', '',
+    note = ('Manager.StateDirectory needs a restart: /var/lib/memqos stays in use until memqosd '
+            'restarts (the configuration now says /srv/memqos)')
+    mock.AddMethod('org.memqos1.Manager', 'Reload', '', 'as', f'ret = [{note!r}]')
+    rc, out, err = ctl.run('reload')
+    r.check(rc == 0 and out == note + '\n' and err == '', 'reload: restart-needed line printed',
+            f'{rc} {out!r} {err!r}')
+    rc, out, err = ctl.run('reload', '--json')
+    r.check(rc == 0 and json.loads(out) == {'restart_needed': [note]}, 'reload --json',
+            f'{rc} {out!r} {err!r}')
+    mock.AddMethod('org.memqos1.Manager', 'Reload', '', 'as',
                    'raise dbus.exceptions.DBusException("memqosd.conf: [Pressure] '
                    'KillThreshold=abc: not a percentage", name="org.memqos1.Error.ConfigInvalid")')
     rc, _, err = ctl.run('reload')
     r.check(rc == 1 and err.startswith('memqosctl: org.memqos1.Error.ConfigInvalid: memqosd.conf'),
             'reload invalid config: exit 1', f'{rc} {err!r}')
-    mock.AddMethod('org.memqos1.Manager', 'Reload', '', '',
+    mock.AddMethod('org.memqos1.Manager', 'Reload', '', 'as',
                    'raise dbus.exceptions.DBusException("Reload is root only",'
                    ' name="org.freedesktop.DBus.Error.AccessDenied")')
     rc, _, err = ctl.run('reload')
