@@ -347,6 +347,11 @@ void Manager::reconcile() {
                         m.oomDue = true;
                     }
                 }
+            } else if (st.error().code == std::errc::no_such_file_or_directory) {
+                // NoSuchUnit: the unit went away while the call was on its
+                // way (a short-lived unit in a class slice); nothing failed.
+                log::info("{UNIT} was gone before its memory properties were set", "UNIT",
+                          unit);
             } else {
                 log::warning("Cannot set memory properties of {UNIT}: {ERROR}", "UNIT", unit,
                              "ERROR", st.error().what);
