@@ -698,7 +698,7 @@ void SystemdDbus::listUnits(Then<std::vector<UnitInfo>> then) {
             }
             then(std::move(units));
         },
-        what);
+        what, Urgency::Urgent); // start-up waits for it: not behind queued property writes
     if (!sent) {
         post([then, error = sent.error()] { then(error); });
     }

@@ -38,8 +38,9 @@ public:
     // order and sent as replies come in. dbus-daemon refuses a connection's
     // calls past its pending-reply limit (LimitsExceeded) and systemd answers
     // one at a time: a thousand units appearing at once must not become a
-    // thousand calls at once. KillUnit is not held back (kills are few, and
-    // must not wait behind property writes).
+    // thousand calls at once. KillUnit and ListUnits are not held back (kills
+    // are few and must not wait behind property writes; start-up waits for
+    // ListUnits).
     static constexpr std::size_t kMaxCallsInFlight = 32;
 
     // Callbacks that must not run inside the call (argument errors, empty
