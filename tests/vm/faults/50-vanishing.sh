@@ -31,7 +31,7 @@ churn() {
     n=$((n + 1))
     if ((n % 3 == 0)); then
       systemd-run --quiet --collect "$@" --unit="$prefix$n.service" /bin/sleep infinity || true
-      systemctl stop "$prefix$n.service" || true
+      systemctl stop "$prefix$n.service" 2>/dev/null || true
     else
       systemd-run --quiet --collect "$@" --unit="$prefix$n.service" /bin/sleep "0.$((RANDOM % 5))" || true
     fi
@@ -59,9 +59,10 @@ no_stale() { [[ -z $(stale) ]]; }
 wait_for 30 "no stale workload (left: $(stale | head -5 | tr '\n' ' '))" no_stale
 ok "no stale workload: ListWorkloads has none of the $units churned units"
 
-# The bound: a unit that vanishes between memqosd's lookup and its write may
-# fail that one write, which is worth a warning; a storm is one per tick or
-# several per unit. At most one per 20 units started, and at least 5 allowed.
+# The bound: a unit gone between memqosd's lookup and its write is logged as
+# info (NoSuchUnit: nothing failed); a warning is something that did fail, so
+# a few at most: one per 20 units started, at least 5. A storm (one per tick
+# or one per unit, as before that fix: 20 for 72 units) is far above it.
 warnings=$(journalctl -u memqosd --after-cursor="$cursor" -p warning -o cat | wc -l)
 bound=$((units / 20 > 5 ? units / 20 : 5))
 journalctl -u memqosd --after-cursor="$cursor" -p warning -o cat | sort | uniq -c | sort -rn | head -5
