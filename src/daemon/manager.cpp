@@ -1097,6 +1097,20 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     if (wasDryRun && !dryRun_) {
         // What a dry run "applied" never was: every unit gets its tiers now.
         applied_.clear();
+        // The units' own values learned during the dry run were kept in
+        // memory only: stored now, before the first real change. One that
+        // cannot be stored is learned again (and refused) before a change.
+        if (originalStore_ != nullptr) {
+            for (auto it = originals_.begin(); it != originals_.end();) {
+                if (auto st = originalStore_->save(it->second); !st) {
+                    log::error("Cannot remember the own memory properties of {UNIT}: {ERROR}",
+                               "UNIT", it->first, "ERROR", st.error().what);
+                    it = originals_.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+        }
         log::notice("Dry run off: memqosd acts from now on");
     } else if (!wasDryRun && dryRun_) {
         log::notice("Dry run on: memqosd decides and logs, but no longer acts");

@@ -13,6 +13,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 using namespace memqos;
@@ -110,6 +112,7 @@ protected:
         config_.vm.libvirtUri = "";
         store_ = io::StateStore(state(), runtime());
         instances_ = io::InstanceStore(dir_ / "state/instances");
+        originals_ = io::OriginalStore(dir_ / "state/originals");
     }
     void TearDown() override { fs::remove_all(dir_); }
 
@@ -117,6 +120,7 @@ protected:
         auto m = std::make_unique<Manager>(
             config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
             instances_, kills_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), dryRun);
+        m->setOriginalStore(&originals_);
         bool ready = false;
         m->start([&](Status st) {
             EXPECT_TRUE(st.ok());
@@ -166,6 +170,7 @@ protected:
     io::StateStore store_{fs::path("/nonexistent"), fs::path("/nonexistent")};
     io::InstanceStore instances_{fs::path("/nonexistent")};
     io::EventStore kills_{fs::path("/nonexistent/kills")};
+    io::OriginalStore originals_{fs::path("/nonexistent")};
 };
 
 // ---- defect 5: failed state writes ----------------------------------------------
@@ -309,6 +314,29 @@ TEST_F(StateFaultTest, ReloadSwitchesDryRunOffAndTheTiersAreSetThen) {
     EXPECT_TRUE(m->dryRun());
     ASSERT_TRUE(assign(*m, "db.service", "shared").ok());
     EXPECT_EQ(setsOf("db.service"), 0U);
+}
+
+TEST_F(StateFaultTest, OwnValuesLearnedInADryRunAreStoredWhenItEnds) {
+    // A dry run keeps what it learns of a unit's own values in memory; the
+    // first real change needs them on disk (to give them back after a restart).
+    config_.manager.dryRun = true;
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared").ok());
+    const auto stored = [this] {
+        std::vector<std::string> units;
+        for (const auto& o : io::OriginalStore(dir_ / "state/originals").loadAll().originals) {
+            units.push_back(o.unit);
+        }
+        return units;
+    };
+    EXPECT_TRUE(stored().empty());
+    config_.manager.dryRun = false;
+    ASSERT_TRUE(m->reload().ok());
+    systemd_.flush();
+    const auto units = stored();
+    EXPECT_NE(std::find(units.begin(), units.end(), "nginx.service"), units.end())
+        << testing::PrintToString(units);
+    EXPECT_GE(setsOf("nginx.service"), 1U);
 }
 
 TEST_F(StateFaultTest, ReloadCannotEndADryRunOfTheCommandLine) {
