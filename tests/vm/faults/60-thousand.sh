@@ -11,6 +11,14 @@ source "$(dirname "$0")/lib.bash"
 wait_memqosd
 dir=/etc/memqos/memqosd.conf.d
 mkdir -p "$dir"
+# Whatever happens here, later cases get a normal daemon back.
+restore() {
+  rm -f "$dir/50-thousand.conf" "$dir/60-bad.conf"
+  systemctl reset-failed memqosd 2>/dev/null || true
+  systemctl restart memqosd || true
+  systemctl stop 'memqos-c[0-9]*.slice' 2>/dev/null || true
+}
+trap restore EXIT
 for ((i = 1; i <= 1000; i++)); do
   printf '[Class.c%04d]\nRank=%d\nProtection=none\n\n' $i $((i + 10))
   printf '[Rule.r%04d]\nMatch=t%04d-*.service\nClass=c%04d\nRequest=16M\nLimit=64M\n\n' $i $i $i
@@ -60,13 +68,13 @@ echo "Reload answered in $(($(ms) - t3)) ms: $(head -c 300 <<<"$out")"
 grep -q "60-bad.conf" <<<"$out" && grep -q "Rule.bad" <<<"$out" || fail "Reload's error does not name the file and section"
 ok "Reload refused, naming 60-bad.conf [Rule.bad]"
 now=$(systemctl show -p MainPID --value memqosd)
-[[ $now == "$pid" ]] && systemctl is-active --quiet memqosd || fail "memqosd did not keep running"
+[[ $now == "$pid" ]] && systemctl is-active --quiet memqosd ||
+  fail "memqosd did not keep running (MainPID $pid -> $now): $(journalctl -u memqosd -o cat | grep -iE 'watchdog|Too many open files' | tail -2)"
 ok "memqosd keeps running on its previous configuration"
 
-rm -f "$dir/50-thousand.conf" "$dir/60-bad.conf"
-systemctl restart memqosd
+trap - EXIT
+restore
 wait_memqosd
-systemctl stop 'memqos-c*.slice'
 classes=$(mgr ListClasses | awk '{print $2}')
 ((classes == 4)) || fail "ListClasses has $classes classes after the drop-ins went"
 ok "drop-ins removed, memqosd restarted with the 4 embedded classes"
