@@ -20,6 +20,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 
 #include <chrono>
@@ -106,9 +107,26 @@ std::filesystem::path runtimeDirectory(const Options& o, const config::Config& c
     return "/run/memqos";
 }
 
+// Every class slice's memory.pressure takes one descriptor per PSI trigger:
+// with a thousand classes that is past the soft limit of 1024 systemd gives
+// services ("Too many open files", and then every other open fails too).
+// memqosd uses poll/epoll only, never select(), so the hard limit is safe.
+void raiseDescriptorLimit() {
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        const rlim_t before = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == 0) {
+            log::debug("Raised the open file limit from {BEFORE} to {AFTER}", "BEFORE", before,
+                       "AFTER", rl.rlim_cur);
+        }
+    }
+}
+
 } // namespace
 
 int runService(const Options& options) {
+    raiseDescriptorLimit();
     auto cfg = readConfig(options, true);
     if (!cfg) {
         log::error("Invalid configuration: {ERROR}", "ERROR", cfg.error().what);
