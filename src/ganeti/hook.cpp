@@ -19,6 +19,12 @@ bool isKeyChar(char c, bool first) {
 
 using parse::text::equalsIgnoreCase;
 
+// An environment value as shown in an error: at most 80 bytes, so a hostile
+// or broken environment cannot make an unbounded message.
+std::string bounded(std::string_view value) {
+    return value.size() > 80 ? std::string(value.substr(0, 80)) + "..." : std::string(value);
+}
+
 // The variables of one phase: in post-hooks GANETI_POST_<name> (the state
 // after the operation) wins over GANETI_<name> (the state before).
 class Vars {
@@ -57,7 +63,7 @@ public:
                                "' is not a number of MiB");
             }
             if (mib > std::numeric_limits<Bytes>::max() / kMiB) {
-                return invalid("GANETI_" + std::string(name) + "=" + *v + " MiB is too large");
+                return invalid("GANETI_" + std::string(name) + "=" + bounded(*v) + " MiB is too large");
             }
             return mib * kMiB;
         }
@@ -183,7 +189,7 @@ Result<Plan> postPlan(Plan p, Op op, const Vars& v, std::string_view node) {
                                                                               : "INSTANCE_PRIMARY");
     if (primary.empty()) {
         return invalid("GANETI_INSTANCE_PRIMARY is not set: cannot tell which node hosts " +
-                       p.instance);
+                       bounded(p.instance));
     }
     const auto* beforeName = v.before("INSTANCE_NAME");
     if (!sameNode(primary, node)) {
@@ -206,7 +212,7 @@ Result<Plan> postPlan(Plan p, Op op, const Vars& v, std::string_view node) {
         const auto* newName = v.before("INSTANCE_NEW_NAME");
         if (newName == nullptr || newName->empty()) {
             return invalid("GANETI_INSTANCE_NEW_NAME is not set after instance-rename of " +
-                           p.instance);
+                           bounded(p.instance));
         }
         name = *newName;
         if (beforeName != nullptr && *beforeName != name) {

@@ -194,6 +194,31 @@ TEST(HookPlan, MalformedEnvironmentsAreErrorsNamingTheVariable) {
     EXPECT_FALSE(plan(base("pre", "instance-add"), ""));
 }
 
+// Found by tools/fuzz-long (corpus file fuzz_ganeti_env/crash-e5614aec...): a
+// 2000-byte instance name or MiB value must not make a 2000-byte error.
+TEST(HookPlan, ErrorsShowAtMost80BytesOfAValue) {
+    const std::string huge(2000, 'x');
+    auto env = base("post", "instance-start");
+    env["GANETI_INSTANCE_NAME"] = huge;
+    env.erase("GANETI_INSTANCE_PRIMARY");
+    auto p = plan(env, kNode);
+    ASSERT_FALSE(p);
+    EXPECT_THAT(p.error().what, HasSubstr("GANETI_INSTANCE_PRIMARY is not set"));
+    EXPECT_LT(p.error().what.size(), 200u);
+    env = base("post", "instance-rename");
+    env["GANETI_INSTANCE_NAME"] = huge;
+    p = plan(env, kNode);
+    ASSERT_FALSE(p);
+    EXPECT_THAT(p.error().what, HasSubstr("GANETI_INSTANCE_NEW_NAME is not set"));
+    EXPECT_LT(p.error().what.size(), 200u);
+    env = base("pre", "instance-add");
+    env["GANETI_INSTANCE_MAXMEM"] = std::string(2000, '0') + "99999999999999999";
+    p = plan(env, kNode);
+    ASSERT_FALSE(p);
+    EXPECT_THAT(p.error().what, HasSubstr("MiB is too large"));
+    EXPECT_LT(p.error().what.size(), 200u);
+}
+
 TEST(EnvFile, ParsesEnvOutput) {
     auto env = parseEnvFile("# recorded\nA=1\n\nB=x=y\r\nA=2\n");
     ASSERT_TRUE(env);
