@@ -1,1 +1,0 @@
-../cases/lib.bash
