@@ -440,21 +440,6 @@ bool Manager::createdByMemqos(const std::string& unit) const {
     return false;
 }
 
-namespace {
-
-// What systemd reports for a unit whose configuration sets no memory property.
-io::MemoryProperties unconfigured() {
-    io::MemoryProperties p;
-    p.memoryMin = 0;
-    p.memoryLow = 0;
-    p.memoryHigh = Limit{};
-    p.memoryMax = Limit{};
-    p.memorySwapMax = Limit{};
-    return p;
-}
-
-} // namespace
-
 Status Manager::rememberOriginal(const std::string& unit, const io::MemoryProperties& values) {
     if (originals_.contains(unit)) {
         return okStatus(); // the first record is the one to give back
@@ -478,6 +463,15 @@ Status Manager::rememberOriginal(const std::string& unit, const io::MemoryProper
     return okStatus();
 }
 
+void Manager::forgetOriginal(const std::string& unit) {
+    if (originals_.erase(unit) > 0 && originalStore_ != nullptr && !dryRun_) {
+        if (auto st = originalStore_->remove(unit); !st) {
+            log::error("Cannot remove the record of {UNIT}'s own memory properties: {ERROR}",
+                       "UNIT", unit, "ERROR", st.error().what);
+        }
+    }
+}
+
 void Manager::learnOriginal(const std::string& unit) {
     if (!learning_.insert(unit).second) {
         return; // already asked
@@ -491,7 +485,7 @@ void Manager::learnOriginal(const std::string& unit) {
         }
         // A unit systemd does not report memory properties for has its
         // defaults (a slice not loaded yet, say).
-        if (rememberOriginal(unit, u->memory.value_or(unconfigured()))) {
+        if (rememberOriginal(unit, u->memory.value_or(io::unconfiguredMemory()))) {
             reconcile();
         }
     });
@@ -501,7 +495,7 @@ void Manager::restoreOriginal(const std::string& unit, std::function<void()> the
     const auto it = originals_.find(unit);
     // No record: a unit memqos created (its properties were memqos's from
     // the start) gets systemd's defaults.
-    io::MemoryProperties props = it != originals_.end() ? it->second.values : unconfigured();
+    io::MemoryProperties props = it != originals_.end() ? it->second.values : io::unconfiguredMemory();
     const std::vector<std::string> keep =
         it != originals_.end() ? it->second.keepDropIns : std::vector<std::string>{};
     if (unit.ends_with(".slice")) {
@@ -511,12 +505,7 @@ void Manager::restoreOriginal(const std::string& unit, std::function<void()> the
     }
     auto forget = [this, unit] {
         applied_.erase(unit);
-        if (originals_.erase(unit) > 0 && originalStore_ != nullptr && !dryRun_) {
-            if (auto st = originalStore_->remove(unit); !st) {
-                log::error("Cannot remove the record of {UNIT}'s own memory properties: {ERROR}",
-                           "UNIT", unit, "ERROR", st.error().what);
-            }
-        }
+        forgetOriginal(unit);
     };
     if (dryRun_) {
         log::notice("Dry run: would give {UNIT} back its own memory properties", "UNIT", unit);
@@ -622,13 +611,7 @@ void Manager::onUnitStarted(const std::string& unit) {
 
 void Manager::onUnitRemoved(const std::string& unit) {
     if (unit.ends_with(".scope")) {
-        // A scope does not come back: nothing to give back to it.
-        if (originals_.erase(unit) > 0 && originalStore_ != nullptr && !dryRun_) {
-            if (auto st = originalStore_->remove(unit); !st) {
-                log::error("Cannot remove the record of {UNIT}'s own memory properties: {ERROR}",
-                           "UNIT", unit, "ERROR", st.error().what);
-            }
-        }
+        forgetOriginal(unit); // a scope does not come back: nothing to give back to it
         // A VM's scope (its qemu ended): the VM stays known, not running.
         for (auto& [id, m] : workloads_) {
             if (m.vm && m.unit == unit) {
@@ -759,7 +742,7 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
             return;
         }
         // What the unit's own configuration gives, before memqos changes it.
-        if (auto st = rememberOriginal(w.id, u->memory.value_or(unconfigured())); !st) {
+        if (auto st = rememberOriginal(w.id, u->memory.value_or(io::unconfiguredMemory())); !st) {
             reply(stateWriteFailed("remember the memory properties of " + w.id +
                                        " before changing them (so that they can be given back)",
                                    st.error()));

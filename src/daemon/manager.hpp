@@ -229,6 +229,8 @@ private:
     Status rememberOriginal(const std::string& unit, const io::MemoryProperties& values);
     // Looks the unit up and remembers its memory properties, then reconciles.
     void learnOriginal(const std::string& unit);
+    // Drops the unit's record (memory and disk) without touching the unit.
+    void forgetOriginal(const std::string& unit);
     // Gives the unit back what its own configuration gives (its remembered
     // properties; a slice only MemoryMin/MemoryLow) and forgets the record.
     void restoreOriginal(const std::string& unit, std::function<void()> then);

@@ -162,8 +162,10 @@ bool isManagedType(std::string_view unit) {
     return unit.ends_with(".service") || unit.ends_with(".scope") || unit.ends_with(".slice");
 }
 
-// Properties.GetAll(Unit) reply: a{sv}; reads Id, LoadState, ActiveState.
-int readUnitPropertyMap(sd_bus_message* m, UnitInfo& info) {
+// Walks a Properties.GetAll reply (a{sv}): `read(key)` reads the entry's
+// variant and returns 1, or returns 0 to have it skipped, or a negative errno.
+template <typename Read>
+int readPropertyMap(sd_bus_message* m, Read read) {
     int r = sd_bus_message_enter_container(m, 'a', "{sv}");
     if (r < 0) {
         return r;
@@ -173,18 +175,10 @@ int readUnitPropertyMap(sd_bus_message* m, UnitInfo& info) {
         if ((r = sd_bus_message_read(m, "s", &key)) < 0) {
             return r;
         }
-        const std::string_view k(key);
-        std::string* target = k == "Id"            ? &info.name
-                              : k == "LoadState"   ? &info.loadState
-                              : k == "ActiveState" ? &info.activeState
-                                                   : nullptr;
-        if (target != nullptr) {
-            const char* value = nullptr;
-            if ((r = sd_bus_message_read(m, "v", "s", &value)) < 0) {
-                return r;
-            }
-            *target = value;
-        } else if ((r = sd_bus_message_skip(m, "v")) < 0) {
+        if ((r = read(std::string_view(key))) < 0) {
+            return r;
+        }
+        if (r == 0 && (r = sd_bus_message_skip(m, "v")) < 0) {
             return r;
         }
         if ((r = sd_bus_message_exit_container(m)) < 0) {
@@ -197,47 +191,57 @@ int readUnitPropertyMap(sd_bus_message* m, UnitInfo& info) {
     return sd_bus_message_exit_container(m);
 }
 
+// Properties.GetAll(Unit) reply: a{sv}; reads Id, LoadState, ActiveState.
+int readUnitPropertyMap(sd_bus_message* m, UnitInfo& info) {
+    return readPropertyMap(m, [&](std::string_view k) {
+        std::string* target = k == "Id"            ? &info.name
+                              : k == "LoadState"   ? &info.loadState
+                              : k == "ActiveState" ? &info.activeState
+                                                   : nullptr;
+        if (target == nullptr) {
+            return 0;
+        }
+        const char* value = nullptr;
+        const int r = sd_bus_message_read(m, "v", "s", &value);
+        if (r >= 0) {
+            *target = value;
+        }
+        return r < 0 ? r : 1;
+    });
+}
+
 // ControlGroup and MemoryMin/Low/High/Max/SwapMax of a unit type's a{sv}
 // (org.freedesktop.systemd1.Service, .Scope, .Slice). `info.memory` is set
 // only when all five were there.
 int readCgroupPropertyMap(sd_bus_message* m, UnitInfo& info) {
-    int r = sd_bus_message_enter_container(m, 'a', "{sv}");
-    if (r < 0) {
-        return r;
-    }
     std::optional<std::uint64_t> values[5];
     static constexpr std::string_view kNames[5] = {"MemoryMin", "MemoryLow", "MemoryHigh",
                                                    "MemoryMax", "MemorySwapMax"};
-    while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-        const char* key = nullptr;
-        if ((r = sd_bus_message_read(m, "s", &key)) < 0) {
-            return r;
-        }
-        const std::string_view k(key);
-        const auto* name = std::find(std::begin(kNames), std::end(kNames), k);
+    const int r = readPropertyMap(m, [&](std::string_view k) {
         if (k == "ControlGroup") {
             const char* value = nullptr;
-            if ((r = sd_bus_message_read(m, "v", "s", &value)) < 0) {
-                return r;
+            const int rr = sd_bus_message_read(m, "v", "s", &value);
+            if (rr >= 0) {
+                info.controlGroup = value;
             }
-            info.controlGroup = value;
-        } else if (name != std::end(kNames)) {
-            std::uint64_t value = 0;
-            if ((r = sd_bus_message_read(m, "v", "t", &value)) < 0) {
-                return r;
-            }
+            return rr < 0 ? rr : 1;
+        }
+        const auto* name = std::find(std::begin(kNames), std::end(kNames), k);
+        if (name == std::end(kNames)) {
+            return 0;
+        }
+        std::uint64_t value = 0;
+        const int rr = sd_bus_message_read(m, "v", "t", &value);
+        if (rr >= 0) {
             values[name - std::begin(kNames)] = value;
-        } else if ((r = sd_bus_message_skip(m, "v")) < 0) {
-            return r;
         }
-        if ((r = sd_bus_message_exit_container(m)) < 0) {
-            return r;
-        }
-    }
+        return rr < 0 ? rr : 1;
+    });
     if (r < 0) {
         return r;
     }
-    if (std::all_of(std::begin(values), std::end(values), [](const auto& v) { return v.has_value(); })) {
+    if (std::all_of(std::begin(values), std::end(values),
+                    [](const auto& v) { return v.has_value(); })) {
         MemoryProperties p;
         p.memoryMin = static_cast<Bytes>(*values[0]);
         p.memoryLow = static_cast<Bytes>(*values[1]);
@@ -246,7 +250,7 @@ int readCgroupPropertyMap(sd_bus_message* m, UnitInfo& info) {
         p.memorySwapMax = limitFromBus(*values[4]);
         info.memory = p;
     }
-    return sd_bus_message_exit_container(m);
+    return r;
 }
 
 } // namespace

@@ -45,18 +45,7 @@ public:
 
     void addUnit(const std::string& name, const std::string& cgroup, const std::string& load = "loaded") {
         units[name] = io::UnitInfo{name, load, cgroup.empty() ? "inactive" : "active", cgroup,
-                                   unconfigured()};
-    }
-    // What systemd reports for a unit whose configuration sets no memory
-    // property.
-    static io::MemoryProperties unconfigured() {
-        io::MemoryProperties p;
-        p.memoryMin = 0;
-        p.memoryLow = 0;
-        p.memoryHigh = Limit{};
-        p.memoryMax = Limit{};
-        p.memorySwapMax = Limit{};
-        return p;
+                                   io::unconfiguredMemory()};
     }
 
     // Runs queued answers (and the answers they queue) until none is left.

@@ -32,6 +32,18 @@ struct MemoryProperties {
     bool operator==(const MemoryProperties&) const = default;
 };
 
+// What systemd reports for a unit whose configuration sets no memory
+// property: no protection, no limits.
+inline MemoryProperties unconfiguredMemory() {
+    MemoryProperties p;
+    p.memoryMin = 0;
+    p.memoryLow = 0;
+    p.memoryHigh = Limit{};
+    p.memoryMax = Limit{};
+    p.memorySwapMax = Limit{};
+    return p;
+}
+
 struct UnitInfo {
     std::string name;         // "nginx.service"
     std::string loadState;    // "loaded", "not-found", "masked", …
