@@ -517,18 +517,38 @@ void Manager::restoreOriginal(const std::string& unit, std::function<void()> the
         then();
         return;
     }
-    systemd_.setUnitProperties(unit, props, [this, unit, props, keep, forget, then](Status st) {
-        restoring_.erase(unit);
-        if (st || st.error().code == std::errc::no_such_file_or_directory) {
+    auto give = [this, unit, props, keep, forget, then] {
+        systemd_.setUnitProperties(unit, props, [this, unit, props, keep, forget, then](Status st) {
+            restoring_.erase(unit);
+            if (st || st.error().code == std::errc::no_such_file_or_directory) {
+                forget();
+                removeOwnDropIns(unit, props, keep);
+                log::info("Gave {UNIT} back its own memory properties", "UNIT", unit,
+                          "MESSAGE_ID", log::kMessagePropertiesChanged);
+            } else {
+                log::warning("Cannot give {UNIT} back its own memory properties: {ERROR}",
+                             "UNIT", unit, "ERROR", st.error().what);
+            }
+            then();
+        });
+    };
+    // A unit systemd no longer has, or a transient one that stopped (it never
+    // runs again with these properties), has nothing to be given back; and
+    // SetUnitProperties would make systemd create an empty cgroup for a
+    // stopped unit, which a later start of memqosd would take for a workload
+    // in its class slice.
+    systemd_.getUnit(unit, [this, unit, forget, give, then](Result<io::UnitInfo> u) {
+        const bool running = u && (u->activeState == "active" || u->activeState == "activating" ||
+                                   u->activeState == "reloading" ||
+                                   u->activeState == "deactivating");
+        if (u && (u->loadState != "loaded" || (u->transient && !running))) {
+            restoring_.erase(unit);
             forget();
-            removeOwnDropIns(unit, props, keep);
-            log::info("Gave {UNIT} back its own memory properties", "UNIT", unit, "MESSAGE_ID",
-                      log::kMessagePropertiesChanged);
-        } else {
-            log::warning("Cannot give {UNIT} back its own memory properties: {ERROR}", "UNIT",
-                         unit, "ERROR", st.error().what);
+            log::info("{UNIT} is gone; nothing to give back", "UNIT", unit);
+            then();
+            return;
         }
-        then();
+        give(); // also when the look-up failed: SetUnitProperties tells
     });
 }
 

@@ -191,9 +191,16 @@ int readPropertyMap(sd_bus_message* m, Read read) {
     return sd_bus_message_exit_container(m);
 }
 
-// Properties.GetAll(Unit) reply: a{sv}; reads Id, LoadState, ActiveState.
+// Properties.GetAll(Unit) reply: a{sv}; reads Id, LoadState, ActiveState,
+// Transient.
 int readUnitPropertyMap(sd_bus_message* m, UnitInfo& info) {
     return readPropertyMap(m, [&](std::string_view k) {
+        if (k == "Transient") {
+            int value = 0;
+            const int r = sd_bus_message_read(m, "v", "b", &value);
+            info.transient = value != 0;
+            return r < 0 ? r : 1;
+        }
         std::string* target = k == "Id"            ? &info.name
                               : k == "LoadState"   ? &info.loadState
                               : k == "ActiveState" ? &info.activeState
@@ -581,7 +588,7 @@ void SystemdDbus::getUnit(const std::string& unit, Then<UnitInfo> then) {
                 return;
             }
             readUnitProperties(
-                UnitInfo{.name = unit, .loadState = {}, .activeState = {}, .controlGroup = {}, .memory = {}},
+                UnitInfo{.name = unit, .loadState = {}, .activeState = {}, .controlGroup = {}, .memory = {}, .transient = false},
                 path, then);
         },
         what);
@@ -693,7 +700,7 @@ void SystemdDbus::listUnits(Then<std::vector<UnitInfo>> then) {
                     units.push_back(UnitInfo{.name = name,
                                              .loadState = load,
                                              .activeState = active,
-                                             .controlGroup = {}, .memory = {}});
+                                             .controlGroup = {}, .memory = {}, .transient = false});
                 }
             }
             if (r < 0 || (r = sd_bus_message_exit_container(reply)) < 0) {

@@ -45,7 +45,7 @@ public:
 
     void addUnit(const std::string& name, const std::string& cgroup, const std::string& load = "loaded") {
         units[name] = io::UnitInfo{name, load, cgroup.empty() ? "inactive" : "active", cgroup,
-                                   io::unconfiguredMemory()};
+                                   io::unconfiguredMemory(), false};
     }
 
     // Runs queued answers (and the answers they queue) until none is left.
@@ -64,7 +64,7 @@ public:
     }
     void getUnit(const std::string& unit, Then<io::UnitInfo> then) override {
         getUnitCalls.push_back(unit);
-        io::UnitInfo info{unit, "not-found", "inactive", "", std::nullopt};
+        io::UnitInfo info{unit, "not-found", "inactive", "", std::nullopt, false};
         if (auto it = units.find(unit); it != units.end()) {
             info = it->second;
         }

@@ -67,6 +67,7 @@ protected:
         writeFile(dir_ / "proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
         systemd_.addUnit("nginx.service", "/system.slice/nginx.service");
         systemd_.addUnit("db.service", "/system.slice/db.service");
+        systemd_.addUnit("system.slice", "/system.slice"); // loaded, as on any host
     }
     void TearDown() override { fs::remove_all(dir_); }
 
@@ -313,6 +314,35 @@ TEST_F(ManagerStoreTest, UnassignRemovesOnlyMemqossOwnRuntimeDropIns) {
     }
     std::sort(left.begin(), left.end());
     EXPECT_EQ(left, (std::vector<std::string>{"50-CPUWeight.conf", "50-MemoryMax.conf"}));
+}
+
+// A transient unit that stopped never runs again with these properties:
+// nothing to give back, and no SetUnitProperties (systemd would create an
+// empty cgroup for it, which a later start would adopt as a workload).
+TEST_F(ManagerStoreTest, AStoppedTransientUnitIsNotGivenAnythingBack) {
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    auto& u = systemd_.units["nginx.service"];
+    u.transient = true;
+    u.activeState = "failed";
+    systemd_.setCalls.clear();
+    std::optional<ApiResult<daemon::Done>> out;
+    m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { out = r; });
+    systemd_.flush();
+    ASSERT_TRUE(out && out->ok());
+    EXPECT_EQ(systemd_.lastSet("nginx.service"), nullptr);
+    for (const auto& o : io::OriginalStore(dir_ / "state/originals").loadAll().originals) {
+        EXPECT_NE(o.unit, "nginx.service") << "the record outlived the unit";
+    }
+    // A transient unit still running is given its values back.
+    ASSERT_TRUE(assign(*m, "db.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    systemd_.units["db.service"].transient = true;
+    systemd_.setCalls.clear();
+    std::optional<ApiResult<daemon::Done>> second;
+    m->unassign("db.service", [&](ApiResult<daemon::Done> r) { second = r; });
+    systemd_.flush();
+    ASSERT_TRUE(second && second->ok());
+    EXPECT_NE(systemd_.lastSet("db.service"), nullptr);
 }
 
 // Issue 11, defect 1: a slice's own protection is never lowered, and the

@@ -54,6 +54,9 @@ struct UnitInfo {
     // Before memqos's first change this is what the unit's own
     // configuration gives: memqos remembers it to give it back.
     std::optional<MemoryProperties> memory;
+    // Created by StartTransientUnit (systemd-run): once stopped it does not
+    // come back with the same properties; a new start is a new unit.
+    bool transient = false;
 };
 
 class SystemdManager {
