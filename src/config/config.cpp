@@ -214,6 +214,9 @@ const std::vector<KeyItem<Config>>& globalTable() {
         t.push_back(global(
             "Reclaim", "MaxStep", [](auto& c) -> auto& { return c.reclaim.maxStep; }, parseMaxStep,
             formatPermyriad));
+        t.push_back(global(
+            "Reclaim", "MinProtected", [](auto& c) -> auto& { return c.reclaim.minProtected; },
+            parseBool, formatBool));
         // [Ganeti]
         t.push_back(global(
             "Ganeti", "HookTimeout", [](auto& c) -> auto& { return c.ganeti.hookTimeout; },

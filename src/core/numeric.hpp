@@ -27,6 +27,16 @@ inline constexpr Bytes subOrZero(Bytes a, Bytes b) {
     return a > b ? a - b : 0;
 }
 
+// `v` rounded down to a whole number of pages.
+inline constexpr Bytes pageFloor(U128 v, Bytes page) {
+    return saturate(v / page * page);
+}
+
+// p/10000 of `total`, rounded down.
+inline constexpr Bytes permyriadOf(Bytes total, Permyriad p) {
+    return saturate(U128{total} * p / kPermyriadOne);
+}
+
 inline std::string toText(std::uint64_t v) {
     char buf[24];
     const auto r = std::to_chars(buf, buf + sizeof buf, v);

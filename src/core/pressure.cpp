@@ -14,6 +14,8 @@ namespace memqos::core {
 namespace {
 
 using detail::U128;
+using detail::pageFloor;
+using detail::permyriadOf;
 
 enum class Kind { Some, Full, MemAvailable, Watermark, Swap };
 constexpr std::size_t kKinds = 5;
@@ -198,9 +200,6 @@ std::uint64_t psiPermyriad(double percent) {
     return percent > 0 ? static_cast<std::uint64_t>(std::llround(percent * 100)) : 0;
 }
 
-Bytes pageFloor(U128 v, Bytes page) {
-    return detail::saturate(v / page * page);
-}
 
 KillWorkload killAction(const Snapshot& snap, const Candidate& victim, const Evaluation& ev,
                         std::uint32_t level) {
@@ -248,9 +247,6 @@ const CgroupSample* classSample(const Snapshot& snap, const std::string& name) {
     return nullptr;
 }
 
-Bytes permyriadOf(Bytes total, Permyriad p) {
-    return detail::saturate(U128{total} * p / kPermyriadOne);
-}
 
 // The memory guard's cap for `cls` (see pressure.hpp), with its numbers.
 std::pair<Bytes, std::string> guardCap(const Snapshot& snap, const PressureConfig& cfg,

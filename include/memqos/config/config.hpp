@@ -8,6 +8,7 @@
 #include "memqos/core/model.hpp"
 #include "memqos/core/placement.hpp"
 #include "memqos/core/pressure_config.hpp"
+#include "memqos/core/proactive.hpp"
 #include "memqos/core/types.hpp"
 
 #include <chrono>
@@ -48,13 +49,7 @@ struct OvercommitConfig {
     bool operator==(const OvercommitConfig&) const = default;
 };
 
-struct ReclaimConfig {
-    bool enabled = true;
-    Usec interval = std::chrono::seconds(10);
-    double stallTarget = 0.1; // percent of the interval spent stalled
-    Permyriad maxStep = 100;  // at most 1 % of usage per step
-    bool operator==(const ReclaimConfig&) const = default;
-};
+using ReclaimConfig = core::ReclaimConfig; // [Reclaim]: see core/proactive.hpp
 
 // [Ganeti]: the Ganeti hooks (memqos-ganeti-hook) read these; memqosd
 // uses only Balloon.

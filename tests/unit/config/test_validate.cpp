@@ -675,7 +675,7 @@ TEST(KnownKeys, AreUniqueAndComplete) {
     std::set<std::pair<std::string, std::string>> unique;
     for (const auto& k : keys)
         EXPECT_TRUE(unique.insert({k.section, k.key}).second) << k.section << " " << k.key;
-    EXPECT_EQ(keys.size(), 6u + 5u + 20u + 4u + 5u + 3u + 8u + 5u);
+    EXPECT_EQ(keys.size(), 6u + 5u + 20u + 5u + 5u + 3u + 8u + 5u);
 }
 
 TEST(VmSection, DefaultsAndValues) {

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+// Proactive reclaim: the senpai / TMO controller (see proactive.hpp).
+#include "memqos/core/proactive.hpp"
+
+#include "numeric.hpp"
+
+#include <algorithm>
+
+namespace memqos::core {
+
+using detail::U128;
+
+std::string_view toString(ReclaimPhase phase) {
+    switch (phase) {
+    case ReclaimPhase::Off:
+        return "off";
+    case ReclaimPhase::NoPsi:
+        return "no-psi";
+    case ReclaimPhase::Waiting:
+        return "waiting";
+    case ReclaimPhase::Reclaiming:
+        return "reclaiming";
+    case ReclaimPhase::BackedOff:
+        return "backed-off";
+    case ReclaimPhase::AtFloor:
+        return "at-floor";
+    case ReclaimPhase::Paused:
+        return "paused";
+    }
+    return "off";
+}
+
+namespace {
+
+bool reclaimable(const ClassPolicy* c, const ReclaimConfig& config) {
+    return config.enabled && c != nullptr && c->reclaim &&
+           (c->protection != Protection::Min || config.minProtected);
+}
+
+// Starts a new measurement at `now`.
+void baseline(WorkloadReclaim& r, TimePoint now, std::uint64_t some) {
+    r.lastAt = now;
+    r.lastSomeUsec = some;
+}
+
+} // namespace
+
+ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& config,
+                                 const std::vector<ClassPolicy>& classes,
+                                 std::uint32_t pressureLevel,
+                                 const std::map<std::string, WorkloadReclaim>& state,
+                                 Bytes pageSize) {
+    ProactiveOutcome out;
+    const Bytes page = pageSize == 0 ? kDefaultPageSize : pageSize;
+    const Permyriad start = std::max<Permyriad>(1, config.maxStep / kStepStartDivisor);
+    for (const auto& ws : snapshot.workloads) {
+        const std::string& id = ws.workload.id;
+        const auto prev = state.find(id);
+        WorkloadReclaim r = prev != state.end() ? prev->second : WorkloadReclaim{};
+        if (!reclaimable(findClass(classes, ws.workload.className), config)) {
+            r.phase = ReclaimPhase::Off;
+            r.lastAt.reset();
+            r.step = 0;
+            r.stall = 0;
+            out.state[id] = r;
+            continue;
+        }
+        if (!ws.cgroup) {
+            // Not running now: measure anew when it is back.
+            r.lastAt.reset();
+            r.phase = ReclaimPhase::Waiting;
+            out.state[id] = r;
+            continue;
+        }
+        const CgroupSample& cg = *ws.cgroup;
+        if (!cg.pressure) {
+            r.phase = ReclaimPhase::NoPsi;
+            r.lastAt.reset();
+            out.state[id] = r;
+            continue;
+        }
+        const std::uint64_t some = cg.pressure->some.totalUsec;
+        if (!r.lastAt || some < r.lastSomeUsec || snapshot.now < *r.lastAt) {
+            baseline(r, snapshot.now, some);
+            r.phase = ReclaimPhase::Waiting;
+            out.state[id] = r;
+            continue;
+        }
+        const auto elapsed = snapshot.now - *r.lastAt;
+        if (elapsed < config.interval || elapsed.count() <= 0) {
+            out.state[id] = r; // the interval is not over
+            continue;
+        }
+        r.stall = 100.0 * static_cast<double>(some - r.lastSomeUsec) /
+                  static_cast<double>(elapsed.count());
+        baseline(r, snapshot.now, some);
+        if (pressureLevel > 0) {
+            r.phase = ReclaimPhase::Paused;
+            r.step = 0;
+        } else if (r.stall >= config.stallTarget) {
+            r.phase = ReclaimPhase::BackedOff;
+            r.step = 0;
+        } else if (cg.memoryCurrent <= ws.workload.request ||
+                   cg.memoryCurrent - ws.workload.request < page) {
+            r.phase = ReclaimPhase::AtFloor;
+        } else {
+            r.step = r.step == 0 ? start : std::min<Permyriad>(config.maxStep, r.step * 2);
+            // Scaled down as the stall nears its target (senpai's
+            // 1 − pressure/target); stall < target here.
+            const double room =
+                config.stallTarget > 0 ? 1.0 - r.stall / config.stallTarget : 1.0;
+            const auto want = static_cast<U128>(static_cast<double>(cg.memoryCurrent) *
+                                                r.step / kPermyriadOne * room);
+            const Bytes spare = cg.memoryCurrent - ws.workload.request;
+            const Bytes bytes = detail::pageFloor(std::min<U128>(want, spare), page);
+            if (bytes == 0) {
+                r.phase = spare < page ? ReclaimPhase::AtFloor : ReclaimPhase::Reclaiming;
+            } else {
+                r.phase = ReclaimPhase::Reclaiming;
+                ++r.steps;
+                out.steps.push_back({id, cg.path, bytes});
+            }
+        }
+        out.state[id] = r;
+    }
+    return out;
+}
+
+Bytes reclaimedAllocatable(const Snapshot& snapshot, const std::vector<ClassPolicy>& classes,
+                           std::string_view reclaimedClass, Permyriad guardHeadroom) {
+    const Bytes total = snapshot.system.mem.memTotal;
+    std::map<std::string, Bytes> requests;
+    for (const auto& ws : snapshot.workloads) {
+        auto& r = requests[ws.workload.className];
+        r = detail::saturate(U128{r} + ws.workload.request);
+    }
+    Bytes claimed = 0;
+    for (const auto& c : classes) {
+        if (c.name == reclaimedClass) {
+            continue;
+        }
+        Bytes usage = 0;
+        for (const auto& s : snapshot.classes) {
+            if (s.name == c.name && s.cgroup) {
+                usage = s.cgroup->memoryCurrent;
+            }
+        }
+        const auto r = requests.find(c.name);
+        const Bytes req = r != requests.end() ? r->second : 0;
+        claimed = detail::saturate(U128{claimed} + std::max(req, usage));
+    }
+    // Memory in use outside the classes (the host's own, other slices)
+    // counts too: what the host uses minus the reclaimed class's own.
+    Bytes reclaimedUsage = 0;
+    for (const auto& s : snapshot.classes) {
+        if (s.name == reclaimedClass && s.cgroup) {
+            reclaimedUsage = s.cgroup->memoryCurrent;
+        }
+    }
+    const Bytes inUse = detail::subOrZero(
+        detail::subOrZero(total, snapshot.system.mem.memAvailable), reclaimedUsage);
+    claimed = std::max(claimed, inUse);
+    const Bytes headroom = detail::permyriadOf(total, guardHeadroom);
+    return detail::subOrZero(
+        detail::subOrZero(detail::subOrZero(total, snapshot.nodeReserved), headroom), claimed);
+}
+
+} // namespace memqos::core
