@@ -45,6 +45,10 @@ void baseline(WorkloadReclaim& r, TimePoint now, std::uint64_t some) {
 
 } // namespace
 
+bool proactiveDue(const WorkloadReclaim& r, TimePoint now, const ReclaimConfig& config) {
+    return !r.lastAt || now < *r.lastAt || now - *r.lastAt >= config.interval;
+}
+
 ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& config,
                                  const std::vector<ClassPolicy>& classes,
                                  std::uint32_t pressureLevel,
@@ -72,25 +76,25 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
             out.state[id] = r;
             continue;
         }
+        if (!proactiveDue(r, snapshot.now, config)) {
+            out.state[id] = r; // the interval is not over (pressure not needed)
+            continue;
+        }
         const CgroupSample& cg = *ws.cgroup;
         if (!cg.pressure) {
             r.phase = ReclaimPhase::NoPsi;
-            r.lastAt.reset();
+            r.lastAt = snapshot.now; // look again after an interval
             out.state[id] = r;
             continue;
         }
         const std::uint64_t some = cg.pressure->some.totalUsec;
-        if (!r.lastAt || some < r.lastSomeUsec || snapshot.now < *r.lastAt) {
+        if (!r.lastAt || r.phase == ReclaimPhase::NoPsi || some < r.lastSomeUsec) {
             baseline(r, snapshot.now, some);
             r.phase = ReclaimPhase::Waiting;
             out.state[id] = r;
             continue;
         }
         const auto elapsed = snapshot.now - *r.lastAt;
-        if (elapsed < config.interval || elapsed.count() <= 0) {
-            out.state[id] = r; // the interval is not over
-            continue;
-        }
         r.stall = 100.0 * static_cast<double>(some - r.lastSomeUsec) /
                   static_cast<double>(elapsed.count());
         baseline(r, snapshot.now, some);

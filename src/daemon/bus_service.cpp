@@ -165,6 +165,7 @@ int appendT(sd_bus_message* reply, F value) {
     }
 MEMQOS_T_GETTER(getMemoryTotal, mgr.memoryTotal())
 MEMQOS_T_GETTER(getMemoryAvailable, mgr.memoryAvailable())
+MEMQOS_T_GETTER(getReclaimedAllocatable, mgr.reclaimedAllocatable())
 MEMQOS_T_GETTER(getSwapTotal, mgr.swapTotal())
 MEMQOS_T_GETTER(getSwapFree, mgr.swapFree())
 MEMQOS_T_GETTER(getNodeReserved, mgr.nodeReserved())
@@ -280,6 +281,28 @@ int unassignWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
             return;
         }
         sd_bus_reply_method_return(call.m, "");
+        call.pump->kick();
+    });
+    return 1;
+}
+
+int reclaimWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
+    if (!requireRoot(m, err)) {
+        return -EACCES;
+    }
+    const char* id = nullptr;
+    std::uint64_t bytes = 0;
+    int r = sd_bus_message_read(m, "st", &id, &bytes);
+    if (r < 0) {
+        return r;
+    }
+    PendingCall call(m, self(ud).pump());
+    self(ud).manager().reclaimNow(id, bytes, [call](ApiResult<Bytes> res) {
+        if (!res.ok()) {
+            call.error(res.error());
+            return;
+        }
+        sd_bus_reply_method_return(call.m, "t", static_cast<std::uint64_t>(res.value()));
         call.pump->kick();
     });
     return 1;
@@ -562,6 +585,8 @@ const sd_bus_vtable kManagerVtable[] = {
     SD_BUS_PROPERTY("PressureLevel", "u", getPressureLevel, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_PROPERTY("AdmissionOpen", "b", getAdmissionOpen, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_PROPERTY("DryRun", "b", getDryRun, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("ReclaimedAllocatable", "t", getReclaimedAllocatable, 0,
+                    SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_METHOD_WITH_NAMES("ListClasses", "", , "a(so)", SD_BUS_PARAM(classes), listClasses,
                              SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("ListWorkloads", "", , "a(ssso)", SD_BUS_PARAM(workloads),
@@ -588,6 +613,8 @@ const sd_bus_vtable kManagerVtable[] = {
                                  SD_BUS_PARAM(up),
                              "", , recordInstance, 0),
     SD_BUS_METHOD_WITH_NAMES("ForgetInstance", "s", SD_BUS_PARAM(name), "", , forgetInstance, 0),
+    SD_BUS_METHOD_WITH_NAMES("Reclaim", "st", SD_BUS_PARAM(id) SD_BUS_PARAM(bytes), "t",
+                             SD_BUS_PARAM(reclaimed), reclaimWorkload, 0),
     SD_BUS_METHOD_WITH_NAMES("ListInstances", "", , "a(sttb)", SD_BUS_PARAM(instances),
                              listInstances, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("ListKills", "", , "a(tsssa{st})", SD_BUS_PARAM(kills), listKills,
@@ -788,6 +815,17 @@ int workloadProperty(sd_bus*, const char* path, const char*, const char* propert
     if (p == "BalloonTarget") {
         return appendT(reply, w->vm ? w->vm->balloonTarget.value_or(0) : 0);
     }
+    const auto rec = self(ud).manager().reclaimOf(w->workload.id);
+    if (p == "ReclaimedBytes") {
+        return appendT(reply, rec ? rec->reclaimed : 0);
+    }
+    if (p == "ReclaimStall") {
+        return sd_bus_message_append(reply, "d", rec ? rec->stall : 0.0);
+    }
+    if (p == "ReclaimState") {
+        const std::string s(core::toString(rec ? rec->phase : core::ReclaimPhase::Off));
+        return sd_bus_message_append(reply, "s", s.c_str());
+    }
     return -ENOENT;
 }
 
@@ -810,6 +848,9 @@ const sd_bus_vtable kWorkloadVtable[] = {
     SD_BUS_PROPERTY("Source", "s", workloadProperty, 0, 0),
     SD_BUS_PROPERTY("BalloonActual", "t", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_PROPERTY("BalloonTarget", "t", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("ReclaimedBytes", "t", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("ReclaimStall", "d", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("ReclaimState", "s", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_VTABLE_END,
 };
 
@@ -986,7 +1027,8 @@ void BusService::workloadKilled(const io::KillRecord& record) {
 
 void BusService::workloadChanged(const std::string& id) {
     const std::string path = workloadObjectPath(id);
-    const char* names[] = {"BalloonActual", "BalloonTarget", nullptr};
+    const char* names[] = {"BalloonActual",  "BalloonTarget", "ReclaimedBytes",
+                           "ReclaimStall",   "ReclaimState",  nullptr};
     sd_bus_emit_properties_changed_strv(bus_, path.c_str(), kWorkloadInterface,
                                         const_cast<char**>(names)); // NOLINT
     pump_.kick();

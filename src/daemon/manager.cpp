@@ -1176,6 +1176,12 @@ void Manager::tick(TimePoint now) {
     const auto before = pressure_;
     pressure_ = outcome.state;
     execute(outcome.decisions, before, now);
+    proactiveReclaim(snap);
+    const Bytes allocatableBefore = reclaimedAllocatable_;
+    if (const auto* low = lowestClass()) {
+        reclaimedAllocatable_ = core::reclaimedAllocatable(snap, config_.classes, low->name,
+                                                           config_.pressure.guardHeadroom);
+    }
     if (pressure_.level < 2) {
         restoreBalloons(now); // balloons shrunk at level 2 come back in steps
     }
@@ -1189,6 +1195,14 @@ void Manager::tick(TimePoint now) {
         }
         if (before.admissionOpen != pressure_.admissionOpen) {
             changed.push_back("AdmissionOpen");
+        }
+        // Announced when it moved by 1 % of MemTotal or more (or to or from 0).
+        const Bytes moved = allocatableBefore > reclaimedAllocatable_
+                                ? allocatableBefore - reclaimedAllocatable_
+                                : reclaimedAllocatable_ - allocatableBefore;
+        if (moved > 0 && (moved >= system_.mem.memTotal / 100 || allocatableBefore == 0 ||
+                          reclaimedAllocatable_ == 0)) {
+            changed.push_back("ReclaimedAllocatable");
         }
         if (!changed.empty()) {
             listener_->managerPropertiesChanged(changed);
@@ -1414,6 +1428,179 @@ void Manager::reclaimClass(const core::ReclaimClass& r, TimePoint now) {
                   : "Reclaimed part of {BYTES} bytes from class {CLASS} (the kernel found less)",
               "BYTES", r.bytes, "CLASS", r.className, "PRESSURE_LEVEL", pressure_.level,
               "MESSAGE_ID", log::kMessagePressureAction);
+}
+
+const core::ClassPolicy* Manager::lowestClass() const {
+    const core::ClassPolicy* low = nullptr;
+    for (const auto& c : config_.classes) {
+        if (low == nullptr || c.rank < low->rank) {
+            low = &c;
+        }
+    }
+    return low;
+}
+
+std::optional<core::WorkloadReclaim> Manager::reclaimOf(const std::string& id) const {
+    const auto it = reclaim_.find(id);
+    if (it == reclaim_.end()) {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
+void Manager::proactiveReclaim(core::Snapshot& snap) {
+    // Fresh usage and memory.pressure for the workloads whose interval is
+    // over (the sweep's usage may be ticks old); the others' pressure is
+    // not looked at.
+    for (auto& ws : snap.workloads) {
+        const auto* cls = core::findClass(config_.classes, ws.workload.className);
+        if (!config_.reclaim.enabled || cls == nullptr || !cls->reclaim || !ws.cgroup) {
+            continue;
+        }
+        const auto st = reclaim_.find(ws.workload.id);
+        if (st != reclaim_.end() && !core::proactiveDue(st->second, snap.now, config_.reclaim)) {
+            continue;
+        }
+        auto u = cgroups_.usage(ws.cgroup->path, false, true);
+        if (u && u->has_value()) {
+            ws.cgroup->memoryCurrent = (*u)->memoryCurrent;
+            ws.cgroup->pressure = (*u)->pressure;
+        } else {
+            ws.cgroup.reset(); // gone since the sweep
+        }
+    }
+    auto out = core::decideProactive(snap, config_.reclaim, config_.classes, pressure_.level,
+                                     reclaim_, system_.pageSize);
+    std::vector<std::string> changed;
+    for (const auto& [id, r] : out.state) {
+        const auto was = reclaim_.find(id);
+        const core::ReclaimPhase before =
+            was != reclaim_.end() ? was->second.phase : core::ReclaimPhase::Waiting;
+        if (was == reclaim_.end() || was->second.phase != r.phase ||
+            was->second.stall != r.stall) {
+            changed.push_back(id);
+        }
+        if (before == r.phase) {
+            continue;
+        }
+        // The turns an operator wants to see; the steps themselves are debug.
+        if (r.phase == core::ReclaimPhase::BackedOff) {
+            log::info("Proactive reclaim of {WORKLOAD} backed off: memory stall {STALL}% at or "
+                      "above the target {TARGET}%",
+                      "WORKLOAD", id, "STALL", r.stall, "TARGET", config_.reclaim.stallTarget);
+        } else if (r.phase == core::ReclaimPhase::Paused) {
+            log::info("Proactive reclaim of {WORKLOAD} paused at pressure level {PRESSURE_LEVEL}",
+                      "WORKLOAD", id, "PRESSURE_LEVEL", pressure_.level);
+        } else if (r.phase == core::ReclaimPhase::Reclaiming) {
+            log::info(dryRun_ ? "Proactive reclaim of {WORKLOAD} would start (dry run): memory "
+                                "stall {STALL}%"
+                              : "Proactive reclaim of {WORKLOAD} started: memory stall {STALL}%",
+                      "WORKLOAD", id, "STALL", r.stall);
+        }
+    }
+    reclaim_ = std::move(out.state);
+    for (const auto& step : out.steps) {
+        if (reclaimInFlight_.contains(step.workload)) {
+            continue; // the last write is still under way
+        }
+        if (dryRun_) {
+            log::debug("Would reclaim {BYTES} bytes from {WORKLOAD} (dry run)", "BYTES",
+                       step.bytes, "WORKLOAD", step.workload);
+            continue;
+        }
+        log::debug("Reclaiming {BYTES} bytes from {WORKLOAD}", "BYTES", step.bytes, "WORKLOAD",
+                   step.workload);
+        if (reclaimRunner_ == nullptr) {
+            reclaimed(step.workload, step.bytes,
+                      io::reclaimMeasured(knobs_, cgroups_, step.cgroup, step.bytes));
+            continue;
+        }
+        reclaimInFlight_.insert(step.workload);
+        reclaimRunner_->reclaim(step.cgroup, step.bytes,
+                                [this, id = step.workload, bytes = step.bytes](
+                                    Result<io::ReclaimResult> r) {
+                                    reclaimInFlight_.erase(id);
+                                    reclaimed(id, bytes, r);
+                                });
+    }
+    if (listener_ != nullptr) {
+        for (const auto& id : changed) {
+            listener_->workloadChanged(id);
+        }
+    }
+}
+
+void Manager::reclaimed(const std::string& id, Bytes bytes, const Result<io::ReclaimResult>& r) {
+    if (!r) {
+        log::warning("Cannot reclaim from {WORKLOAD}: {ERROR}", "WORKLOAD", id, "ERROR",
+                     r.error().what);
+        return;
+    }
+    if (r->outcome == io::Reclaimed::Vanished) {
+        return;
+    }
+    ++actionCounts_["proactive-reclaim"];
+    const auto it = reclaim_.find(id);
+    if (it == reclaim_.end()) {
+        return; // unassigned meanwhile
+    }
+    it->second.reclaimed += r->freed;
+    log::debug(r->outcome == io::Reclaimed::Full
+                   ? "Reclaimed {BYTES} bytes from {WORKLOAD}"
+                   : "Reclaimed {FREED} of {BYTES} bytes from {WORKLOAD} (the kernel found less)",
+               "BYTES", bytes, "FREED", r->freed, "WORKLOAD", id);
+    if (listener_ != nullptr && r->freed > 0) {
+        listener_->workloadChanged(id);
+    }
+}
+
+void Manager::reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply) {
+    const auto w = workloads_.find(id);
+    if (w == workloads_.end()) {
+        reply(apiError("NoSuchWorkload", "no workload '" + id + "' (memqosctl workloads lists them)"));
+        return;
+    }
+    if (w->second.cgroupPath.empty() || !w->second.present) {
+        reply(apiError("NotRunning", "workload '" + id + "' is not running: no cgroup to reclaim from"));
+        return;
+    }
+    if (bytes == 0 || bytes == kNoLimit) {
+        reply(apiError("InvalidArgument", "bytes must be greater than 0 (and not 'max')"));
+        return;
+    }
+    if (dryRun_) {
+        log::notice("Would reclaim {BYTES} bytes from {WORKLOAD} on request (dry run)", "BYTES",
+                    bytes, "WORKLOAD", id);
+        reply(Bytes{0});
+        return;
+    }
+    const std::string cgroup = w->second.cgroupPath;
+    auto finish = [this, id, bytes, reply](const Result<io::ReclaimResult>& r) {
+        if (!r) {
+            reply(apiError("Failed", "cannot reclaim from " + id + ": " + r.error().what));
+            return;
+        }
+        if (r->outcome == io::Reclaimed::Vanished) {
+            reply(apiError("NotRunning", "workload '" + id + "' stopped during the reclaim"));
+            return;
+        }
+        if (auto it = reclaim_.find(id); it != reclaim_.end()) {
+            it->second.reclaimed += r->freed;
+        }
+        ++actionCounts_["reclaim-request"];
+        log::notice("Reclaimed {FREED} bytes of the {BYTES} asked from {WORKLOAD} on request",
+                    "FREED", r->freed, "BYTES", bytes, "WORKLOAD", id, "MESSAGE_ID",
+                    log::kMessagePressureAction);
+        if (listener_ != nullptr) {
+            listener_->workloadChanged(id);
+        }
+        reply(r->freed);
+    };
+    if (reclaimRunner_ == nullptr) {
+        finish(io::reclaimMeasured(knobs_, cgroups_, cgroup, bytes));
+        return;
+    }
+    reclaimRunner_->reclaim(cgroup, bytes, finish);
 }
 
 void Manager::capClass(const core::CapClass& c) {

@@ -12,6 +12,7 @@
 #include "memqos/config/config.hpp"
 #include "memqos/core/placement.hpp"
 #include "memqos/core/pressure.hpp"
+#include "memqos/core/proactive.hpp"
 #include "memqos/core/tiers.hpp"
 #include "memqos/io/cgroupfs.hpp"
 #include "memqos/io/event_store.hpp"
@@ -19,6 +20,7 @@
 #include "memqos/io/hypervisor.hpp"
 #include "memqos/io/kernel_knobs.hpp"
 #include "memqos/io/procfs.hpp"
+#include "memqos/io/reclaim_worker.hpp"
 #include "memqos/io/state_store.hpp"
 #include "memqos/io/systemd.hpp"
 
@@ -138,6 +140,9 @@ public:
     // Where systemd writes runtime drop-ins (SetUnitProperties runtime=true);
     // memqos removes its own there once it gave a unit its values back.
     void setRuntimeDropInDir(std::filesystem::path dir) { runtimeDropInDir_ = std::move(dir); }
+    // Runs proactive memory.reclaim writes off the loop (nullptr: in the
+    // tick itself, for tests). Set before start().
+    void setReclaimRunner(io::ReclaimRunner* runner) { reclaimRunner_ = runner; }
 
     // A balloon is moved at most this often per VM, by at most
     // kBalloonStep of the VM's memory (and, when shrinking, of the
@@ -182,6 +187,10 @@ public:
     ApiResult<Done> recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory,
                                    bool up);
     ApiResult<Done> forgetInstance(const std::string& name);
+    // An operator's one-off reclaim of `bytes` from a running workload
+    // (Reclaim): the bytes freed, or a named error. Under dry run nothing is
+    // written and the answer is 0 (the journal says "would").
+    void reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply);
     const std::map<std::string, core::Instance>& instances() const { return instances_; }
     // The kill history, oldest first (ListKills, memqosctl events).
     const std::deque<io::KillRecord>& kills() const { return events_.records(); }
@@ -199,6 +208,11 @@ public:
     bool admissionOpen() const { return pressure_.admissionOpen; }
     bool dryRun() const { return dryRun_; }
     Bytes classMemoryCurrent(const std::string& className) const;
+    // The proactive reclaim controller's view of a workload (nullopt: none
+    // yet), and the memory the lowest-ranked class may use now without
+    // touching the others (core::reclaimedAllocatable, at the last tick).
+    std::optional<core::WorkloadReclaim> reclaimOf(const std::string& id) const;
+    Bytes reclaimedAllocatable() const { return reclaimedAllocatable_; }
 
     // Units memqos sent properties to, with what it sent (tests, Verify).
     const std::map<std::string, io::MemoryProperties>& applied() const { return applied_; }
@@ -249,6 +263,13 @@ private:
     void execute(const core::Decisions& decisions, const core::PressureState& before,
                  TimePoint now);
     void reclaimClass(const core::ReclaimClass& r, TimePoint now);
+    // Proactive reclaim (core/proactive.hpp): reads usage and memory.pressure
+    // of the workloads whose interval is over, decides and starts the steps.
+    void proactiveReclaim(core::Snapshot& snap);
+    // What a memory.reclaim write of a workload freed (counted, logged).
+    void reclaimed(const std::string& id, Bytes bytes, const Result<io::ReclaimResult>& r);
+    // The lowest-ranked class (the "reclaimed" class of ReclaimedAllocatable).
+    const core::ClassPolicy* lowestClass() const;
     void capClass(const core::CapClass& c);
     void killWorkload(const core::KillWorkload& k, std::optional<TimePoint> previousKill);
 
@@ -291,6 +312,10 @@ private:
     io::CgroupFs cgroups_;
     io::ProcFs proc_;
     io::KernelKnobs knobs_;
+    io::ReclaimRunner* reclaimRunner_ = nullptr;
+    std::map<std::string, core::WorkloadReclaim> reclaim_; // by workload id
+    std::set<std::string> reclaimInFlight_;                // workload ids
+    Bytes reclaimedAllocatable_ = 0;
     bool dryRunForced_; // --dry-run: on whatever the configuration says
     bool dryRun_;
     Listener* listener_ = nullptr;

@@ -169,6 +169,10 @@ int runService(const Options& options) {
     io::HmpGanetiKvm ganetiKvm(io);
     manager.setGanetiKvm(&ganetiKvm);
     manager.setOriginalStore(&originalStore);
+    // Proactive reclaim's memory.reclaim writes block while the kernel
+    // reclaims: on a thread of their own.
+    io::ReclaimWorker reclaimWorker(io, cfg->manager.cgroupRoot);
+    manager.setReclaimRunner(&reclaimWorker);
     BusService service(bus->get(), pump, manager);
     if (auto st = service.start(); !st) {
         log::error("{ERROR}", "ERROR", st.error().what);

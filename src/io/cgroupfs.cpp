@@ -185,8 +185,8 @@ Result<std::optional<core::CgroupSample>> CgroupFs::sample(std::string_view relP
     return Sample{std::move(s)};
 }
 
-Result<std::optional<CgroupFs::Usage>> CgroupFs::usage(std::string_view relPath,
-                                                        bool withProcs) const {
+Result<std::optional<CgroupFs::Usage>> CgroupFs::usage(std::string_view relPath, bool withProcs,
+                                                        bool withPressure) const {
     auto dir = resolve(relPath);
     if (!dir) {
         return dir.error();
@@ -198,6 +198,9 @@ Result<std::optional<CgroupFs::Usage>> CgroupFs::usage(std::string_view relPath,
     step("memory.swap.current", false, parse::parseCounter, u.swapCurrent);
     if (withProcs) {
         step("cgroup.procs", true, parse::parseCgroupProcs, u.procs);
+    }
+    if (withPressure) {
+        step("memory.pressure", false, parse::parsePressure, u.pressure);
     }
     const Result<Got>& got = step.result();
     if (!got) {

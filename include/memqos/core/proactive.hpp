@@ -16,7 +16,8 @@
 //       stays below target, up to maxStep.
 // Off: the controller or the class's Reclaim is off, or the class has
 // Protection=min and minProtected is off. NoPsi: the cgroup has no
-// memory.pressure. Waiting: the first sample (no interval measured yet).
+// memory.pressure (looked at again every interval). Waiting: the first
+// sample (no interval measured yet).
 // A workload that vanished (no cgroup sample) keeps its counters and
 // measures anew when it is back; one no longer in the snapshot is dropped.
 // A "some" total that went backwards (a new cgroup of the same name) starts
@@ -76,6 +77,11 @@ struct ProactiveOutcome {
     std::vector<ReclaimStep> steps;
     std::map<std::string, WorkloadReclaim> state; // by workload id
 };
+
+// Whether decideProactive looks at this workload's memory.pressure at `now`
+// (its interval is over, or it has no measurement yet): the daemon reads the
+// file only for those, and decideProactive ignores the pressure of others.
+bool proactiveDue(const WorkloadReclaim& r, TimePoint now, const ReclaimConfig& config);
 
 ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& config,
                                  const std::vector<ClassPolicy>& classes,

@@ -57,15 +57,19 @@ public:
     Result<std::optional<core::CgroupSample>> sample(std::string_view relPath) const;
 
     // What the daemon reads of a workload's cgroup on most ticks: memory.current
-    // and memory.swap.current, and cgroup.procs when `withProcs`; 2 or 3 files
-    // instead of sample()'s 10, which matters with a thousand workloads.
-    // Results and vanishing as for sample() (memory.swap.current optional).
+    // and memory.swap.current, cgroup.procs when `withProcs` and
+    // memory.pressure when `withPressure`; 2 to 4 files instead of
+    // sample()'s 10, which matters with a thousand workloads. Results and
+    // vanishing as for sample() (memory.swap.current and memory.pressure
+    // optional).
     struct Usage {
         Bytes memoryCurrent = 0;
         Bytes swapCurrent = 0;
-        std::vector<std::int32_t> procs; // empty unless withProcs
+        std::vector<std::int32_t> procs;         // empty unless withProcs
+        std::optional<parse::Pressure> pressure; // nullopt unless withPressure and PSI
     };
-    Result<std::optional<Usage>> usage(std::string_view relPath, bool withProcs) const;
+    Result<std::optional<Usage>> usage(std::string_view relPath, bool withProcs,
+                                       bool withPressure = false) const;
 
     // memory.min and memory.low of a cgroup ("max" as the largest byte
     // count): the protection it claims from its parent. nullopt when the
