@@ -298,6 +298,10 @@ private:
     bool isGanetiInstance(const std::string& name) const;
     void scanGanetiInstances();
     void adoptInstance(const std::string& name);
+    // The instance's workload (class, request, limit from its record, a
+    // rule or [VM] DefaultClass, unless an API assignment set them) and tiers.
+    Result<core::Tiers> deriveInstance(ManagedWorkload& m, const std::string& name,
+                                       bool isNew) const;
     void assignGaneti(const core::Workload& w, bool persist, Reply<std::string> reply);
     void ganetiFindings(std::vector<core::Finding>& out) const;
     io::GanetiKvm* ganeti_ = nullptr;

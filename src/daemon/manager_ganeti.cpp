@@ -61,36 +61,9 @@ void Manager::scanGanetiInstances() {
     }
 }
 
-void Manager::adoptInstance(const std::string& name) {
-    if (ganeti_ == nullptr) {
-        return;
-    }
+Result<core::Tiers> Manager::deriveInstance(ManagedWorkload& m, const std::string& name,
+                                            bool isNew) const {
     const std::string id = vmId(name);
-    if (!core::validateWorkloadId(id)) {
-        return;
-    }
-    auto pid = ganeti_->pid(name);
-    const bool alive = pid && std::filesystem::exists(proc_.root() / std::to_string(*pid));
-    auto it = workloads_.find(id);
-    if (it != workloads_.end() && it->second.vm &&
-        it->second.vm->backend == VmBackend::Libvirt && it->second.source != Source::Api) {
-        return; // a libvirt domain of that name
-    }
-    ManagedWorkload m = it == workloads_.end() ? ManagedWorkload{} : it->second;
-    const bool isNew = it == workloads_.end();
-    // The scan calls this every kSweepTicks for every instance: the tiers
-    // are reconciled only when this call changed what they derive from.
-    const auto changedFrom = [&, was = m](const ManagedWorkload& now) {
-        return isNew || was.workload != now.workload || was.unit != now.unit ||
-               was.cgroupPath != now.cgroupPath;
-    };
-    if (!m.vm) {
-        m.vm = VmState{};
-    }
-    m.vm->backend = VmBackend::Ganeti;
-    if (m.vm->adopting) {
-        return;
-    }
     m.workload.id = id;
     m.workload.kind = core::WorkloadKind::Vm;
     const auto rec = instances_.find(name);
@@ -119,7 +92,42 @@ void Manager::adoptInstance(const std::string& name) {
             m.workload.limit = lim;
         }
     }
-    auto tiers = tiersFor(m.workload);
+    return tiersFor(m.workload);
+}
+
+void Manager::adoptInstance(const std::string& name) {
+    if (ganeti_ == nullptr) {
+        return;
+    }
+    const std::string id = vmId(name);
+    if (!core::validateWorkloadId(id)) {
+        return;
+    }
+    auto pid = ganeti_->pid(name);
+    const bool alive = pid && std::filesystem::exists(proc_.root() / std::to_string(*pid));
+    auto it = workloads_.find(id);
+    if (it != workloads_.end() && it->second.vm &&
+        it->second.vm->backend == VmBackend::Libvirt && it->second.source != Source::Api) {
+        return; // a libvirt domain of that name
+    }
+    ManagedWorkload m = it == workloads_.end() ? ManagedWorkload{} : it->second;
+    const bool isNew = it == workloads_.end();
+    // The scan calls this every kSweepTicks for every instance: the tiers
+    // are reconciled only when this call changed what they derive from.
+    const auto changedFrom = [&, was = m](const ManagedWorkload& now) {
+        // Tiers too: an AssignWorkload that arrived while the scope was
+        // being started changed the workload but not yet its tiers.
+        return isNew || was.workload != now.workload || was.unit != now.unit ||
+               was.cgroupPath != now.cgroupPath || was.tiers != now.tiers;
+    };
+    if (!m.vm) {
+        m.vm = VmState{};
+    }
+    m.vm->backend = VmBackend::Ganeti;
+    if (m.vm->adopting) {
+        return;
+    }
+    auto tiers = deriveInstance(m, name, isNew);
     if (!tiers) {
         log::warning("Not managing Ganeti instance {INSTANCE}: {ERROR}", "INSTANCE", name,
                      "ERROR", tiers.error().what);
@@ -219,6 +227,12 @@ void Manager::adoptInstance(const std::string& name) {
                         "{CLASS} ({MS} ms)",
                         "INSTANCE", name, "PID", pid, "UNIT", scope, "CLASS",
                         w->second.workload.className, "MS", ms);
+            // What arrived while the scope was being started (the hook's
+            // AssignWorkload and RecordInstance, when a scan adopted the
+            // qemu first) was not looked at: derive the tiers again.
+            if (auto now = deriveInstance(w->second, name, false)) {
+                w->second.tiers = *now;
+            }
             reconcile();
         });
 }

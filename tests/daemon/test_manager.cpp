@@ -1220,6 +1220,32 @@ TEST_F(GanetiTest, RecordedInstanceIsAdoptedIntoItsScopeWithTiers) {
     EXPECT_FALSE(finding) << "record and scope agree";
 }
 
+// CI 2026-11-25: a scan adopted the qemu before the post-hook's
+// AssignWorkload and RecordInstance arrived; they came while the scope was
+// being started and its memory.low stayed 0.
+TEST_F(GanetiTest, AssignmentAndRecordArrivingDuringTheAdoptionReachTheScope) {
+    kvm_.pids.erase("inst1.example.test");
+    auto m = makeGanetiManager();
+    ASSERT_TRUE(systemd_.scopeCalls.empty());
+    kvm_.pids["inst1.example.test"] = 6001; // qemu started; the hook has not run yet
+    for (int t = 1; t <= static_cast<int>(Manager::kSweepTicks); ++t) {
+        m->tick(TimePoint(std::chrono::seconds(t))); // the scan adopts, unanswered
+    }
+    ASSERT_EQ(systemd_.scopeCalls.size(), 1U);
+    EXPECT_EQ(systemd_.scopeCalls[0].props.memoryLow, std::optional<Bytes>(0));
+    std::optional<ApiResult<std::string>> assigned;
+    m->assign("vm:inst1.example.test", "shared", 512 * kMiB, 1 * kGiB + 256 * kMiB, true,
+              [&](ApiResult<std::string> r) { assigned = r; });
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    moveIntoScope("memqos-shared.slice");
+    flush(); // the scope is started now
+    ASSERT_TRUE(assigned && assigned->ok());
+    const auto* p = systemd_.lastSet("memqos-vm-inst1.example.test.scope");
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->memoryLow, std::optional<Bytes>(512 * kMiB));
+    EXPECT_EQ(p->memoryMax, std::optional<Limit>(Limit(1 * kGiB + 256 * kMiB)));
+}
+
 TEST_F(GanetiTest, AssignedClassDecidesTheSliceAndTheInstanceIsNeverKilled) {
     auto m = makeGanetiManager();
     systemd_.scopeCalls.clear();
