@@ -137,6 +137,14 @@ int execute(const Command& cmd, BusClient& client) {
         writeOut(renderNothing(format));
         return kExitOk;
     }
+    case Verb::Reclaim: {
+        auto freed = client.reclaim(cmd.id, cmd.memory);
+        if (!freed) {
+            return fail(freed.error());
+        }
+        writeOut(renderReclaimed(cmd.id, cmd.memory, *freed, format));
+        return kExitOk;
+    }
     case Verb::Run: {
         const std::string name = cmd.unitName.empty()
                                      ? defaultRunName(static_cast<std::int64_t>(getpid()),

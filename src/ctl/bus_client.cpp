@@ -319,6 +319,19 @@ Status BusClient::unassignWorkload(const std::string& id) {
     return okStatus();
 }
 
+Result<Bytes> BusClient::reclaim(const std::string& id, Bytes bytes) {
+    auto out = call(kManagerPath, kManagerInterface, "Reclaim", "t", [&](sd_bus_message* m) {
+        return sd_bus_message_append(m, "st", id.c_str(), static_cast<std::uint64_t>(bytes));
+    });
+    if (!out) {
+        return out.error();
+    }
+    if (out->size() != 1) {
+        return Error{std::errc::protocol_error, "Reclaim: unexpected reply"};
+    }
+    return Bytes{(*out)[0].asU64()};
+}
+
 Result<std::string> BusClient::runWorkload(const std::string& name, const std::string& className,
                                            Bytes request, Bytes limit,
                                            const std::vector<std::string>& argv) {

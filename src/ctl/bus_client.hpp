@@ -49,6 +49,8 @@ public:
     Result<std::string> assignWorkload(const std::string& id, const std::string& className,
                                        Bytes request, Bytes limit, bool persist);
     Status unassignWorkload(const std::string& id);
+    // Reclaim(id, bytes): the bytes freed.
+    Result<Bytes> reclaim(const std::string& id, Bytes bytes);
     Result<std::string> runWorkload(const std::string& name, const std::string& className,
                                     Bytes request, Bytes limit,
                                     const std::vector<std::string>& argv);

@@ -18,7 +18,7 @@ struct VerbInfo {
     std::string_view details; // extra lines for COMMAND --help
 };
 
-constexpr std::array<VerbInfo, 14> kVerbs{{
+constexpr std::array<VerbInfo, 15> kVerbs{{
     {Verb::Status, "status", "status", "Show node memory, swap, ratio, pressure and admission", ""},
     {Verb::Classes, "classes", "classes", "List the colocation classes", ""},
     {Verb::Workloads, "workloads", "workloads", "List the managed workloads and their tiers", ""},
@@ -31,6 +31,11 @@ constexpr std::array<VerbInfo, 14> kVerbs{{
      "Prints the workload's object path. Needs root.\n"},
     {Verb::Unassign, "unassign", "unassign ID", "Stop managing a workload, clear its tiers",
      "Needs root.\n"},
+    {Verb::Reclaim, "reclaim", "reclaim ID SIZE",
+     "Reclaim memory from a running workload now (memory.reclaim)",
+     "  Writes SIZE to the workload's memory.reclaim and prints what was freed:\n"
+     "  SIZE when the kernel found it all, else the drop of its memory usage.\n"
+     "  Counted in the workload's RECLAIMED. Under dry run nothing is freed. Needs root.\n"},
     {Verb::Run, "run",
      "run [--name NAME] --class CLASS [--request SIZE] [--limit SIZE] [--] ARGV...",
      "Start a command as a transient service in a class",
@@ -402,6 +407,18 @@ void Parser::checkPositionals() {
             cmd_.id = positionals_[0];
             if (cmd_.id.empty()) {
                 fail("'unassign': ID must not be empty");
+            }
+        }
+        return;
+    case Verb::Reclaim:
+        if (expect(2, 2, "ID SIZE")) {
+            cmd_.id = positionals_[0];
+            if (cmd_.id.empty()) {
+                fail("'reclaim': ID must not be empty");
+            }
+            sizeOption("SIZE", positionals_[1], AllowMax::No, cmd_.memory);
+            if (cmd_.memory == 0) {
+                fail("'reclaim': SIZE must be greater than 0");
             }
         }
         return;

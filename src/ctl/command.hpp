@@ -37,6 +37,7 @@ enum class Verb {
     ForgetInstance,
     Instances,
     Events,
+    Reclaim,
 };
 
 enum class Action { Execute, Help, Version };

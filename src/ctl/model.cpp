@@ -108,6 +108,7 @@ ManagerStatus managerStatusFromProperties(const PropertyMap& props, std::size_t 
         .pressureLevel = asU32(property(props, "PressureLevel")),
         .admissionOpen = property(props, "AdmissionOpen").asBool(),
         .dryRun = property(props, "DryRun").asBool(),
+        .reclaimedAllocatable = property(props, "ReclaimedAllocatable").asU64(),
         .classCount = classCount,
         .workloadCount = workloadCount,
         .instances = std::nullopt,
@@ -151,6 +152,9 @@ WorkloadInfo workloadFromProperties(std::string objectPath, const PropertyMap& p
         .memoryCurrent = property(props, "MemoryCurrent").asU64(),
         .swapCurrent = property(props, "SwapCurrent").asU64(),
         .persistent = property(props, "Persistent").asBool(),
+        .reclaimedBytes = property(props, "ReclaimedBytes").asU64(),
+        .reclaimStall = property(props, "ReclaimStall").asDouble(),
+        .reclaimState = property(props, "ReclaimState").asString(),
     };
 }
 

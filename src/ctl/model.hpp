@@ -87,6 +87,7 @@ struct ManagerStatus {
     std::uint32_t pressureLevel = 0;
     bool admissionOpen = false;
     bool dryRun = false;
+    Bytes reclaimedAllocatable = 0;
     std::size_t classCount = 0;
     std::size_t workloadCount = 0;
     // The instance record; nullopt when memqosd has no ListInstances (older).
@@ -121,6 +122,10 @@ struct WorkloadInfo {
     Bytes memoryCurrent = 0;
     Bytes swapCurrent = 0;
     bool persistent = false;
+    // Proactive reclaim (0 / "" from a memqosd without it).
+    Bytes reclaimedBytes = 0;
+    double reclaimStall = 0;
+    std::string reclaimState;
 };
 
 struct PlacementVerdict {

@@ -217,6 +217,7 @@ std::string renderStatus(const ManagerStatus& s, Format format) {
         json.member("PressureLevelName", pressureLevelName(s.pressureLevel));
         json.member("AdmissionOpen", s.admissionOpen);
         json.member("DryRun", s.dryRun);
+        json.member("ReclaimedAllocatable", s.reclaimedAllocatable);
         json.member("ClassCount", static_cast<std::uint64_t>(s.classCount));
         json.member("WorkloadCount", static_cast<std::uint64_t>(s.workloadCount));
         if (s.instances) {
@@ -237,6 +238,7 @@ std::string renderStatus(const ManagerStatus& s, Format format) {
         {"Pressure level", levelText(s.pressureLevel)},
         {"Admission", s.admissionOpen ? "open" : "closed"},
         {"Dry run", yesNo(s.dryRun)},
+        {"Best-effort room", formatSize(s.reclaimedAllocatable)},
         {"Classes", std::to_string(s.classCount)},
         {"Workloads", std::to_string(s.workloadCount)},
     });
@@ -253,6 +255,19 @@ std::string renderStatus(const ManagerStatus& s, Format format) {
         }
     }
     return out;
+}
+
+std::string renderReclaimed(const std::string& id, Bytes asked, Bytes freed, Format format) {
+    if (format == Format::Json) {
+        JsonWriter json;
+        json.beginObject();
+        json.member("Id", id);
+        json.member("Asked", asked);
+        json.member("Reclaimed", freed);
+        json.endObject();
+        return withNewline(json.str());
+    }
+    return "Reclaimed " + formatSize(freed) + " of " + formatSize(asked) + " from " + id + "\n";
 }
 
 std::string renderInstances(const std::vector<InstanceInfo>& instances, Format format) {
@@ -328,6 +343,9 @@ std::string renderWorkloads(const std::vector<WorkloadInfo>& workloads, Format f
             json.member("MemoryCurrent", w.memoryCurrent);
             json.member("SwapCurrent", w.swapCurrent);
             json.member("Persistent", w.persistent);
+            json.member("ReclaimedBytes", w.reclaimedBytes);
+            json.member("ReclaimStall", w.reclaimStall);
+            json.member("ReclaimState", w.reclaimState);
             json.member("ObjectPath", w.objectPath);
             json.endObject();
         }
@@ -348,12 +366,16 @@ std::string renderWorkloads(const std::vector<WorkloadInfo>& workloads, Format f
                  {"MAX", Align::Right},
                  {"SWAPMAX", Align::Right},
                  {"CURRENT", Align::Right},
-                 {"PERSIST"}});
+                 {"PERSIST"},
+                 {"RECLAIMED", Align::Right},
+                 {"RECLAIM"}});
     for (const auto& w : workloads) {
         table.addRow({w.id, w.kind, w.className, formatSize(w.request), formatSize(w.limit),
                       formatSize(w.memoryMin), formatSize(w.memoryLow), formatSize(w.memoryHigh),
                       formatSize(w.memoryMax), formatSize(w.memorySwapMax),
-                      formatSize(w.memoryCurrent), yesNo(w.persistent)});
+                      formatSize(w.memoryCurrent), yesNo(w.persistent),
+                      formatSize(w.reclaimedBytes),
+                      w.reclaimState.empty() ? "-" : w.reclaimState});
     }
     return table.render();
 }

@@ -34,6 +34,8 @@ std::string renderFindings(const std::vector<Finding>& findings, Format format);
 std::string renderWorkloadPath(std::string_view path, Format format);
 // Commands without output: nothing (text) or {} (JSON, so scripts always parse).
 std::string renderNothing(Format format);
+// memqosctl reclaim: "Reclaimed 12.0 MiB of 64.0 MiB from ID".
+std::string renderReclaimed(const std::string& id, Bytes asked, Bytes freed, Format format);
 // Reload's answer: the keys that need a restart, one line each (JSON:
 // {"restart_needed": [...]}); nothing when every key took effect.
 std::string renderReload(const std::vector<std::string>& restartNeeded, Format format);

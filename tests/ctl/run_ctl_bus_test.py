@@ -140,6 +140,7 @@ def setup_mock(bus):
         'PressureLevel': dbus.UInt32(1),
         'AdmissionOpen': dbus.Boolean(False),
         'DryRun': dbus.Boolean(True),
+        'ReclaimedAllocatable': dbus.UInt64(2 * GIB + GIB // 2),
     })
 
     classes = [
@@ -180,6 +181,9 @@ def setup_mock(bus):
             'MemoryMax': dbus.UInt64(mmax), 'MemorySwapMax': dbus.UInt64(swapmax),
             'MemoryCurrent': dbus.UInt64(current), 'SwapCurrent': dbus.UInt64(0),
             'Persistent': dbus.Boolean(persist),
+            'ReclaimedBytes': dbus.UInt64(12 * MIB if cls == 'shared' else 0),
+            'ReclaimStall': dbus.Double(0.02 if cls == 'shared' else 0.0),
+            'ReclaimState': dbus.String('reclaiming' if cls == 'shared' else 'off'),
         }, [])
 
     unknown_class = (
@@ -202,6 +206,11 @@ def setup_mock(bus):
          '    raise dbus.exceptions.DBusException("workload \'%s\' is not managed by memqos"'
          ' % args[0], name="org.memqos1.Error.NoSuchWorkload")\n'),
         ('RunWorkload', 'ssttas', 'o', unknown_class + 'ret = "/org/memqos1/workload/batch"'),
+        ('Reclaim', 'st', 't',
+         'if args[0] != "nginx.service":\n'
+         '    raise dbus.exceptions.DBusException("no workload \'%s\'"'
+         ' % args[0], name="org.memqos1.Error.NoSuchWorkload")\n'
+         'ret = args[1] // 2'),
         ('VerifyPlacement', 'tta{sv}', 'ssa{st}',
          'm = args[0]\n'
          'reserved = int(args[2].get("failover_reserve", 0))\n'
@@ -279,7 +288,8 @@ def test_status(r, ctl):
                    'Memory available:  9.5G', 'Swap total:        4G', 'Swap free:         3G',
                    'Node reserved:     1G', 'Memory ratio:      1.5',
                    'Pressure level:    1 (admission-closed)', 'Admission:         closed',
-                   'Dry run:           yes', 'Classes:           4', 'Workloads:         2']:
+                   'Dry run:           yes', 'Best-effort room:  2.5G', 'Classes:           4',
+                   'Workloads:         2']:
         r.check(needle in out, f'status shows {needle!r}', out)
 
     rc, out, err = ctl.run('--json', 'status')
@@ -293,7 +303,8 @@ def test_status(r, ctl):
                 'MemoryAvailable': 9 * GIB + GIB // 2, 'SwapTotal': 4 * GIB,
                 'SwapFree': 3 * GIB, 'NodeReserved': GIB, 'MemoryRatio': 1.5,
                 'PressureLevel': 1, 'PressureLevelName': 'admission-closed',
-                'AdmissionOpen': False, 'DryRun': True, 'ClassCount': 4, 'WorkloadCount': 2}
+                'AdmissionOpen': False, 'DryRun': True, 'ReclaimedAllocatable': 2 * GIB + GIB // 2,
+                'ClassCount': 4, 'WorkloadCount': 2}
     for key, value in expected.items():
         r.check(doc.get(key) == value, f'status --json {key} == {value!r}', repr(doc.get(key)))
     r.check(doc.get('instances') == [
@@ -349,15 +360,18 @@ def test_workloads(r, ctl):
     r.check(rc == 0, 'workloads: exit 0', err)
     lines = out.splitlines()
     r.check(lines and lines[0].split() == ['ID', 'KIND', 'CLASS', 'REQUEST', 'LIMIT', 'MIN',
-                                           'LOW', 'HIGH', 'MAX', 'SWAPMAX', 'CURRENT', 'PERSIST'],
+                                           'LOW', 'HIGH', 'MAX', 'SWAPMAX', 'CURRENT', 'PERSIST',
+                                           'RECLAIMED', 'RECLAIM'],
             'workloads: header', out)
     r.check(len(lines) == 3, 'workloads: 2 rows', out)
     if len(lines) == 3:
         r.check(lines[1].split() == ['nginx.service', 'service', 'shared', '256M', '1G', '0',
-                                     '256M', '947.2M', '1G', 'max', '300M', 'yes'],
+                                     '256M', '947.2M', '1G', 'max', '300M', 'yes', '12M',
+                                     'reclaiming'],
                 'workloads: nginx row', lines[1])
         r.check(lines[2].split() == ['vm:web1', 'vm', 'dedicated', '2G', '2G', '2G', '0', 'max',
-                                     '2G', '0', '2G', 'no'], 'workloads: vm row', lines[2])
+                                     '2G', '0', '2G', 'no', '0', 'off'], 'workloads: vm row',
+                lines[2])
         r.check(len(set(len(line) for line in lines[:1])) == 1 and
                 lines[0].index('PERSIST') == lines[1].index('yes'), 'workloads: aligned', out)
 
@@ -368,6 +382,8 @@ def test_workloads(r, ctl):
     r.check(nginx.get('MemoryHigh') == 993210368 and nginx.get('MemorySwapMax') == NO_LIMIT
             and nginx.get('Request') == 256 * MIB and nginx.get('Persistent') is True,
             'workloads --json numbers', repr(nginx))
+    r.check(nginx.get('ReclaimedBytes') == 12 * MIB and nginx.get('ReclaimState') == 'reclaiming'
+            and nginx.get('ReclaimStall') == 0.02, 'workloads --json reclaim', repr(nginx))
     r.check(nginx.get('Unit') == 'nginx.service \u2192 "web" caf\u00e9\\\t',
             'workloads --json escapes quotes, backslashes, controls; keeps UTF-8', repr(nginx))
     r.check('\u2192' in out and 'caf\u00e9' in out, 'workloads --json: UTF-8 passed through',
@@ -490,6 +506,22 @@ def test_instances(r, ctl, mock):
             'forget-instance unknown: NoSuchInstance, exit 1', f'rc={rc} err={err!r}')
     calls = [tuple(c[1]) for c in mock.GetMethodCalls('ForgetInstance')]
     r.check(calls == [('web1',), ('nope',)], 'forget-instance: name passed', repr(calls))
+
+    rc, out, err = ctl.run('reclaim', 'nginx.service', '64M')
+    r.check(rc == 0 and out == 'Reclaimed 32M of 64M from nginx.service\n',
+            'reclaim: what was freed', f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('--json', 'reclaim', 'nginx.service', '64M')
+    r.check(rc == 0 and json.loads(out) == {'Id': 'nginx.service', 'Asked': 64 * MIB,
+                                            'Reclaimed': 32 * MIB},
+            'reclaim --json', f'rc={rc} out={out!r}')
+    rc, out, err = ctl.run('reclaim', 'nope.service', '1M')
+    r.check(rc == 1 and 'org.memqos1.Error.NoSuchWorkload' in err, 'reclaim unknown: exit 1',
+            f'rc={rc} err={err!r}')
+    rc, out, err = ctl.run('reclaim', 'nginx.service', '0')
+    r.check(rc == 64 and out == '', 'reclaim 0: usage, exit 64', f'rc={rc} err={err!r}')
+    calls = [tuple(c[1]) for c in mock.GetMethodCalls('Reclaim')]
+    r.check(calls == [('nginx.service', 64 * MIB)] * 2 + [('nope.service', MIB)],
+            'reclaim: id and bytes passed', repr(calls))
 
     # A memqosd without the instance record: status shows the rest.
     mock.AddMethod('org.memqos1.Manager', 'ListInstances', '', 'a(sttb)',

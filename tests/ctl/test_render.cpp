@@ -31,6 +31,7 @@ ManagerStatus sampleStatus() {
         .pressureLevel = 2,
         .admissionOpen = false,
         .dryRun = true,
+        .reclaimedAllocatable = 2 * kGiB,
         .classCount = 4,
         .workloadCount = 7,
         .instances = std::nullopt,
@@ -48,6 +49,7 @@ TEST(RenderStatus, Text) {
                                                           "Pressure level:    2 (throttle)\n"
                                                           "Admission:         closed\n"
                                                           "Dry run:           yes\n"
+                                                          "Best-effort room:  2G\n"
                                                           "Classes:           4\n"
                                                           "Workloads:         7\n");
 }
@@ -202,6 +204,9 @@ WorkloadInfo sampleWorkload() {
         .memoryCurrent = 300 * kMiB,
         .swapCurrent = 0,
         .persistent = true,
+        .reclaimedBytes = 12 * kMiB,
+        .reclaimStall = 0.02,
+        .reclaimState = "reclaiming",
     };
 }
 
@@ -219,13 +224,15 @@ TEST(RenderWorkloads, Table) {
     vm.memorySwapMax = 0;
     vm.memoryCurrent = 2 * kGiB - 1;
     vm.persistent = false;
+    vm.reclaimedBytes = 0;
+    vm.reclaimState = "off";
     EXPECT_EQ(renderWorkloads({sampleWorkload(), vm}, Format::Text),
               "ID             KIND     CLASS      REQUEST  LIMIT  MIN   LOW    HIGH  MAX  SWAPMAX  "
-              "CURRENT  PERSIST\n"
+              "CURRENT  PERSIST  RECLAIMED  RECLAIM\n"
               "nginx.service  service  shared        256M     1G    0  256M  947.2M   1G      max  "
-              "   300M  yes\n"
+              "   300M  yes            12M  reclaiming\n"
               "vm:web1        vm       dedicated       2G     2G   2G     0     max   2G        0  "
-              "     2G  no\n");
+              "     2G  no               0  off\n");
     EXPECT_EQ(renderWorkloads({}, Format::Text), "No workloads.\n");
 }
 
