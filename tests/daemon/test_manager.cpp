@@ -643,6 +643,101 @@ protected:
     RecordingListener listener_;
 };
 
+// --- proactive reclaim (core/proactive.hpp) ---
+
+std::string psiText(std::uint64_t someTotal) {
+    return "some avg10=0.00 avg60=0.00 avg300=0.00 total=" + std::to_string(someTotal) +
+           "\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+}
+
+class ProactiveTest : public PressureTest {
+protected:
+    void SetUp() override {
+        PressureTest::SetUp();
+        batch_ = dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service";
+        nginx_ = dir_ / "cgroup/system.slice/nginx.service";
+        for (const auto& d : {batch_, nginx_}) {
+            writeFile(d / "memory.pressure", psiText(0));
+            writeFile(d / "memory.reclaim", "");
+        }
+        setPsi(0, 0);
+    }
+    fs::path batch_; // set in SetUp, once dir_ is
+    fs::path nginx_;
+    // The first step: MaxStep 5 % / 8 = 0.62 % of batch's 600 MiB, page-aligned.
+    const Bytes firstStep_ = 600 * kMiB * 62 / 10000 / 4096 * 4096;
+};
+
+TEST_F(ProactiveTest, StepsWhileTheStallIsLowBacksOffWhenItRisesNeverTouchesDedicated) {
+    auto m = makeEngine();
+    tickAt(*m, 0); // the first measurement starts
+    EXPECT_EQ(readText(batch_ / "memory.reclaim"), "");
+    tickAt(*m, 5);
+    EXPECT_EQ(readText(batch_ / "memory.reclaim"), std::to_string(firstStep_));
+    auto r = m->reclaimOf("batch.service");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->phase, core::ReclaimPhase::Reclaiming);
+    EXPECT_EQ(r->reclaimed, firstStep_); // the whole write went through
+    // 10 ms stalled over 5 s = 0.2 %, above the 0.1 % target: no write.
+    writeFile(batch_ / "memory.reclaim", "");
+    writeFile(batch_ / "memory.pressure", psiText(10'000));
+    tickAt(*m, 10);
+    EXPECT_EQ(readText(batch_ / "memory.reclaim"), "");
+    r = m->reclaimOf("batch.service");
+    EXPECT_EQ(r->phase, core::ReclaimPhase::BackedOff);
+    EXPECT_NEAR(r->stall, 0.2, 1e-9);
+    EXPECT_EQ(r->reclaimed, firstStep_);
+    // nginx is dedicated (Reclaim=no, memory.min).
+    EXPECT_EQ(readText(nginx_ / "memory.reclaim"), "");
+    EXPECT_EQ(m->reclaimOf("nginx.service")->phase, core::ReclaimPhase::Off);
+}
+
+TEST_F(ProactiveTest, PausedAboveLevelZeroAndDryRunWritesNothing) {
+    auto m = makeEngine(/*dryRun=*/true);
+    tickAt(*m, 0);
+    tickAt(*m, 5);
+    EXPECT_EQ(readText(batch_ / "memory.reclaim"), "");
+    auto r = m->reclaimOf("batch.service");
+    EXPECT_EQ(r->phase, core::ReclaimPhase::Reclaiming);
+    EXPECT_EQ(r->reclaimed, 0U);
+
+    auto live = makeEngine();
+    setPsi(60, 0); // level 1 after 2 s
+    tickAt(*live, 0);
+    tickAt(*live, 3);
+    ASSERT_GE(live->pressureLevel(), 1U);
+    writeFile(batch_ / "memory.reclaim", ""); // the ladder's own class reclaim is elsewhere
+    tickAt(*live, 6);
+    EXPECT_EQ(live->reclaimOf("batch.service")->phase, core::ReclaimPhase::Paused);
+    EXPECT_EQ(readText(batch_ / "memory.reclaim"), "");
+}
+
+TEST_F(ProactiveTest, AnOperatorsReclaimIsCountedAndNamedErrorsOtherwise) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    std::optional<ApiResult<Bytes>> out;
+    m->reclaimNow("batch.service", 64 * kMiB, [&](ApiResult<Bytes> r) { out = r; });
+    ASSERT_TRUE(out && out->ok());
+    EXPECT_EQ(out->value(), 64 * kMiB);
+    EXPECT_EQ(readText(batch_ / "memory.reclaim"), std::to_string(64 * kMiB));
+    EXPECT_EQ(m->reclaimOf("batch.service")->reclaimed, 64 * kMiB);
+    m->reclaimNow("nope.service", 1, [&](ApiResult<Bytes> r) { out = r; });
+    ASSERT_TRUE(out && !out->ok());
+    EXPECT_EQ(out->error().name, "org.memqos1.Error.NoSuchWorkload");
+    m->reclaimNow("batch.service", 0, [&](ApiResult<Bytes> r) { out = r; });
+    EXPECT_EQ(out->error().name, "org.memqos1.Error.InvalidArgument");
+}
+
+TEST_F(ProactiveTest, ReclaimedAllocatableLeavesTheOthersTheirs) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    // Whatever the fixture's numbers, it is what the core computes from
+    // MemTotal, NodeReserved, the headroom and the other classes' claims,
+    // and below MemTotal − NodeReserved.
+    EXPECT_GT(m->reclaimedAllocatable(), 0U);
+    EXPECT_LT(m->reclaimedAllocatable(), m->memoryTotal() - m->nodeReserved());
+}
+
 TEST_F(PressureTest, KillsTheTopVictimThroughSystemdAndKeepsTheRecord) {
     auto m = makeEngine();
     setPsi(60, 50);
