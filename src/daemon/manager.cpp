@@ -1267,6 +1267,12 @@ void Manager::writeMetrics() const {
     m.workloads = workloads_.size();
     m.actions = actionCounts_;
     m.kills = killCount_;
+    m.reclaimedAllocatable = reclaimedAllocatable_;
+    for (const auto& [id, r] : reclaim_) {
+        if (r.phase != core::ReclaimPhase::Off) {
+            m.reclaim[id] = {r.reclaimed, r.stall};
+        }
+    }
     m.ticks = &tickDurations_;
     for (const auto& c : lastClasses_) {
         if (!c.cgroup) {

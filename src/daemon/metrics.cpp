@@ -109,6 +109,21 @@ std::string formatMetrics(const Metrics& m) {
     for (const auto& [action, n] : m.actions) {
         out += "memqos_actions_total{action=\"" + label(action) + "\"} " + std::to_string(n) + "\n";
     }
+    family(out, "memqos_reclaimed_allocatable_bytes", "gauge",
+           "Memory the lowest-ranked class may use now without touching the others.");
+    out += "memqos_reclaimed_allocatable_bytes " + std::to_string(m.reclaimedAllocatable) + "\n";
+    family(out, "memqos_workload_reclaimed_bytes_total", "counter",
+           "Bytes proactive reclaim (and Reclaim calls) freed from the workload.");
+    for (const auto& [id, r] : m.reclaim) {
+        out += "memqos_workload_reclaimed_bytes_total{workload=\"" + label(id) + "\"} " +
+               std::to_string(r.reclaimed) + "\n";
+    }
+    family(out, "memqos_workload_reclaim_stall_percent", "gauge",
+           "The workload's memory stall over the reclaim controller's last interval.");
+    for (const auto& [id, r] : m.reclaim) {
+        out += "memqos_workload_reclaim_stall_percent{workload=\"" + label(id) + "\"} " +
+               number(r.stall) + "\n";
+    }
     family(out, "memqos_kills_total", "counter", "Workloads memqosd killed since it started.");
     out += "memqos_kills_total " + std::to_string(m.kills) + "\n";
     if (m.ticks != nullptr) {

@@ -56,6 +56,14 @@ struct Metrics {
     std::vector<ClassMetrics> classes;
     std::map<std::string, std::uint64_t> actions; // "reclaim", "cap", "admission"
     std::uint64_t kills = 0;
+    Bytes reclaimedAllocatable = 0;
+    // Proactive reclaim per workload id: bytes reclaimed since memqosd
+    // started managing it, and its stall (percent) over the last interval.
+    struct WorkloadReclaim {
+        Bytes reclaimed = 0;
+        double stall = 0;
+    };
+    std::map<std::string, WorkloadReclaim> reclaim;
     const TickDurations* ticks = nullptr; // none: no tick summary
 };
 

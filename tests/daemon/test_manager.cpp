@@ -692,6 +692,23 @@ TEST_F(ProactiveTest, StepsWhileTheStallIsLowBacksOffWhenItRisesNeverTouchesDedi
     EXPECT_EQ(m->reclaimOf("nginx.service")->phase, core::ReclaimPhase::Off);
 }
 
+TEST_F(ProactiveTest, MetricsFileHasWhatWasReclaimed) {
+    config_.manager.metricsFile = (dir_ / "prom/memqos.prom").string();
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    tickAt(*m, 5);
+    const std::string text = readText(dir_ / "prom/memqos.prom");
+    EXPECT_NE(text.find("memqos_workload_reclaimed_bytes_total{workload=\"batch.service\"} " +
+                        std::to_string(firstStep_) + "\n"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("{workload=\"nginx.service\"}"), std::string::npos) << "off: not listed";
+    EXPECT_NE(text.find("\nmemqos_reclaimed_allocatable_bytes " +
+                        std::to_string(m->reclaimedAllocatable()) + "\n"),
+              std::string::npos)
+        << text;
+}
+
 TEST_F(ProactiveTest, PausedAboveLevelZeroAndDryRunWritesNothing) {
     auto m = makeEngine(/*dryRun=*/true);
     tickAt(*m, 0);
