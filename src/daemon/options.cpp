@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "options.hpp"
 
+#include "memqos/config/values.hpp"
+
 #include <string_view>
 
 namespace memqos::daemon {
@@ -37,6 +39,7 @@ const char* usageText() {
 Result<Options> parseOptions(const std::vector<std::string>& args) {
     Options o;
     bool sawCheck = false;
+    bool sawExample = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         std::string_view a = args[i];
         std::string_view inlineValue;
@@ -106,9 +109,17 @@ Result<Options> parseOptions(const std::vector<std::string>& args) {
         } else if (a == "--bus-address") {
             st = optValue(o.busAddress);
         } else if (a == "--example-request") {
+            sawExample = true;
             st = value(o.exampleRequest);
+            if (auto size = config::parseSize(o.exampleRequest); st && !size) {
+                st = invalid("--example-request: " + size.error().what);
+            }
         } else if (a == "--example-limit") {
+            sawExample = true;
             st = value(o.exampleLimit);
+            if (auto limit = config::parseLimit(o.exampleLimit); st && !limit) {
+                st = invalid("--example-limit: " + limit.error().what);
+            }
         } else {
             return invalid("unknown option '" + std::string(args[i]) + "' (see --help)");
         }
@@ -121,6 +132,9 @@ Result<Options> parseOptions(const std::vector<std::string>& args) {
     }
     if (o.print && o.mode != Mode::CheckConfig) {
         return invalid("--print goes with --check-config");
+    }
+    if (sawExample && !o.print) {
+        return invalid("--example-request and --example-limit go with --check-config --print");
     }
     return o;
 }

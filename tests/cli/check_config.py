@@ -25,6 +25,7 @@ import sys
 import tempfile
 
 EX_OK = 0
+EX_USAGE = 64
 EX_CONFIG = 78
 
 
@@ -136,6 +137,11 @@ def main():
         write(os.path.join(dropins, "20-bad.conf"), "[Manager]\nFrobnicate=1\n")
         r.check("unknown key in a drop-in", ["--config", conf], EX_CONFIG,
                 "20-bad.conf: [Manager] Frobnicate=1: unknown key")
+        os.remove(os.path.join(dropins, "20-bad.conf"))
+        r.check("--example-request that is not a size", ["--config", conf, "--print",
+                "--example-request=lots"], EX_USAGE, "--example-request: not a size")
+        r.check("--example-limit without --print", ["--config", conf, "--example-limit=2G"],
+                EX_USAGE, "go with --check-config --print")
 
     print(f"1..{r.n}")
     print(f"# {r.n - r.failed} passed, {r.failed} failed")

@@ -69,4 +69,10 @@ INSTANTIATE_TEST_SUITE_P(
                     BadCase{{"--config="}, "--config needs a non-empty value"},
                     BadCase{{"--dry-run=yes"}, "--dry-run takes no value"},
                     BadCase{{"--print"}, "--print goes with --check-config"},
+                    BadCase{{"--check-config", "--print", "--example-request=lots"},
+                            "--example-request: not a size"},
+                    BadCase{{"--check-config", "--print", "--example-limit", "-1"},
+                            "--example-limit: "},
+                    BadCase{{"--check-config", "--example-request=1G"},
+                            "go with --check-config --print"},
                     BadCase{{"extra"}, "unknown option 'extra'"}));
