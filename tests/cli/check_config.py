@@ -19,6 +19,7 @@ skips it. Prints TAP; exits non-zero if any case failed.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -142,6 +143,30 @@ def main():
                 "--example-request=lots"], EX_USAGE, "--example-request: not a size")
         r.check("--example-limit without --print", ["--config", conf, "--example-limit=2G"],
                 EX_USAGE, "go with --check-config --print")
+
+    # The configuration examples operators copy: every ```ini block of the
+    # README and every .EX block with a [Section] of memqosd.conf(5).
+    top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    examples = []
+    with open(os.path.join(top, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    for i, block in enumerate(re.findall(r"^```ini\n(.*?)^```", readme, re.S | re.M)):
+        examples.append((f"README.md ini block {i + 1}", block))
+    with open(os.path.join(top, "doc", "memqosd.conf.5"), encoding="utf-8") as f:
+        man = f.read()
+    for i, block in enumerate(re.findall(r"^\.EX\n(.*?)^\.EE", man, re.S | re.M)):
+        text = block.replace("\\-", "-").replace("\\(aq", "'")
+        if re.search(r"^\[", text, re.M):
+            examples.append((f"memqosd.conf(5) example {i + 1}", text))
+    if not examples:
+        r.n += 1
+        r.fail("documented examples", "no ini example found in README.md or memqosd.conf(5)")
+    for name, text in examples:
+        with tempfile.TemporaryDirectory(prefix="memqos-cli-") as tmp:
+            os.chmod(tmp, 0o755)
+            conf = os.path.join(tmp, "example.conf")
+            write(conf, text)
+            r.check(name, ["--config", conf, "--no-drop-ins"], EX_OK, want_quiet=True)
 
     print(f"1..{r.n}")
     print(f"# {r.n - r.failed} passed, {r.failed} failed")
