@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// reclaim-touch: the workload and the sampler of the proactive reclaim
+// benchmark (tests/bench/reclaim/README.md). One static binary, copied into
+// the test VM (the guest has no compiler). Build: gcc -O2 -static -Wall -Werror.
+//
+//   reclaim-touch hotcold --total-mib T --hot-mib H --out FILE --ready FILE
+//       mmap T MiB of private anonymous memory and fill it, the cold part
+//       first and the hot part (the last H MiB) last, so that the hot pages
+//       are the youngest; create --ready; then, for ever and as fast as it
+//       can, write one byte of every page of the hot part (volatile
+//       read-modify-write), one pass after the other.
+//       Records: "# start T ...", "# filled T FILL_S", then once a second
+//       "T PASSES PAGES CPU_S MAXPASS_S MAJFLT": cumulative passes and pages
+//       touched, the process's CPU time (CLOCK_PROCESS_CPUTIME_ID), the
+//       longest pass since the previous record (a refault stall shows there)
+//       and the process's major faults so far (hot pages read back from swap).
+//   reclaim-touch sample --interval SEC --out FILE NAME=PATH...
+//       every SEC, one line "T NAME=<content> ..." with each file's content,
+//       newlines as '|', spaces as '_' ("-" when unreadable or empty).
+//   reclaim-touch now
+//       prints CLOCK_MONOTONIC in seconds.
+//
+// Every record is one write(2) to a file on the guest's disk, with a
+// CLOCK_MONOTONIC time.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE 4096UL
+#define MIB (1UL << 20)
+
+static double clock_s(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+static double now(void) { return clock_s(CLOCK_MONOTONIC); }
+
+static void die(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "reclaim-touch: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(2);
+}
+
+static void sleep_until(double t) {
+    for (;;) {
+        double d = t - now();
+        if (d <= 0) {
+            return;
+        }
+        struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+        if (nanosleep(&ts, NULL) == 0) {
+            return;
+        }
+    }
+}
+
+static int out_fd = -1;
+
+static void out_open(const char* path) {
+    out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (out_fd < 0) {
+        die("cannot open %s: %s", path, strerror(errno));
+    }
+}
+
+static void out_line(const char* fmt, ...) {
+    char buf[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        return;
+    }
+    if ((size_t)n >= sizeof buf) {
+        n = sizeof buf - 1;
+        buf[n - 1] = '\n';
+    }
+    if (write(out_fd, buf, (size_t)n) != n) {
+        die("write: %s", strerror(errno));
+    }
+}
+
+static double argd(const char* s, const char* what) {
+    char* end;
+    double d = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || d <= 0) {
+        die("bad %s: '%s'", what, s);
+    }
+    return d;
+}
+
+// One byte per page, volatile read-modify-write: the page is really touched.
+static void touch(unsigned char* p, size_t bytes) {
+    volatile unsigned char* v = p;
+    for (size_t i = 0; i < bytes; i += PAGE) {
+        v[i] = (unsigned char)(v[i] + 1);
+    }
+}
+
+__attribute__((noreturn)) static void mode_hotcold(int argc, char** argv) {
+    double total_mib = 0, hot_mib = 0;
+    const char *out = NULL, *ready = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (i + 1 >= argc) die("option %s needs a value", argv[i]);
+        if (!strcmp(argv[i], "--total-mib")) total_mib = argd(argv[++i], "--total-mib");
+        else if (!strcmp(argv[i], "--hot-mib")) hot_mib = argd(argv[++i], "--hot-mib");
+        else if (!strcmp(argv[i], "--out")) out = argv[++i];
+        else if (!strcmp(argv[i], "--ready")) ready = argv[++i];
+        else die("hotcold: unknown option %s", argv[i]);
+    }
+    if (total_mib <= 0 || hot_mib <= 0 || hot_mib > total_mib || !out || !ready) {
+        die("hotcold needs --total-mib, --hot-mib (at most the total), --out and --ready");
+    }
+    size_t total = (size_t)(total_mib * MIB) & ~(PAGE - 1);
+    size_t hot = (size_t)(hot_mib * MIB) & ~(PAGE - 1);
+    out_open(out);
+    double t0 = now();
+    out_line("# start %.6f hotcold total_mib=%g hot_mib=%g\n", t0, total_mib, hot_mib);
+    unsigned char* mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) die("mmap %zu bytes: %s", total, strerror(errno));
+    // Cold part first, hot part last: memset, so that every byte is written
+    // (no zero page, no page that compresses to nothing in swap).
+    for (size_t off = 0; off < total; off += 4 * MIB) {
+        size_t n = total - off < 4 * MIB ? total - off : 4 * MIB;
+        memset(mem + off, (int)(0x5a ^ (off >> 22)), n);
+    }
+    double t1 = now();
+    out_line("# filled %.6f %.3f\n", t1, t1 - t0);
+    int fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) die("cannot create %s: %s", ready, strerror(errno));
+    close(fd);
+    unsigned char* h = mem + (total - hot);
+    unsigned long long passes = 0, pages = 0;
+    double next = now() + 1.0, maxpass = 0;
+    for (;;) {
+        double a = now();
+        touch(h, hot);
+        double b = now();
+        passes++;
+        pages += hot / PAGE;
+        if (b - a > maxpass) maxpass = b - a;
+        if (b >= next) {
+            struct rusage ru;
+            getrusage(RUSAGE_SELF, &ru);
+            out_line("%.6f %llu %llu %.6f %.6f %ld\n", b, passes, pages, clock_s(CLOCK_PROCESS_CPUTIME_ID), maxpass,
+                     ru.ru_majflt);
+            maxpass = 0;
+            next += 1.0;
+            if (next < b) next = b + 1.0;
+        }
+    }
+}
+
+__attribute__((noreturn)) static void mode_sample(int argc, char** argv) {
+    double interval = 0;
+    const char* out = NULL;
+    int first = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--interval") && i + 1 < argc) interval = argd(argv[++i], "--interval");
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+        else {
+            first = i;
+            break;
+        }
+    }
+    if (interval <= 0 || !out || first == 0) die("sample needs --interval, --out and NAME=PATH...");
+    out_open(out);
+    out_line("# start %.6f sample interval=%g\n", now(), interval);
+    double next = now();
+    for (;;) {
+        static char line[16384];
+        size_t len = (size_t)snprintf(line, sizeof line, "%.6f", now());
+        for (int i = first; i < argc; i++) {
+            const char* eq = strchr(argv[i], '=');
+            if (!eq) die("sample: '%s' is not NAME=PATH", argv[i]);
+            char buf[4096];
+            ssize_t n = -1;
+            int fd = open(eq + 1, O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                n = read(fd, buf, sizeof buf - 1);
+                close(fd);
+            }
+            if (n < 0) n = 0;
+            while (n > 0 && buf[n - 1] == '\n') n--;
+            buf[n] = '\0';
+            for (ssize_t k = 0; k < n; k++) {
+                if (buf[k] == '\n') buf[k] = '|';
+                else if (buf[k] == ' ') buf[k] = '_';
+            }
+            len += (size_t)snprintf(line + len, sizeof line - len, " %.*s=%s", (int)(eq - argv[i]), argv[i],
+                                    n ? buf : "-");
+            if (len >= sizeof line - 2) die("sample line too long");
+        }
+        line[len++] = '\n';
+        line[len] = '\0';
+        out_line("%s", line);
+        next += interval;
+        if (now() > next) next = now();
+        sleep_until(next);
+    }
+}
+
+int main(int argc, char** argv) {
+    signal(SIGPIPE, SIG_IGN);
+    if (argc < 2) die("usage: reclaim-touch hotcold|sample|now ARGS (see the source header)");
+    if (!strcmp(argv[1], "hotcold")) mode_hotcold(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "sample")) mode_sample(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "now")) {
+        printf("%.6f\n", now());
+        return 0;
+    }
+    die("unknown mode %s", argv[1]);
+}
