@@ -1489,6 +1489,13 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
         if (before == r.phase) {
             continue;
         }
+        // Back off at once: a write under way stops after its chunk.
+        if (r.phase != core::ReclaimPhase::Reclaiming && reclaimRunner_ != nullptr &&
+            reclaimInFlight_.contains(id)) {
+            if (const auto w = workloads_.find(id); w != workloads_.end()) {
+                reclaimRunner_->cancel(w->second.cgroupPath);
+            }
+        }
         // The turns an operator wants to see; the steps themselves are debug.
         if (r.phase == core::ReclaimPhase::BackedOff) {
             log::info("Proactive reclaim of {WORKLOAD} backed off: memory stall {STALL}% at or "

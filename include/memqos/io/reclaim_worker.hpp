@@ -35,11 +35,22 @@ public:
     // Writes `bytes` to <cgroup>/memory.reclaim; `done` runs later on the
     // caller's loop (never from inside this call).
     virtual void reclaim(const std::string& cgroup, Bytes bytes, Done done) = 0;
+    // Stops the write under way for `cgroup` after its current chunk (the
+    // controller backed off); `done` still runs, with what was freed.
+    virtual void cancel(const std::string& cgroup) = 0;
 };
 
-// The measured write itself (what the worker runs; synchronous).
+// memory.reclaim is written in chunks of at most this, so a back-off stops
+// a long write within one chunk (a chunk that swaps takes seconds under
+// emulation, milliseconds on a real host).
+inline constexpr Bytes kReclaimChunk = 8 * kMiB;
+
+// The measured write itself (what the worker runs; synchronous): chunks of
+// kReclaimChunk until `bytes` are freed, the kernel finds less (EAGAIN) or
+// `stop()` says so between chunks.
 Result<ReclaimResult> reclaimMeasured(const KernelKnobs& knobs, const CgroupFs& cgroups,
-                                      const std::string& cgroup, Bytes bytes);
+                                      const std::string& cgroup, Bytes bytes,
+                                      const std::function<bool()>& stop = {});
 
 class ReclaimWorker final : public ReclaimRunner {
 public:
@@ -49,10 +60,12 @@ public:
     ReclaimWorker& operator=(const ReclaimWorker&) = delete;
 
     void reclaim(const std::string& cgroup, Bytes bytes, Done done) override;
+    void cancel(const std::string& cgroup) override;
 
     struct Thread;
 
 private:
+    bool cancelled(const std::string& cgroup);
     boost::asio::io_context& io_;
     CgroupFs cgroups_;
     KernelKnobs knobs_;
