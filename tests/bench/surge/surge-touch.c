@@ -36,64 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PAGE 4096UL
-#define MIB (1UL << 20)
+#include "../common/bench-touch.h"
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void die(const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "surge-touch: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    exit(2);
-}
-
-static void sleep_until(double t) {
-    for (;;) {
-        double d = t - now();
-        if (d <= 0) {
-            return;
-        }
-        struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
-        if (nanosleep(&ts, NULL) == 0) {
-            return;
-        }
-    }
-}
-
-static int out_fd = -1;
-
-static void out_open(const char* path) {
-    out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (out_fd < 0) {
-        die("cannot open %s: %s", path, strerror(errno));
-    }
-}
-
-static void out_line(const char* fmt, ...) {
-    char buf[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        return;
-    }
-    if ((size_t)n >= sizeof buf) {
-        n = sizeof buf - 1;
-        buf[n - 1] = '\n';
-    }
-    if (write(out_fd, buf, (size_t)n) != n) {
-        die("write: %s", strerror(errno));
-    }
-}
 
 static unsigned char* alloc(size_t bytes) {
     void* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -101,23 +45,6 @@ static unsigned char* alloc(size_t bytes) {
         die("mmap %zu bytes: %s", bytes, strerror(errno));
     }
     return p;
-}
-
-// One byte per page, volatile read-modify-write: the page is really touched.
-static void touch(unsigned char* p, size_t bytes) {
-    volatile unsigned char* v = p;
-    for (size_t i = 0; i < bytes; i += PAGE) {
-        v[i] = (unsigned char)(v[i] + 1);
-    }
-}
-
-static double argd(const char* s, const char* what) {
-    char* end;
-    double d = strtod(s, &end);
-    if (*s == '\0' || *end != '\0' || d <= 0) {
-        die("bad %s: '%s'", what, s);
-    }
-    return d;
 }
 
 __attribute__((noreturn)) static void mode_touch(int argc, char** argv) {
