@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the benchmarks' static workload binaries share (surge-touch,
 // reclaim-touch): clocks, errors, paced sleeps, one write(2) per record line,
-// argument and page helpers. Header-only (each binary is one gcc call);
+// argument and page helpers, and the sampler (mode "sample"). Header-only (each binary is one gcc call);
 // include after <errno.h> <fcntl.h> <stdarg.h> <stdio.h> <stdlib.h>
 // <string.h> <sys/mman.h> <time.h> <unistd.h> with _GNU_SOURCE defined.
 #pragma once
@@ -84,5 +84,57 @@ static inline void touch(unsigned char* p, size_t bytes) {
     volatile unsigned char* v = p;
     for (size_t i = 0; i < bytes; i += PAGE) {
         v[i] = (unsigned char)(v[i] + 1);
+    }
+}
+
+// "sample --interval SEC --out FILE NAME=PATH...": every SEC, one record line
+// "<monotonic> NAME=<content of PATH>..." (newlines as '|', spaces as '_', an
+// unreadable file as '-').
+__attribute__((noreturn)) static inline void mode_sample(int argc, char** argv) {
+    double interval = 0;
+    const char* out = NULL;
+    int first = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--interval") && i + 1 < argc) interval = argd(argv[++i], "--interval");
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+        else {
+            first = i;
+            break;
+        }
+    }
+    if (interval <= 0 || !out || first == 0) die("sample needs --interval, --out and NAME=PATH...");
+    out_open(out);
+    out_line("# start %.6f sample interval=%g\n", now(), interval);
+    double next = now();
+    for (;;) {
+        static char line[16384];
+        size_t len = (size_t)snprintf(line, sizeof line, "%.6f", now());
+        for (int i = first; i < argc; i++) {
+            const char* eq = strchr(argv[i], '=');
+            if (!eq) die("sample: '%s' is not NAME=PATH", argv[i]);
+            char buf[4096];
+            ssize_t n = -1;
+            int fd = open(eq + 1, O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                n = read(fd, buf, sizeof buf - 1);
+                close(fd);
+            }
+            if (n < 0) n = 0;
+            while (n > 0 && buf[n - 1] == '\n') n--;
+            buf[n] = '\0';
+            for (ssize_t k = 0; k < n; k++) {
+                if (buf[k] == '\n') buf[k] = '|';
+                else if (buf[k] == ' ') buf[k] = '_';
+            }
+            len += (size_t)snprintf(line + len, sizeof line - len, " %.*s=%s", (int)(eq - argv[i]), argv[i],
+                                    n ? buf : "-");
+            if (len >= sizeof line - 2) die("sample line too long");
+        }
+        line[len++] = '\n';
+        line[len] = '\0';
+        out_line("%s", line);
+        next += interval;
+        if (now() > next) next = now();
+        sleep_until(next);
     }
 }

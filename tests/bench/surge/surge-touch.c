@@ -142,55 +142,6 @@ __attribute__((noreturn)) static void mode_batch(int argc, char** argv) {
     }
 }
 
-__attribute__((noreturn)) static void mode_sample(int argc, char** argv) {
-    double interval = 0;
-    const char* out = NULL;
-    int first = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--interval") && i + 1 < argc) interval = argd(argv[++i], "--interval");
-        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
-        else {
-            first = i;
-            break;
-        }
-    }
-    if (interval <= 0 || !out || first == 0) die("sample needs --interval, --out and NAME=PATH...");
-    out_open(out);
-    out_line("# start %.6f sample interval=%g\n", now(), interval);
-    double next = now();
-    for (;;) {
-        char line[16384];
-        size_t len = (size_t)snprintf(line, sizeof line, "%.6f", now());
-        for (int i = first; i < argc; i++) {
-            const char* eq = strchr(argv[i], '=');
-            if (!eq) die("sample: '%s' is not NAME=PATH", argv[i]);
-            char buf[4096];
-            ssize_t n = -1;
-            int fd = open(eq + 1, O_RDONLY | O_CLOEXEC);
-            if (fd >= 0) {
-                n = read(fd, buf, sizeof buf - 1);
-                close(fd);
-            }
-            if (n < 0) n = 0;
-            while (n > 0 && buf[n - 1] == '\n') n--;
-            buf[n] = '\0';
-            for (ssize_t k = 0; k < n; k++) {
-                if (buf[k] == '\n') buf[k] = '|';
-                else if (buf[k] == ' ') buf[k] = '_';
-            }
-            len += (size_t)snprintf(line + len, sizeof line - len, " %.*s=%s", (int)(eq - argv[i]), argv[i],
-                                    n ? buf : "-");
-            if (len >= sizeof line - 2) die("sample line too long");
-        }
-        line[len++] = '\n';
-        line[len] = '\0';
-        out_line("%s", line);
-        next += interval;
-        if (now() > next) next = now();
-        sleep_until(next);
-    }
-}
-
 int main(int argc, char** argv) {
     signal(SIGPIPE, SIG_IGN);
     if (argc < 2) die("usage: surge-touch touch|batch|sample|now ARGS (see the source header)");
