@@ -1,0 +1,290 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""The bash completion of memqosctl (completions/memqosctl) against a fake memqosd.
+
+Reuses run_ctl_bus_test.py's private dbus-daemon and python-dbusmock memqosd
+(4 classes, 2 workloads, 2 instances). Each case runs a non-interactive
+`bash --norc`, sources the completion script, sets COMP_WORDS, COMP_CWORD,
+COMP_LINE and COMP_POINT as readline would for the line, calls the function
+`complete` registered for memqosctl and compares COMPREPLY and what was printed.
+The built memqosctl is found first in PATH. It also checks that the script
+offers exactly the commands and options that `memqosctl --help` and
+`memqosctl COMMAND --help` document, and that nothing is offered or printed
+when memqosd cannot be reached. Exit 77 (meson: skipped) when dbus-daemon or
+python3-dbusmock is missing.
+
+Usage: run_ctl_completion_test.py PATH/TO/memqosctl PATH/TO/completions/memqosctl
+"""
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_ctl_bus_test as bus_test  # noqa: E402 pylint: disable=wrong-import-position
+
+HARD_TIMEOUT_S = 100
+# bash's default, with the characters readline splits words at.
+WORDBREAKS = ' \t\n"\'><=;|&(:'
+
+
+def comp_words(line):
+    """COMP_WORDS and COMP_CWORD as bash builds them for `line` (cursor at its end)."""
+    words = []
+    for token in re.split(r'[ \t]+', line.lstrip(' \t')):
+        words += [w for w in re.split(r'([=:]+)', token) if w != ''] or ['']
+    if line.endswith((' ', '\t')) or not line.strip():
+        if words[-1:] != ['']:
+            words.append('')
+    return words, len(words) - 1
+
+
+class Completer:
+    def __init__(self, ctl_dir, script, env):
+        self.script = script
+        self.env = dict(env)
+        self.env['PATH'] = ctl_dir + os.pathsep + self.env.get('PATH', '/usr/bin:/bin')
+
+    def complete(self, line, env=None):
+        """(COMPREPLY as a list, stdout other than it, stderr, exit status)."""
+        words, cword = comp_words(line)
+        # set -u: the script must not trip over an unset variable in a shell
+        # that has nounset on.
+        prog = ('set -u\n'
+                f'source {shlex.quote(self.script)}\n'
+                f'COMP_WORDBREAKS={shlex.quote(WORDBREAKS)}\n'
+                f'COMP_WORDS=({" ".join(shlex.quote(w) for w in words)})\n'
+                f'COMP_CWORD={cword}\n'
+                f'COMP_LINE={shlex.quote(line)}\n'
+                f'COMP_POINT={len(line)}\n'
+                'spec=$(complete -p memqosctl) || exit 90\n'
+                'fn=${spec#*-F }; fn=${fn%% *}\n'
+                'cur=${COMP_WORDS[COMP_CWORD]} prev=\n'
+                '((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD-1]}\n'
+                'COMPREPLY=(sentinel)\n'
+                '"$fn" memqosctl "$cur" "$prev"\n'
+                'echo "@@rc=$?"\n'
+                'for w in "${COMPREPLY[@]}"; do printf "@@=%s\\n" "$w"; done\n')
+        run_env = dict(self.env)
+        if env:
+            run_env.update(env)
+        p = subprocess.run(['bash', '--norc', '--noprofile', '-c', prog], capture_output=True,
+                           timeout=bus_test.CALL_TIMEOUT_S, env=run_env, check=False)
+        out = p.stdout.decode('utf-8')
+        reply = [ln[3:] for ln in out.splitlines() if ln.startswith('@@=')]
+        other = '\n'.join(ln for ln in out.splitlines() if not ln.startswith('@@'))
+        ok = p.returncode == 0 and '@@rc=0' in out
+        return reply, other, p.stderr.decode('utf-8'), ok
+
+
+def check_reply(r, c, line, expected, what, env=None, exact=True):
+    reply, other, err, ok = c.complete(line, env)
+    detail = f'line={line!r} reply={reply!r} out={other!r} err={err!r}'
+    clean = ok and other == '' and err == ''
+    if exact:
+        r.check(clean and sorted(reply) == sorted(expected), what, detail)
+    else:  # expected is a subset of the reply
+        r.check(clean and set(expected) <= set(reply), what, detail)
+    return reply
+
+
+def help_options(text):
+    return set(re.findall(r'(?<![\w-])(--?[a-z][a-z-]*)', text))
+
+
+def test_help_agrees(r, c, ctl):
+    """The script offers what --help documents, nothing more."""
+    help_text = subprocess.run([ctl, '--help'], capture_output=True, check=False,
+                               timeout=bus_test.CALL_TIMEOUT_S).stdout.decode('utf-8')
+    commands = help_text.split('Commands:\n', 1)[-1].split('\n\n', 1)[0]
+    verbs = [ln.split()[0] for ln in commands.splitlines() if ln.strip()]
+    r.check(len(verbs) >= 10, '--help lists the commands', help_text)
+    check_reply(r, c, 'memqosctl ', verbs, 'memqosctl <TAB>: every command of --help')
+    options_part = help_text.split('Options:\n', 1)[-1].split('\n\n', 1)[0]
+    global_opts = help_options(options_part)
+    r.check({'--json', '--system', '--bus-address', '--help'} <= global_opts,
+            '--help lists the global options', options_part)
+    check_reply(r, c, 'memqosctl -', global_opts, 'memqosctl -<TAB>: the options of --help')
+
+    for verb in verbs:
+        text = subprocess.run([ctl, verb, '--help'], capture_output=True, check=False,
+                              timeout=bus_test.CALL_TIMEOUT_S).stdout.decode('utf-8')
+        # The synopsis and the option lines, not the prose ("Everything after \"--\"").
+        usage = text.splitlines()[0] if text else ''
+        lines = [ln for ln in text.splitlines() if re.match(r'\s+-', ln)]
+        own = help_options(usage + '\n' + '\n'.join(lines)) - {'--'}
+        want = global_opts | own | ({'--'} if verb == 'run' else set())
+        check_reply(r, c, f'memqosctl {verb} -', want,
+                    f'memqosctl {verb} -<TAB>: the options of {verb} --help')
+
+
+def test_static(r, c):
+    check_reply(r, c, 'memqosctl as', ['assign'], 'as<TAB> → assign')
+    check_reply(r, c, 'memqosctl --json re', ['reclaim', 'record-instance', 'reload'],
+                're<TAB> after a global option')
+    reply = check_reply(r, c, 'memqosctl assign x y --', [
+        '--request', '--limit', '--runtime', '--json', '--system', '--bus-address', '--help',
+        '--version'], 'assign x y --<TAB>: assign\'s and the global options', exact=False)
+    r.check(not {'--class', '--name', '--max', '--min', '--order'} & set(reply) and
+            all(o.startswith('--') for o in reply),
+            'assign x y --<TAB>: no other command\'s options, no short ones', repr(reply))
+    check_reply(r, c, 'memqosctl record-instance db1 --m', ['--max', '--min'],
+                'record-instance --m<TAB>')
+    check_reply(r, c, 'memqosctl status --j', ['--json'], 'status --j<TAB>')
+    check_reply(r, c, 'memqosctl assign x y --request ', [], 'a size: nothing offered')
+    check_reply(r, c, 'memqosctl verify-placement 4G --failover-reserve ', [],
+                '--failover-reserve SIZE: nothing offered')
+    check_reply(r, c, 'memqosctl status ', [], 'status takes no argument')
+    check_reply(r, c, 'memqosctl bogus --s', ['--system'],
+                'an unknown command: the global options (and no unset-variable error)')
+    check_reply(r, c, 'memqosctl run --class shared bas', ['bash'],
+                'run: the command is completed from the commands', exact=False)
+    check_reply(r, c, 'memqosctl run --class shared -- bas', ['bash'],
+                'run --: the command after "--"', exact=False)
+    reply, other, err, ok = c.complete('memqosctl run --class shared -- bash -')
+    r.check(ok and reply == [] and other == '' and err == '',
+            'run: the command\'s own arguments are left to the shell', f'{reply!r} {err!r}')
+
+
+def test_daemon(r, c, address):
+    bus = ['--bus-address', address]
+    b = ' '.join(shlex.quote(x) for x in bus)
+    classes = ['system', 'dedicated', 'shared', 'reclaimed']
+    ids = ['nginx.service', 'vm:web1']
+    check_reply(r, c, f'memqosctl {b} assign foo.service ', classes,
+                'assign ID <TAB>: the class names from memqosd')
+    check_reply(r, c, f'memqosctl {b} assign foo.service sh', ['shared'], 'assign ID sh<TAB>')
+    check_reply(r, c, f'memqosctl --bus-address={address} assign foo.service --runtime ', classes,
+                'assign with --bus-address=ADDRESS and an option before CLASS')
+    check_reply(r, c, f'memqosctl {b} assign ', ids, 'assign <TAB>: the managed workloads')
+    check_reply(r, c, f'memqosctl {b} unassign ', ids, 'unassign <TAB>: the managed workloads')
+    check_reply(r, c, f'memqosctl {b} reclaim ', ids, 'reclaim <TAB>: the managed workloads')
+    check_reply(r, c, f'memqosctl {b} reclaim nginx.service ', [], 'reclaim ID <TAB>: a size')
+    check_reply(r, c, f'memqosctl {b} unassign n', ['nginx.service'], 'unassign n<TAB>')
+    # readline completes only after the ':' (COMP_WORDBREAKS): "vm:" + "web1".
+    check_reply(r, c, f'memqosctl {b} unassign vm:', ['web1'], 'unassign vm:<TAB> → web1')
+    check_reply(r, c, f'memqosctl {b} unassign vm:w', ['web1'], 'unassign vm:w<TAB> → web1')
+    check_reply(r, c, f'memqosctl {b} unassign nginx.service ', [], 'unassign takes one ID')
+    check_reply(r, c, f'memqosctl {b} run --class ', classes, 'run --class <TAB>')
+    check_reply(r, c, f'memqosctl {b} run --name x --class=d', ['dedicated'],
+                'run --class=d<TAB>')
+    check_reply(r, c, f'memqosctl {b} forget-instance ', ['db1.example.com', 'web1'],
+                'forget-instance <TAB>: the instance record')
+    check_reply(r, c, f'memqosctl {b} verify-placement 2G --instance d', ['db1.example.com'],
+                'verify-placement --instance d<TAB>')
+    check_reply(r, c, 'memqosctl unassign ', ids, 'the daemon at $MEMQOS_BUS_ADDRESS',
+                env={'MEMQOS_BUS_ADDRESS': address})
+    check_reply(r, c, f'{c.ctl_path} {b} unassign ', ids,
+                'the memqosctl of the line when it is given as a path',
+                env={'PATH': '/usr/bin:/bin'})
+
+
+def test_unreachable(r, c, tmp, address=None, when='no such bus'):
+    bad = address or f'unix:path={tmp}/no-such-socket'
+    env = {'MEMQOS_BUS_ADDRESS': bad, 'DBUS_SYSTEM_BUS_ADDRESS': bad}
+    for line in [f'memqosctl --bus-address {bad} assign foo.service ',
+                 f'memqosctl --bus-address {bad} unassign ',
+                 'memqosctl unassign v', 'memqosctl run --class ', 'memqosctl forget-instance ',
+                 'memqosctl --system reclaim ']:
+        check_reply(r, c, line, [], f'{when}: {line!r} offers nothing, prints nothing', env=env)
+    check_reply(r, c, 'memqosctl assign x y --r', ['--request', '--runtime'],
+                f'{when}: options still complete', env=env)
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 64
+    ctl_path = os.path.abspath(sys.argv[1])
+    script = os.path.abspath(sys.argv[2])
+    if shutil.which('bash') is None:
+        print('SKIP: no bash')
+        return 77
+    try:
+        import dbus  # pylint: disable=import-outside-toplevel
+        import dbusmock  # noqa: F401 pylint: disable=import-outside-toplevel,unused-import
+    except ImportError as e:
+        print(f'SKIP: {e} (install python3-dbusmock)')
+        return 77
+    daemon_bin = shutil.which('dbus-daemon')
+    if daemon_bin is None:
+        print('SKIP: dbus-daemon not found')
+        return 77
+
+    signal.signal(signal.SIGALRM, bus_test.on_alarm)
+    signal.alarm(HARD_TIMEOUT_S)
+    r = bus_test.Results()
+    procs = []
+    tmp = tempfile.mkdtemp(prefix='memqosctl-completion-')
+    base_env = {k: v for k, v in os.environ.items()
+                if k not in ('MEMQOS_BUS_ADDRESS', 'BASH_ENV', 'ENV')}
+    base_env['LC_ALL'] = 'C.UTF-8'
+    # The built memqosctl first in PATH, under its own name.
+    ctl_dir = os.path.join(tmp, 'bin')
+    os.mkdir(ctl_dir)
+    os.symlink(ctl_path, os.path.join(ctl_dir, 'memqosctl'))
+    c = Completer(ctl_dir, script, base_env)
+    c.ctl_path = ctl_path
+    try:
+        test_static(r, c)
+        test_help_agrees(r, c, ctl_path)
+        test_unreachable(r, c, tmp)
+
+        conf = os.path.join(tmp, 'bus.conf')
+        with open(conf, 'w', encoding='utf-8') as f:
+            f.write(bus_test.BUS_CONFIG.format(socket=os.path.join(tmp, 'bus')))
+        daemon = subprocess.Popen([daemon_bin, '--config-file', conf, '--print-address=1',
+                                   '--nofork'], stdout=subprocess.PIPE)
+        procs.append(daemon)
+        address = bus_test.read_line(daemon.stdout, 10).strip()
+        if not address:
+            print('FAIL: dbus-daemon printed no address')
+            return 1
+        bus = dbus.bus.BusConnection(address)
+        test_unreachable(r, c, tmp, address, 'a bus without memqosd')
+
+        env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address)
+        with open(os.path.join(tmp, 'mock.log'), 'w', encoding='utf-8') as mock_log:
+            mock_proc = subprocess.Popen(
+                ['/usr/bin/python3', '-m', 'dbusmock', '--session', 'org.memqos1', '/org/memqos1',
+                 'org.memqos1.Manager'], env=env, stdout=mock_log, stderr=subprocess.STDOUT)
+        procs.append(mock_proc)
+        if not r.check(bus_test.wait_for_name(bus, 'org.memqos1'), 'dbusmock owns org.memqos1'):
+            return 1
+        mock = bus_test.setup_mock(bus)
+        test_daemon(r, c, address)
+
+        # memqosd answers with an error: still nothing printed.
+        mock.AddMethod('org.memqos1.Manager', 'ListClasses', '', 'a(so)',
+                       'raise dbus.exceptions.DBusException("broken",'
+                       ' name="org.memqos1.Error.Failed")')
+        check_reply(r, c, f'memqosctl --bus-address {address} assign foo.service ', [],
+                    'ListClasses fails: nothing offered, nothing printed')
+        bus.close()
+    except Exception:  # pylint: disable=broad-except
+        traceback.print_exc()
+        r.failed.append('exception')
+    finally:
+        signal.alarm(0)
+        for p in reversed(procs):  # only the processes this script started, by PID
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    print(f'{r.passed} passed, {len(r.failed)} failed')
+    return 1 if r.failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
