@@ -8,9 +8,11 @@
 #include "bus_client.hpp"
 #include "bus_error.hpp"
 #include "command.hpp"
+#include "fetch.hpp"
 #include "monitor.hpp"
 #include "output.hpp"
 #include "render.hpp"
+#include "top.hpp"
 
 #ifndef MEMQOS_VERSION
 #define MEMQOS_VERSION "unknown"
@@ -19,32 +21,24 @@
 namespace memqos::ctl {
 namespace {
 
+Format formatOf(JsonMode mode) {
+    switch (mode) {
+    case JsonMode::Pretty:
+        return Format::Json;
+    case JsonMode::Short:
+        return Format::JsonShort;
+    case JsonMode::Off:
+        break;
+    }
+    return Format::Text;
+}
+
 int fail(const Error& error) {
     writeErr("memqosctl: " + error.what + "\n");
     return exitCodeFor(error);
 }
 
-// Properties of every listed object; one that vanished between the list and
-// GetAll (UnknownObject) is skipped, it is no longer there to show.
-template <typename Item, typename Ref>
-Result<std::vector<Item>> fetchAll(BusClient& client, const std::vector<Ref>& refs,
-                                   const char* interface,
-                                   Item (*make)(std::string, const PropertyMap&)) {
-    std::vector<Item> items;
-    for (const auto& ref : refs) {
-        auto props = client.getAll(ref.objectPath, interface);
-        if (!props) {
-            if (props.error().what.starts_with("org.freedesktop.DBus.Error.UnknownObject")) {
-                continue;
-            }
-            return props.error();
-        }
-        items.push_back(make(ref.objectPath, *props));
-    }
-    return items;
-}
-
-int status(BusClient& client, Format format) {
+int status(BusClient& client, Format format, Legend legend) {
     auto props = client.getAll(kManagerPath, kManagerInterface);
     if (!props) {
         return fail(props.error());
@@ -64,63 +58,56 @@ int status(BusClient& client, Format format) {
     } else if (!instances.error().what.starts_with("org.freedesktop.DBus.Error.UnknownMethod")) {
         return fail(instances.error());
     } // else: a memqosd without the instance record; status shows what it has
-    writeOut(renderStatus(s, format));
+    writeOut(renderStatus(s, format, legend));
     return kExitOk;
 }
 
-int instances(BusClient& client, Format format) {
+int instances(BusClient& client, Format format, Legend legend) {
     auto list = client.listInstances();
     if (!list) {
         return fail(list.error());
     }
-    writeOut(renderInstances(*list, format));
+    writeOut(renderInstances(*list, format, legend));
     return kExitOk;
 }
 
-int events(BusClient& client, Format format) {
+int events(BusClient& client, Format format, Legend legend) {
     auto list = client.listKills();
     if (!list) {
         return fail(list.error());
     }
-    writeOut(renderKills(*list, format));
+    writeOut(renderKills(*list, format, legend));
     return kExitOk;
 }
 
-int classes(BusClient& client, Format format) {
-    auto refs = client.listClasses();
-    if (!refs) {
-        return fail(refs.error());
-    }
-    auto infos = fetchAll(client, *refs, kClassInterface, classFromProperties);
+int classes(BusClient& client, Format format, Legend legend) {
+    auto infos = fetchClasses(client);
     if (!infos) {
         return fail(infos.error());
     }
-    writeOut(renderClasses(*infos, format));
+    writeOut(renderClasses(*infos, format, legend));
     return kExitOk;
 }
 
-int workloads(BusClient& client, Format format) {
-    auto refs = client.listWorkloads();
-    if (!refs) {
-        return fail(refs.error());
-    }
-    auto infos = fetchAll(client, *refs, kWorkloadInterface, workloadFromProperties);
+int workloads(BusClient& client, Format format, Legend legend) {
+    auto infos = fetchWorkloads(client);
     if (!infos) {
         return fail(infos.error());
     }
-    writeOut(renderWorkloads(*infos, format));
+    writeOut(renderWorkloads(*infos, format, legend));
     return kExitOk;
 }
 
 int execute(const Command& cmd, BusClient& client) {
-    const Format format = cmd.json ? Format::Json : Format::Text;
+    const Format format = formatOf(cmd.json);
+    const Legend legend = cmd.legend ? Legend::Show : Legend::Hide;
     switch (cmd.verb) {
     case Verb::Status:
-        return status(client, format);
+        return status(client, format, legend);
     case Verb::Classes:
-        return classes(client, format);
+        return classes(client, format, legend);
     case Verb::Workloads:
-        return workloads(client, format);
+        return workloads(client, format, legend);
     case Verb::Assign: {
         auto path =
             client.assignWorkload(cmd.id, cmd.className, cmd.request, cmd.limit, cmd.persist);
@@ -163,7 +150,7 @@ int execute(const Command& cmd, BusClient& client) {
         if (!verdict) {
             return fail(verdict.error());
         }
-        writeOut(renderPlacement(*verdict, format));
+        writeOut(renderPlacement(*verdict, format, legend));
         const int code = placementExitCode(*verdict);
         if (verdict->verdict == "soft") {
             writeErr("memqosctl: warning: soft placement violation: " + verdict->message + "\n");
@@ -179,7 +166,7 @@ int execute(const Command& cmd, BusClient& client) {
         if (!findings) {
             return fail(findings.error());
         }
-        writeOut(renderFindings(*findings, format));
+        writeOut(renderFindings(*findings, format, legend));
         return verifyExitCode(*findings);
     }
     case Verb::Reload: {
@@ -192,10 +179,12 @@ int execute(const Command& cmd, BusClient& client) {
     }
     case Verb::Monitor:
         return runMonitor(client, format);
+    case Verb::Top:
+        return runTop(client, cmd, format);
     case Verb::Instances:
-        return instances(client, format);
+        return instances(client, format, legend);
     case Verb::Events:
-        return events(client, format);
+        return events(client, format, legend);
     case Verb::RecordInstance: {
         if (auto r = client.recordInstance(cmd.instance, cmd.minMemory, cmd.memory, cmd.up); !r) {
             return fail(r.error());

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <cmath>
 #include <utility>
 
 #include "size.hpp"
@@ -18,7 +20,7 @@ struct VerbInfo {
     std::string_view details; // extra lines for COMMAND --help
 };
 
-constexpr std::array<VerbInfo, 15> kVerbs{{
+constexpr std::array<VerbInfo, 16> kVerbs{{
     {Verb::Status, "status", "status", "Show node memory, swap, ratio, pressure and admission", ""},
     {Verb::Classes, "classes", "classes", "List the colocation classes", ""},
     {Verb::Workloads, "workloads", "workloads", "List the managed workloads and their tiers", ""},
@@ -84,6 +86,20 @@ constexpr std::array<VerbInfo, 15> kVerbs{{
     {Verb::Monitor, "monitor", "monitor", "Follow pressure changes, kills and property changes",
      "One line per event with a timestamp (one JSON object per line with --json);\n"
      "exit status 0 on SIGINT or SIGTERM.\n"},
+    {Verb::Top, "top",
+     "top [--order=usage|pressure|swap|name] [--delay=SECONDS] [--iterations=N] [--batch]",
+     "Show classes and workloads live, like systemd-cgtop",
+     "  -o, --order=KEY      sort by usage (memory in use, the default), pressure (PSI),\n"
+     "                       swap or name\n"
+     "  -d, --delay=SECONDS  time between frames (default: 1; fractions allowed)\n"
+     "  -n, --iterations=N   stop after N frames (default: until SIGINT or SIGTERM)\n"
+     "  -b, --batch          no screen control codes: frames one after the other, for\n"
+     "                       scripts (the default when stdout is not a terminal)\n"
+     "Every number is what memqosd reports (Manager, Class and Workload properties).\n"
+     "PSI is a workload's memory stall (\"some\", percent) over the reclaim\n"
+     "controller's last interval, \"-\" where memqosd does not measure it.\n"
+     "With --json, one JSON document per frame (implies --batch).\n"
+     "Exit status 0 on SIGINT, SIGTERM or after N frames.\n"},
 }};
 
 const VerbInfo* findVerb(std::string_view name) {
@@ -144,6 +160,8 @@ private:
                        std::size_t& i);
     // An option without a value ("--runtime"): "--runtime=x" is an error.
     void flagOption(std::string_view name, const std::optional<std::string>& inlineValue);
+    void jsonOption(const std::optional<std::string>& inlineValue);
+    void delayOption(std::string_view name, const std::string& value);
     void checkPositionals();
 
     const std::vector<std::string>& args_;
@@ -269,7 +287,66 @@ bool Parser::commandOption(std::string_view name, const std::optional<std::strin
         cmd_.up = name == "--up";
         return true;
     }
+    if (verb == Verb::Top && (name == "--order" || name == "-o")) {
+        if (auto v = optionValue(name, inlineValue, i)) {
+            if (auto order = parseTopOrder(*v)) {
+                cmd_.order = *order;
+            } else {
+                fail(std::string(name) + ": '" + *v +
+                     "' is not one of usage, pressure, swap, name");
+            }
+        }
+        return true;
+    }
+    if (verb == Verb::Top && (name == "--delay" || name == "-d")) {
+        if (auto v = optionValue(name, inlineValue, i)) {
+            delayOption(name, *v);
+        }
+        return true;
+    }
+    if (verb == Verb::Top && (name == "--iterations" || name == "-n")) {
+        if (auto v = optionValue(name, inlineValue, i)) {
+            std::uint64_t n = 0;
+            const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+            if (v->empty() || ec != std::errc{} || end != v->data() + v->size() || n == 0) {
+                fail(std::string(name) + ": '" + *v + "' is not a number of frames (1 or more)");
+            } else {
+                cmd_.iterations = n;
+            }
+        }
+        return true;
+    }
+    if (verb == Verb::Top && (name == "--batch" || name == "-b")) {
+        flagOption(name, inlineValue);
+        cmd_.batch = true;
+        return true;
+    }
     return false;
+}
+
+void Parser::jsonOption(const std::optional<std::string>& inlineValue) {
+    if (!inlineValue || *inlineValue == "pretty") {
+        cmd_.json = JsonMode::Pretty;
+    } else if (*inlineValue == "short") {
+        cmd_.json = JsonMode::Short;
+    } else if (*inlineValue == "off") {
+        cmd_.json = JsonMode::Off;
+    } else {
+        fail("--json: '" + *inlineValue + "' is not one of pretty, short, off");
+    }
+}
+
+void Parser::delayOption(std::string_view name, const std::string& value) {
+    double seconds = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+    constexpr double kMaxSeconds = 86400;
+    if (value.empty() || ec != std::errc{} || end != value.data() + value.size() ||
+        !(seconds > 0) || seconds > kMaxSeconds) {
+        fail(std::string(name) + ": '" + value +
+             "' is not a delay in seconds (above 0, at most 86400)");
+        return;
+    }
+    cmd_.delayMs = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(seconds * 1000)));
 }
 
 void Parser::flagOption(std::string_view name, const std::optional<std::string>& inlineValue) {
@@ -322,7 +399,12 @@ Result<Command> Parser::parse() {
         } else if (name == "--version") {
             version_ = true;
         } else if (name == "--json") {
-            cmd_.json = true;
+            jsonOption(inlineValue);
+            continue;
+        } else if (name == "--no-legend") {
+            cmd_.legend = false;
+        } else if (name == "--no-pager") {
+            // memqosctl never pages; accepted as systemctl's scripts pass it.
         } else if (name == "--system") {
             cmd_.bus = {BusChoice::Kind::System, {}};
         } else if (name == "--bus-address") {
@@ -391,6 +473,7 @@ void Parser::checkPositionals() {
     case Verb::Monitor:
     case Verb::Instances:
     case Verb::Events:
+    case Verb::Top:
         expect(0, 0, "");
         return;
     case Verb::Assign:
@@ -466,6 +549,21 @@ void Parser::checkPositionals() {
 
 } // namespace
 
+std::optional<TopOrder> parseTopOrder(std::string_view name) {
+    static constexpr std::array<std::pair<std::string_view, TopOrder>, 4> kOrders{{
+        {"usage", TopOrder::Usage},
+        {"pressure", TopOrder::Pressure},
+        {"swap", TopOrder::Swap},
+        {"name", TopOrder::Name},
+    }};
+    for (const auto& [n, order] : kOrders) {
+        if (n == name) {
+            return order;
+        }
+    }
+    return std::nullopt;
+}
+
 std::string_view verbName(Verb verb) {
     const VerbInfo* v = findVerb(verb);
     return v == nullptr ? std::string_view{} : v->name;
@@ -496,7 +594,10 @@ std::string helpText() {
     }
     out += "\n"
            "Options:\n"
-           "  --json                 print one JSON document (sizes in bytes)\n"
+           "  --json[=MODE]          print JSON (sizes in bytes): pretty (bare --json),\n"
+           "                         short (one line) or off\n"
+           "  --no-legend            print tables without their header and footer lines\n"
+           "  --no-pager             accepted for compatibility; memqosctl never pages\n"
            "  --system               talk to memqosd on the system bus (default)\n"
            "  --bus-address ADDRESS  use this D-Bus address instead (also $MEMQOS_BUS_ADDRESS)\n"
            "  -h, --help             show this help (COMMAND --help: that command's)\n"
@@ -528,7 +629,8 @@ std::string commandHelp(Verb verb) {
         out += "\n";
         out += kSizes;
     }
-    out += "\nOptions --json, --system and --bus-address work with every command.\n\n";
+    out += "\nOptions --json, --no-legend, --no-pager, --system and --bus-address work with\n"
+           "every command.\n\n";
     out += kExitCodes;
     return out;
 }

@@ -38,9 +38,16 @@ enum class Verb {
     Instances,
     Events,
     Reclaim,
+    Top,
 };
 
 enum class Action { Execute, Help, Version };
+
+// --json=pretty|short|off (bare --json: pretty), as systemd's tools spell it.
+enum class JsonMode { Off, Pretty, Short };
+
+// top --order: what the rows are sorted by (top_view.hpp).
+enum class TopOrder { Usage, Pressure, Swap, Name };
 
 struct BusChoice {
     enum class Kind { System, Address };
@@ -51,7 +58,8 @@ struct BusChoice {
 struct Command {
     Action action = Action::Execute;
     Verb verb = Verb::None; // with Action::Help: whose help (None = the overview)
-    bool json = false;
+    JsonMode json = JsonMode::Off;
+    bool legend = true; // false with --no-legend: tables without their header and footer
     BusChoice bus;
 
     // assign / unassign / run
@@ -72,6 +80,12 @@ struct Command {
     // record-instance NAME, forget-instance NAME, verify-placement --instance NAME
     std::string instance;
     bool up = true; // record-instance: false with --down
+
+    // top
+    TopOrder order = TopOrder::Usage;
+    std::int64_t delayMs = 1000;  // --delay SECONDS (fractions allowed)
+    std::uint64_t iterations = 0; // --iterations N; 0 = until SIGINT/SIGTERM
+    bool batch = false;           // --batch: no screen control codes
 };
 
 // `args` excludes argv[0]. `envBusAddress` is $MEMQOS_BUS_ADDRESS (nullopt or
@@ -81,6 +95,9 @@ Result<Command> parseCommandLine(const std::vector<std::string>& args,
                                  const std::optional<std::string>& envBusAddress);
 
 std::string_view verbName(Verb verb);
+
+// "usage", "pressure", "swap", "name" → TopOrder; nullopt for anything else.
+std::optional<TopOrder> parseTopOrder(std::string_view name);
 
 // The overview (--help) and one command's help (COMMAND --help).
 std::string helpText();

@@ -5,15 +5,13 @@
 
 #include <array>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <ctime>
 #include <poll.h>
-#include <sys/signalfd.h>
-#include <unistd.h>
 
 #include "bus_error.hpp"
 #include "output.hpp"
+#include "stop_signals.hpp"
 
 namespace memqos::ctl {
 namespace {
@@ -26,22 +24,6 @@ struct SlotUnref {
     void operator()(sd_bus_slot* s) const { sd_bus_slot_unref(s); }
 };
 using SlotPtr = std::unique_ptr<sd_bus_slot, SlotUnref>;
-
-class Fd {
-public:
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() {
-        if (fd_ >= 0) {
-            close(fd_);
-        }
-    }
-    int get() const { return fd_; }
-
-private:
-    int fd_;
-};
 
 std::int64_t realtimeNowUsec() {
     timespec ts{};
@@ -128,17 +110,9 @@ int runMonitor(BusClient& client, Format format) {
     MonitorContext ctx{format};
 
     // Block the signals first so none is lost between the checks below.
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    if (sigprocmask(SIG_BLOCK, &mask, nullptr) < 0) {
-        writeErr(std::string("memqosctl: cannot block signals: ") + std::strerror(errno) + "\n");
-        return kExitDaemonError;
-    }
-    Fd sigfd(signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
-    if (sigfd.get() < 0) {
-        writeErr(std::string("memqosctl: signalfd: ") + std::strerror(errno) + "\n");
+    auto stop = StopSignals::block();
+    if (!stop) {
+        writeErr("memqosctl: " + stop.error().what + "\n");
         return kExitDaemonError;
     }
 
@@ -207,7 +181,7 @@ int runMonitor(BusClient& client, Format format) {
 
         std::array<pollfd, 2> fds{{
             {sd_bus_get_fd(bus), static_cast<short>(sd_bus_get_events(bus)), 0},
-            {sigfd.get(), POLLIN, 0},
+            {stop->fd(), POLLIN, 0},
         }};
         std::uint64_t until = 0;
         int timeoutMs = -1;
@@ -220,9 +194,7 @@ int runMonitor(BusClient& client, Format format) {
             writeErr(std::string("memqosctl: poll: ") + std::strerror(errno) + "\n");
             return kExitDaemonError;
         }
-        if ((fds[1].revents & POLLIN) != 0) {
-            signalfd_siginfo info{};
-            [[maybe_unused]] const auto n = read(sigfd.get(), &info, sizeof info);
+        if ((fds[1].revents & POLLIN) != 0 && stop->wait(0)) {
             flushOut();
             return kExitOk;
         }

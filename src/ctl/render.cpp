@@ -28,10 +28,6 @@ std::string_view levelName(std::uint64_t level) {
     return pressureLevelName(level > UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(level));
 }
 
-std::string levelText(std::uint64_t level) {
-    return std::to_string(level) + " (" + std::string(levelName(level)) + ")";
-}
-
 // Properties whose numbers are sizes in bytes, on any of the three interfaces.
 bool isSizeProperty(std::string_view name) {
     static constexpr std::array<std::string_view, 14> kSizes{
@@ -55,7 +51,7 @@ std::string formatProperty(std::string_view name, const Value& value) {
     }
     if (name == "PressureLevel") {
         if (const auto* u = std::get_if<std::uint64_t>(&value.v)) {
-            return levelText(*u);
+            return formatPressureLevel(*u);
         }
     }
     return formatValue(value);
@@ -97,16 +93,16 @@ void writeInstances(JsonWriter& json, const std::vector<InstanceInfo>& instances
     json.endArray();
 }
 
-std::string instanceTable(const std::vector<InstanceInfo>& instances) {
+std::string instanceTable(const std::vector<InstanceInfo>& instances, Legend legend) {
     if (instances.empty()) {
-        return "No instances.\n";
+        return legend == Legend::Show ? "No instances.\n" : "";
     }
     Table table({{"NAME"}, {"MIN", Align::Right}, {"MAX", Align::Right}, {"STATE"}});
     for (const auto& i : instances) {
         table.addRow(
             {i.name, formatSize(i.minMemory), formatSize(i.maxMemory), i.up ? "up" : "down"});
     }
-    return table.render();
+    return table.render(legend);
 }
 
 const Value& arg(const Event& event, std::string_view name) {
@@ -120,6 +116,18 @@ const Value& arg(const Event& event, std::string_view name) {
 }
 
 } // namespace
+
+std::string formatPressureLevel(std::uint64_t level) {
+    return std::to_string(level) + " (" + std::string(levelName(level)) + ")";
+}
+
+bool isJson(Format format) {
+    return format != Format::Text;
+}
+
+JsonStyle jsonStyle(Format format) {
+    return format == Format::JsonShort ? JsonStyle::Compact : JsonStyle::Pretty;
+}
 
 bool isPlainNumberKey(std::string_view key) {
     for (const std::string_view marker :
@@ -202,24 +210,28 @@ std::string formatValue(const Value& value) {
         value.v);
 }
 
-std::string renderStatus(const ManagerStatus& s, Format format) {
-    if (format == Format::Json) {
-        JsonWriter json;
+void writeStatusMembers(JsonWriter& json, const ManagerStatus& s) {
+    json.member("Version", s.version);
+    json.member("MemoryTotal", s.memoryTotal);
+    json.member("MemoryAvailable", s.memoryAvailable);
+    json.member("SwapTotal", s.swapTotal);
+    json.member("SwapFree", s.swapFree);
+    json.member("NodeReserved", s.nodeReserved);
+    json.member("MemoryRatio", s.memoryRatio);
+    json.member("PressureLevel", s.pressureLevel);
+    json.member("PressureLevelName", pressureLevelName(s.pressureLevel));
+    json.member("AdmissionOpen", s.admissionOpen);
+    json.member("DryRun", s.dryRun);
+    json.member("ReclaimedAllocatable", s.reclaimedAllocatable);
+    json.member("ClassCount", static_cast<std::uint64_t>(s.classCount));
+    json.member("WorkloadCount", static_cast<std::uint64_t>(s.workloadCount));
+}
+
+std::string renderStatus(const ManagerStatus& s, Format format, Legend legend) {
+    if (isJson(format)) {
+        JsonWriter json(jsonStyle(format));
         json.beginObject();
-        json.member("Version", s.version);
-        json.member("MemoryTotal", s.memoryTotal);
-        json.member("MemoryAvailable", s.memoryAvailable);
-        json.member("SwapTotal", s.swapTotal);
-        json.member("SwapFree", s.swapFree);
-        json.member("NodeReserved", s.nodeReserved);
-        json.member("MemoryRatio", s.memoryRatio);
-        json.member("PressureLevel", s.pressureLevel);
-        json.member("PressureLevelName", pressureLevelName(s.pressureLevel));
-        json.member("AdmissionOpen", s.admissionOpen);
-        json.member("DryRun", s.dryRun);
-        json.member("ReclaimedAllocatable", s.reclaimedAllocatable);
-        json.member("ClassCount", static_cast<std::uint64_t>(s.classCount));
-        json.member("WorkloadCount", static_cast<std::uint64_t>(s.workloadCount));
+        writeStatusMembers(json, s);
         if (s.instances) {
             json.key("instances");
             writeInstances(json, *s.instances);
@@ -235,7 +247,7 @@ std::string renderStatus(const ManagerStatus& s, Format format) {
         {"Swap free", formatSize(s.swapFree)},
         {"Node reserved", formatSize(s.nodeReserved)},
         {"Memory ratio", formatDouble(s.memoryRatio)},
-        {"Pressure level", levelText(s.pressureLevel)},
+        {"Pressure level", formatPressureLevel(s.pressureLevel)},
         {"Admission", s.admissionOpen ? "open" : "closed"},
         {"Dry run", yesNo(s.dryRun)},
         {"Best-effort room", formatSize(s.reclaimedAllocatable)},
@@ -244,8 +256,8 @@ std::string renderStatus(const ManagerStatus& s, Format format) {
     });
     if (s.instances) {
         out += "\n";
-        out += instanceTable(*s.instances);
-        if (!s.instances->empty()) {
+        out += instanceTable(*s.instances, legend);
+        if (!s.instances->empty() && legend == Legend::Show) {
             std::size_t up = 0;
             for (const auto& i : *s.instances) {
                 up += i.up ? 1 : 0;
@@ -258,8 +270,8 @@ std::string renderStatus(const ManagerStatus& s, Format format) {
 }
 
 std::string renderReclaimed(const std::string& id, Bytes asked, Bytes freed, Format format) {
-    if (format == Format::Json) {
-        JsonWriter json;
+    if (isJson(format)) {
+        JsonWriter json(jsonStyle(format));
         json.beginObject();
         json.member("Id", id);
         json.member("Asked", asked);
@@ -270,41 +282,46 @@ std::string renderReclaimed(const std::string& id, Bytes asked, Bytes freed, For
     return "Reclaimed " + formatSize(freed) + " of " + formatSize(asked) + " from " + id + "\n";
 }
 
-std::string renderInstances(const std::vector<InstanceInfo>& instances, Format format) {
-    if (format == Format::Json) {
-        JsonWriter json;
+std::string renderInstances(const std::vector<InstanceInfo>& instances, Format format,
+                            Legend legend) {
+    if (isJson(format)) {
+        JsonWriter json(jsonStyle(format));
         writeInstances(json, instances);
         return withNewline(json.str());
     }
-    return instanceTable(instances);
+    return instanceTable(instances, legend);
 }
 
-std::string renderClasses(const std::vector<ClassInfo>& classes, Format format) {
-    if (format == Format::Json) {
-        JsonWriter json;
+void writeClass(JsonWriter& json, const ClassInfo& c) {
+    json.beginObject();
+    json.member("Name", c.name);
+    json.member("Rank", c.rank);
+    json.member("Protection", c.protection);
+    json.member("ThrottlingFactor", c.throttlingFactor);
+    json.member("Killable", c.killable);
+    json.member("Slice", c.slice);
+    json.key("Workloads").beginArray();
+    for (const auto& w : c.workloads) {
+        json.value(w);
+    }
+    json.endArray();
+    json.member("MemoryCurrent", c.memoryCurrent);
+    json.member("ObjectPath", c.objectPath);
+    json.endObject();
+}
+
+std::string renderClasses(const std::vector<ClassInfo>& classes, Format format, Legend legend) {
+    if (isJson(format)) {
+        JsonWriter json(jsonStyle(format));
         json.beginArray();
         for (const auto& c : classes) {
-            json.beginObject();
-            json.member("Name", c.name);
-            json.member("Rank", c.rank);
-            json.member("Protection", c.protection);
-            json.member("ThrottlingFactor", c.throttlingFactor);
-            json.member("Killable", c.killable);
-            json.member("Slice", c.slice);
-            json.key("Workloads").beginArray();
-            for (const auto& w : c.workloads) {
-                json.value(w);
-            }
-            json.endArray();
-            json.member("MemoryCurrent", c.memoryCurrent);
-            json.member("ObjectPath", c.objectPath);
-            json.endObject();
+            writeClass(json, c);
         }
         json.endArray();
         return withNewline(json.str());
     }
     if (classes.empty()) {
-        return "No classes.\n";
+        return legend == Legend::Show ? "No classes.\n" : "";
     }
     Table table({{"NAME"},
                  {"RANK", Align::Right},
@@ -320,40 +337,45 @@ std::string renderClasses(const std::vector<ClassInfo>& classes, Format format) 
                       yesNo(c.killable), c.slice.empty() ? "-" : c.slice,
                       std::to_string(c.workloads.size()), formatSize(c.memoryCurrent)});
     }
-    return table.render();
+    return table.render(legend);
 }
 
-std::string renderWorkloads(const std::vector<WorkloadInfo>& workloads, Format format) {
-    if (format == Format::Json) {
-        JsonWriter json;
+void writeWorkload(JsonWriter& json, const WorkloadInfo& w) {
+    json.beginObject();
+    json.member("Id", w.id);
+    json.member("Kind", w.kind);
+    json.member("Class", w.className);
+    json.member("Unit", w.unit);
+    json.member("Request", w.request);
+    json.member("Limit", w.limit);
+    json.member("MemoryMin", w.memoryMin);
+    json.member("MemoryLow", w.memoryLow);
+    json.member("MemoryHigh", w.memoryHigh);
+    json.member("MemoryMax", w.memoryMax);
+    json.member("MemorySwapMax", w.memorySwapMax);
+    json.member("MemoryCurrent", w.memoryCurrent);
+    json.member("SwapCurrent", w.swapCurrent);
+    json.member("Persistent", w.persistent);
+    json.member("ReclaimedBytes", w.reclaimedBytes);
+    json.member("ReclaimStall", w.reclaimStall);
+    json.member("ReclaimState", w.reclaimState);
+    json.member("ObjectPath", w.objectPath);
+    json.endObject();
+}
+
+std::string renderWorkloads(const std::vector<WorkloadInfo>& workloads, Format format,
+                            Legend legend) {
+    if (isJson(format)) {
+        JsonWriter json(jsonStyle(format));
         json.beginArray();
         for (const auto& w : workloads) {
-            json.beginObject();
-            json.member("Id", w.id);
-            json.member("Kind", w.kind);
-            json.member("Class", w.className);
-            json.member("Unit", w.unit);
-            json.member("Request", w.request);
-            json.member("Limit", w.limit);
-            json.member("MemoryMin", w.memoryMin);
-            json.member("MemoryLow", w.memoryLow);
-            json.member("MemoryHigh", w.memoryHigh);
-            json.member("MemoryMax", w.memoryMax);
-            json.member("MemorySwapMax", w.memorySwapMax);
-            json.member("MemoryCurrent", w.memoryCurrent);
-            json.member("SwapCurrent", w.swapCurrent);
-            json.member("Persistent", w.persistent);
-            json.member("ReclaimedBytes", w.reclaimedBytes);
-            json.member("ReclaimStall", w.reclaimStall);
-            json.member("ReclaimState", w.reclaimState);
-            json.member("ObjectPath", w.objectPath);
-            json.endObject();
+            writeWorkload(json, w);
         }
         json.endArray();
         return withNewline(json.str());
     }
     if (workloads.empty()) {
-        return "No workloads.\n";
+        return legend == Legend::Show ? "No workloads.\n" : "";
     }
     Table table({{"ID"},
                  {"KIND"},
@@ -377,12 +399,12 @@ std::string renderWorkloads(const std::vector<WorkloadInfo>& workloads, Format f
                       formatSize(w.reclaimedBytes),
                       w.reclaimState.empty() ? "-" : w.reclaimState});
     }
-    return table.render();
+    return table.render(legend);
 }
 
-std::string renderPlacement(const PlacementVerdict& p, Format format) {
-    if (format == Format::Json) {
-        JsonWriter json;
+std::string renderPlacement(const PlacementVerdict& p, Format format, Legend legend) {
+    if (isJson(format)) {
+        JsonWriter json(jsonStyle(format));
         json.beginObject();
         json.member("verdict", p.verdict);
         json.member("message", p.message);
@@ -403,14 +425,14 @@ std::string renderPlacement(const PlacementVerdict& p, Format format) {
                 {k, plain ? std::to_string(n) : formatSize(n), plain ? "" : std::to_string(n)});
         }
         out += "\n";
-        out += table.render();
+        out += table.render(legend);
     }
     return out;
 }
 
-std::string renderFindings(const std::vector<Finding>& findings, Format format) {
-    if (format == Format::Json) {
-        JsonWriter json;
+std::string renderFindings(const std::vector<Finding>& findings, Format format, Legend legend) {
+    if (isJson(format)) {
+        JsonWriter json(jsonStyle(format));
         json.beginArray();
         for (const auto& f : findings) {
             json.beginObject();
@@ -423,18 +445,18 @@ std::string renderFindings(const std::vector<Finding>& findings, Format format) 
         return withNewline(json.str());
     }
     if (findings.empty()) {
-        return "No findings.\n";
+        return legend == Legend::Show ? "No findings.\n" : "";
     }
     Table table({{"SEVERITY"}, {"CODE"}, {"MESSAGE"}});
     for (const auto& f : findings) {
         table.addRow({f.severity, f.code, f.message});
     }
-    return table.render();
+    return table.render(legend);
 }
 
 std::string renderWorkloadPath(std::string_view path, Format format) {
-    if (format == Format::Json) {
-        JsonWriter json;
+    if (isJson(format)) {
+        JsonWriter json(jsonStyle(format));
         json.beginObject().member("workload", path).endObject();
         return withNewline(json.str());
     }
@@ -442,12 +464,12 @@ std::string renderWorkloadPath(std::string_view path, Format format) {
 }
 
 std::string renderNothing(Format format) {
-    return format == Format::Json ? "{}\n" : "";
+    return isJson(format) ? "{}\n" : "";
 }
 
 std::string renderReload(const std::vector<std::string>& restartNeeded, Format format) {
-    if (format == Format::Json) {
-        JsonWriter json;
+    if (isJson(format)) {
+        JsonWriter json(jsonStyle(format));
         json.beginObject().key("restart_needed").beginArray();
         for (const auto& n : restartNeeded) {
             json.value(n);
@@ -463,7 +485,7 @@ std::string renderReload(const std::vector<std::string>& restartNeeded, Format f
 }
 
 std::string renderEvent(const Event& event, Format format) {
-    if (format == Format::Json) {
+    if (isJson(format)) {
         JsonWriter json(JsonStyle::Compact);
         json.beginObject();
         json.member("timestamp", event.timestamp);
@@ -481,7 +503,7 @@ std::string renderEvent(const Event& event, Format format) {
 
     std::string line = event.timestamp + " " + event.kind;
     if (event.kind == "PressureLevelChanged") {
-        line += " level=" + levelText(arg(event, "level").asU64());
+        line += " level=" + formatPressureLevel(arg(event, "level").asU64());
         line += ": " + arg(event, "reason").asString();
     } else if (event.kind == "WorkloadKilled") {
         line += " id=" + arg(event, "id").asString() + " class=" + arg(event, "class").asString();
@@ -548,9 +570,9 @@ std::string localTime(std::uint64_t usec) {
 }
 } // namespace
 
-std::string renderKills(const std::vector<KillInfo>& kills, Format format) {
-    if (format == Format::Json) {
-        JsonWriter json;
+std::string renderKills(const std::vector<KillInfo>& kills, Format format, Legend legend) {
+    if (isJson(format)) {
+        JsonWriter json(jsonStyle(format));
         json.beginArray();
         for (const auto& k : kills) {
             json.beginObject();
@@ -571,13 +593,13 @@ std::string renderKills(const std::vector<KillInfo>& kills, Format format) {
         return withNewline(json.str());
     }
     if (kills.empty()) {
-        return "No kills recorded.\n";
+        return legend == Legend::Show ? "No kills recorded.\n" : "";
     }
     Table table({{"TIME"}, {"WORKLOAD"}, {"CLASS"}, {"REASON"}});
     for (const auto& k : kills) {
         table.addRow({localTime(k.timeUsec), k.id, k.className, k.reason});
     }
-    return table.render();
+    return table.render(legend);
 }
 
 } // namespace memqos::ctl

@@ -10,26 +10,38 @@
 #include <vector>
 
 #include "model.hpp"
+#include "table.hpp"
 
 namespace memqos::ctl {
 
-enum class Format { Text, Json };
+// Json is --json=pretty, JsonShort --json=short (one line per document).
+enum class Format { Text, Json, JsonShort };
 
 class JsonWriter;
+enum class JsonStyle;
+
+bool isJson(Format format);
+JsonStyle jsonStyle(Format format); // Compact for JsonShort, else Pretty
 
 // With status.instances: the instance table and the max memory of the up
 // instances after the key/value lines (JSON: an "instances" array).
-std::string renderStatus(const ManagerStatus& status, Format format);
+std::string renderStatus(const ManagerStatus& status, Format format, Legend legend = Legend::Show);
 // instances: NAME MIN MAX STATE, or a JSON array of {name, min_memory,
 // max_memory, up} (ListInstances' field names).
-std::string renderInstances(const std::vector<InstanceInfo>& instances, Format format);
+std::string renderInstances(const std::vector<InstanceInfo>& instances, Format format,
+                            Legend legend = Legend::Show);
 // The kill history: a table (TIME in local time, ISO 8601 to the second) or
 // a JSON array of {time_usec, time, id, class, reason, numbers}.
-std::string renderKills(const std::vector<KillInfo>& kills, Format format);
-std::string renderClasses(const std::vector<ClassInfo>& classes, Format format);
-std::string renderWorkloads(const std::vector<WorkloadInfo>& workloads, Format format);
-std::string renderPlacement(const PlacementVerdict& verdict, Format format);
-std::string renderFindings(const std::vector<Finding>& findings, Format format);
+std::string renderKills(const std::vector<KillInfo>& kills, Format format,
+                        Legend legend = Legend::Show);
+std::string renderClasses(const std::vector<ClassInfo>& classes, Format format,
+                          Legend legend = Legend::Show);
+std::string renderWorkloads(const std::vector<WorkloadInfo>& workloads, Format format,
+                            Legend legend = Legend::Show);
+std::string renderPlacement(const PlacementVerdict& verdict, Format format,
+                            Legend legend = Legend::Show);
+std::string renderFindings(const std::vector<Finding>& findings, Format format,
+                           Legend legend = Legend::Show);
 // assign/run: the workload's object path (text) or {"workload": path} (JSON).
 std::string renderWorkloadPath(std::string_view path, Format format);
 // Commands without output: nothing (text) or {} (JSON, so scripts always parse).
@@ -49,8 +61,15 @@ int verifyExitCode(const std::vector<Finding>& findings);
 
 // Building blocks, exposed for tests.
 void writeJsonValue(JsonWriter& json, const Value& value);
+// The members of status --json (without "instances"), and one element of
+// classes --json and workloads --json; top --json reuses them.
+void writeStatusMembers(JsonWriter& json, const ManagerStatus& status);
+void writeClass(JsonWriter& json, const ClassInfo& info);
+void writeWorkload(JsonWriter& json, const WorkloadInfo& info);
 std::string formatValue(const Value& value);
 std::string formatDouble(double d);
+// "1 (admission-closed)": a pressure level with its name.
+std::string formatPressureLevel(std::uint64_t level);
 // True for a number named like a ratio or a count ("ratio_permille",
 // "victims_count"), printed raw; other numbers in a{st} are sizes.
 bool isPlainNumberKey(std::string_view key);

@@ -17,7 +17,7 @@ void Table::addRow(std::vector<std::string> cells) {
     rows_.push_back(std::move(cells));
 }
 
-std::string Table::render() const {
+std::string Table::render(Legend legend) const {
     std::vector<std::size_t> widths;
     widths.reserve(columns_.size());
     for (const auto& c : columns_) {
@@ -56,12 +56,14 @@ std::string Table::render() const {
         out += '\n';
     };
 
-    std::vector<std::string> header;
-    header.reserve(columns_.size());
-    for (const auto& c : columns_) {
-        header.push_back(c.header);
+    if (legend == Legend::Show) {
+        std::vector<std::string> header;
+        header.reserve(columns_.size());
+        for (const auto& c : columns_) {
+            header.push_back(c.header);
+        }
+        emit(header);
     }
-    emit(header);
     for (const auto& row : rows_) {
         emit(row);
     }

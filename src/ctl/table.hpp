@@ -11,6 +11,10 @@ namespace memqos::ctl {
 
 enum class Align { Left, Right };
 
+// Legend::Hide (--no-legend): a table without its header row, and the
+// callers leave out their footers and "No ..." lines, as systemctl does.
+enum class Legend : bool { Hide = false, Show = true };
+
 class Table {
 public:
     struct Column {
@@ -23,7 +27,7 @@ public:
     // A row must have one cell per column (asserted).
     void addRow(std::vector<std::string> cells);
     std::size_t rows() const { return rows_.size(); }
-    std::string render() const;
+    std::string render(Legend legend = Legend::Show) const;
 
 private:
     std::vector<Column> columns_;

@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """memqosctl against a fake memqosd on a private bus.
 
+`memqosctl top` also runs in a pseudo-terminal (python's pty module), where it
+must clear the screen before each frame, and in batch mode, where it must not.
+
 Starts its own dbus-daemon (killed by PID at exit), runs python-dbusmock on it
 as org.memqos1 with canned properties, objects and method replies, then runs
 the built memqosctl with --bus-address and checks output, JSON and exit codes:
@@ -12,8 +15,10 @@ missing.
 Usage: run_ctl_bus_test.py PATH/TO/memqosctl
 """
 
+import errno
 import json
 import os
+import pty
 import select
 import shutil
 import signal
@@ -244,6 +249,9 @@ def test_not_running(r, ctl):
     r.check('memqosd is not running' in err and 'systemctl status memqosd' in err,
             'not running: says which and what to do', err)
     r.check(out == '', 'not running: nothing on stdout', out)
+    rc, out, err = ctl.run('top', '--iterations', '1')
+    r.check(rc == 3 and 'memqosd is not running' in err and out == '',
+            'top, not running: exit 3, nothing on stdout', f'rc={rc} out={out!r} err={err!r}')
 
 
 def test_unreachable_and_usage(r, ctl, tmp):
@@ -556,6 +564,196 @@ def test_placement_options(r, ctl, mock):
                 'placement: option types b and s', repr(types))
 
 
+CLEAR = '\x1b[H\x1b[2J'
+
+
+def run_in_pty(ctl, *args, env=None, timeout=CALL_TIMEOUT_S, stop_after=None):
+    """Runs memqosctl with a pseudo-terminal as stdin/stdout/stderr.
+
+    Returns (exit code, everything it wrote, '\\r\\n' turned back into '\\n').
+    With stop_after=(text, signal): sends the signal once `text` was seen.
+    """
+    argv = [ctl.path, '--bus-address', ctl.address, *args]
+    child_env = ctl.env(dict({'TERM': 'xterm'}, **(env or {})))
+    if env is None or 'NO_COLOR' not in env:
+        child_env.pop('NO_COLOR', None)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: exec at once
+        try:
+            os.execve(argv[0], argv, child_env)
+        finally:
+            os._exit(127)  # pylint: disable=protected-access
+    out = b''
+    signalled = False
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                break
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            try:
+                data = os.read(fd, 65536)
+            except OSError as e:  # EIO: the child closed the terminal
+                if e.errno != errno.EIO:
+                    raise
+                break
+            if not data:
+                break
+            out += data
+            if stop_after and not signalled and stop_after[0].encode() in out:
+                os.kill(pid, stop_after[1])
+                signalled = True
+    finally:
+        os.close(fd)
+        _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out.decode('utf-8').replace('\r\n', '\n')
+
+
+def top_rows(frame, first):
+    """The rows of the table whose header starts with `first`, split on blanks."""
+    lines = frame.split('\n')
+    for i, line in enumerate(lines):
+        if line.split()[:1] == [first]:
+            rows = []
+            for row in lines[i + 1:]:
+                if not row.strip():
+                    break
+                rows.append(row.split())
+            return rows
+    return None
+
+
+def check_top_frame(r, frame, what):
+    r.check('Pressure level: 1 (admission-closed)  Admission: closed  Dry run: yes' in frame
+            and 'Memory available: 9.5G of 16G  Swap free: 3G of 4G  Best-effort room: 2.5G'
+            in frame, f'{what}: the node line from the Manager', repr(frame))
+    r.check(top_rows(frame, 'CLASS') == [['shared', '2', '1', '3.3G'],
+                                         ['dedicated', '1', '1', '2G'],
+                                         ['system', '0', '0', '512M'],
+                                         ['reclaimed', '3', '0', '0']],
+            f'{what}: class rows by usage', repr(frame))
+    r.check(top_rows(frame, 'WORKLOAD') == [
+        ['vm:web1', 'dedicated', '2G', '2G', 'max', '2G', '0', '-', 'off'],
+        ['nginx.service', 'shared', '300M', '256M', '947.2M', '1G', '0', '0.02%', 'reclaiming']],
+        f'{what}: workload rows by usage', repr(frame))
+
+
+def test_top(r, ctl):
+    # In a terminal: each frame starts with cursor home + clear screen.
+    rc, out = run_in_pty(ctl, 'top', '--iterations', '2', '--delay', '0.2')
+    r.check(rc == 0, 'top in a pty, --iterations 2: exit 0', f'rc={rc} out={out!r}')
+    r.check(out.count(CLEAR) == 2 and out.startswith(CLEAR),
+            'top in a pty: clear-screen before each of 2 frames', repr(out))
+    frames = out.split(CLEAR)[1:]
+    r.check(len(frames) == 2, 'top in a pty: two frames', repr(out))
+    for n, frame in enumerate(frames, 1):
+        check_top_frame(r, frame.replace('\x1b[1m', '').replace('\x1b[0m', ''),
+                        f'top in a pty, frame {n}')
+    r.check(out.count('\x1b[1mCLASS ') == 2 and out.count('\x1b[1mWORKLOAD ') == 2,
+            'top in a pty: bold table headers', repr(out))
+
+    rc, out = run_in_pty(ctl, 'top', '-n', '1', env={'NO_COLOR': '1'})
+    r.check(rc == 0 and out.count(CLEAR) == 1 and '\x1b[1m' not in out,
+            'top in a pty with NO_COLOR: clears, but no bold', repr(out))
+
+    # Batch mode in a terminal: no control codes, frames one after the other.
+    rc, out = run_in_pty(ctl, 'top', '--batch', '--iterations=2', '--delay=0.1')
+    r.check(rc == 0 and '\x1b' not in out, 'top --batch in a pty: exit 0, no control codes',
+            f'rc={rc} out={out!r}')
+    frames = out.split('\n\nPressure level:')
+    r.check(out.count('Pressure level:') == 2 and len(frames) == 2,
+            'top --batch: two frames separated by a blank line', repr(out))
+    check_top_frame(r, out.split('\n\nPressure level:')[0], 'top --batch, frame 1')
+
+    # stdout not a terminal: batch implied.
+    rc, out, err = ctl.run('top', '-n', '2', '-d', '0.1')
+    r.check(rc == 0 and '\x1b' not in out and out.count('Pressure level:') == 2 and err == '',
+            'top into a pipe: batch implied, two frames', f'rc={rc} out={out!r} err={err!r}')
+    check_top_frame(r, out, 'top into a pipe')
+
+    # Sort orders (the daemon's values: vm:web1 2G, nginx 300M; only nginx has PSI).
+    for order, first in [('name', 'nginx.service'), ('pressure', 'nginx.service'),
+                         ('swap', 'nginx.service'), ('usage', 'vm:web1')]:
+        rc, out, err = ctl.run('top', '-n', '1', f'--order={order}')
+        rows = top_rows(out, 'WORKLOAD') or [[]]
+        r.check(rc == 0 and rows[0][:1] == [first], f'top --order={order}: {first} first',
+                f'rc={rc} out={out!r} err={err!r}')
+    rc, out, _ = ctl.run('top', '-n', '1', '--order=name')
+    r.check([row[0] for row in top_rows(out, 'CLASS') or []] ==
+            ['dedicated', 'reclaimed', 'shared', 'system'], 'top --order=name: classes too', out)
+
+    rc, out, err = ctl.run('top', '-n', '1', '--no-legend')
+    r.check(rc == 0 and 'CLASS' not in out and 'WORKLOAD' not in out
+            and '\nshared        2          1    3.3G\n' in out,
+            'top --no-legend: rows without headers', f'rc={rc} out={out!r} err={err!r}')
+
+    rc, out, err = ctl.run('--json=short', 'top', '-n', '2', '-d', '0.1')
+    lines = out.splitlines()
+    r.check(rc == 0 and len(lines) == 2, 'top --json=short: one line per frame',
+            f'rc={rc} out={out!r} err={err!r}')
+    try:
+        docs = [json.loads(line) for line in lines]
+    except ValueError as e:
+        r.check(False, 'top --json=short: each line is JSON', f'{e}: {out!r}')
+        docs = []
+    for doc in docs:
+        r.check(doc.get('Manager', {}).get('PressureLevel') == 1
+                and doc['Manager'].get('AdmissionOpen') is False
+                and [c.get('Name') for c in doc.get('Classes', [])] ==
+                ['shared', 'dedicated', 'system', 'reclaimed']
+                and [w.get('Id') for w in doc.get('Workloads', [])] == ['vm:web1', 'nginx.service']
+                and doc['Workloads'][1].get('ReclaimStall') == 0.02,
+                'top --json=short: the daemon\'s properties', repr(doc))
+
+    rc, _, err = ctl.run('top', '--order=cpu')
+    r.check(rc == 64 and "--order: 'cpu' is not one of" in err, 'top --order=cpu: exit 64', err)
+
+    # SIGINT and SIGTERM end it with 0, on the terminal as in a pipe.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        rc, out = run_in_pty(ctl, 'top', '--delay', '30', stop_after=('reclaiming', sig))
+        r.check(rc == 0 and out.count(CLEAR) == 1,
+                f'top in a pty: {sig.name} during the delay → exit 0 after one frame',
+                f'rc={rc} out={out!r}')
+
+
+def test_conventions(r, ctl):
+    """--json=short|pretty|off, --no-legend, --no-pager on the other commands."""
+    rc, pretty, _ = ctl.run('--json', 'status')
+    rc2, short, _ = ctl.run('--json=short', 'status')
+    r.check(rc == 0 and rc2 == 0 and short.count('\n') == 1 and pretty.count('\n') > 5
+            and json.loads(short) == json.loads(pretty),
+            '--json=short: the same document on one line', f'{short!r} {pretty!r}')
+    rc, out, _ = ctl.run('--json=pretty', 'classes')
+    r.check(rc == 0 and out.startswith('[\n  {\n    "Name": "system"'), '--json=pretty', out)
+    rc, out, _ = ctl.run('--json', 'status', '--json=off')
+    r.check(rc == 0 and out.startswith('Version:'), '--json=off: tables again', out)
+    rc, out, err = ctl.run('--json=long', 'status')
+    r.check(rc == 64 and out == '' and "--json: 'long' is not one of pretty, short, off" in err,
+            '--json=long: exit 64', f'rc={rc} err={err!r}')
+
+    rc, out, _ = ctl.run('--no-legend', 'workloads')
+    r.check(rc == 0 and [line.split()[0] for line in out.splitlines()] ==
+            ['nginx.service', 'vm:web1'], '--no-legend workloads: rows only', out)
+    rc, out, _ = ctl.run('instances', '--no-legend')
+    r.check(rc == 0 and out == ('db1.example.com    2G   4G  down\n'
+                                'web1             512M   1G  up\n'),
+            '--no-legend instances: rows only', repr(out))
+    rc, out, _ = ctl.run('status', '--no-legend')
+    r.check(rc == 0 and out.endswith('Workloads:         2\n\n'
+                                     'db1.example.com    2G   4G  down\n'
+                                     'web1             512M   1G  up\n'),
+            '--no-legend status: the instance rows without header and footer', repr(out))
+    rc, out, _ = ctl.run('--no-pager', 'classes')
+    rc2, plain, _ = ctl.run('classes')
+    r.check(rc == 0 and out == plain, '--no-pager: accepted, output unchanged', out)
+    rc, out, _ = ctl.run('classes')
+    r.check('\x1b' not in out, 'no colour into a pipe', repr(out))
+
+
 def test_verify_reload(r, ctl, mock):
     rc, out, err = ctl.run('verify')
     r.check(rc == 0, 'verify warnings only: exit 0', f'rc={rc} err={err!r}')
@@ -758,6 +956,8 @@ def main():
         test_status(r, ctl)
         test_classes(r, ctl)
         test_workloads(r, ctl)
+        test_top(r, ctl)
+        test_conventions(r, ctl)
         test_assign_run(r, ctl, mock)
         test_placement(r, ctl, mock)
         test_instances(r, ctl, mock)

@@ -36,7 +36,8 @@ TEST(ParseCommandLine, SimpleVerbs) {
     EXPECT_EQ(ok({"reload"}).verb, Verb::Reload);
     EXPECT_EQ(ok({"monitor"}).verb, Verb::Monitor);
     EXPECT_EQ(ok({"status"}).action, Action::Execute);
-    EXPECT_FALSE(ok({"status"}).json);
+    EXPECT_EQ(ok({"status"}).json, JsonMode::Off);
+    EXPECT_EQ(ok({"top"}).verb, Verb::Top);
 }
 
 TEST(ParseCommandLine, DefaultsToTheSystemBus) {
@@ -68,7 +69,7 @@ TEST(ParseCommandLine, BusAddressFromOptionOrEnvironment) {
 
 TEST(ParseCommandLine, GlobalOptionsAlsoAfterTheCommand) {
     const Command c = ok({"workloads", "--json"});
-    EXPECT_TRUE(c.json);
+    EXPECT_EQ(c.json, JsonMode::Pretty);
     EXPECT_EQ(c.verb, Verb::Workloads);
     EXPECT_EQ(ok({"status", "--bus-address", "unix:path=/x"}).bus.address, "unix:path=/x");
 }
@@ -124,7 +125,7 @@ TEST(ParseCommandLine, RunWithDoubleDash) {
     EXPECT_EQ(c.request, 256 * kMiB);
     EXPECT_EQ(c.limit, kGiB);
     EXPECT_TRUE(c.unitName.empty());
-    EXPECT_FALSE(c.json) << "--json after -- belongs to the command";
+    EXPECT_EQ(c.json, JsonMode::Off) << "--json after -- belongs to the command";
     EXPECT_THAT(c.argv, ElementsAre("stress-ng", "--vm", "1", "--json"));
 }
 
@@ -228,7 +229,7 @@ TEST(ParseCommandLine, RecordInstanceOptions) {
     EXPECT_FALSE(c.up);
 
     c = ok({"--json", "record-instance", "db1", "--max", "1073741824", "--up"});
-    EXPECT_TRUE(c.json);
+    EXPECT_EQ(c.json, JsonMode::Pretty);
     EXPECT_EQ(c.memory, kGiB) << "plain bytes";
     EXPECT_TRUE(c.up);
 
@@ -276,7 +277,7 @@ TEST(ParseCommandLine, ForgetInstanceAndInstances) {
 
     c = ok({"instances", "--json"});
     EXPECT_EQ(c.verb, Verb::Instances);
-    EXPECT_TRUE(c.json);
+    EXPECT_EQ(c.json, JsonMode::Pretty);
     EXPECT_THAT(usageError({"instances", "db1"}), HasSubstr("unexpected argument 'db1'"));
     EXPECT_EQ(ok({"record-instance", "--help"}).action, Action::Help) << "no 'needs NAME' error";
 }
@@ -290,9 +291,73 @@ TEST(ParseCommandLine, UsageErrors) {
                 HasSubstr("unknown option '--request' for 'status'"));
     EXPECT_THAT(usageError({"--request", "1G", "assign", "a", "b"}),
                 HasSubstr("unknown option '--request'"));
-    EXPECT_THAT(usageError({"--json=yes", "status"}), HasSubstr("takes no value"));
+    EXPECT_THAT(usageError({"--json=yes", "status"}),
+                HasSubstr("--json: 'yes' is not one of pretty, short, off"));
+    EXPECT_THAT(usageError({"--no-legend=1", "status"}), HasSubstr("takes no value"));
     EXPECT_THAT(usageError({"--bus-address"}), HasSubstr("needs a value"));
     EXPECT_THAT(usageError({"--bus-address=", "status"}), HasSubstr("address is empty"));
+}
+
+TEST(ParseCommandLine, JsonModes) {
+    EXPECT_EQ(ok({"--json", "status"}).json, JsonMode::Pretty) << "bare --json is pretty";
+    EXPECT_EQ(ok({"--json=pretty", "status"}).json, JsonMode::Pretty);
+    EXPECT_EQ(ok({"--json=short", "status"}).json, JsonMode::Short);
+    EXPECT_EQ(ok({"--json=short", "status", "--json=off"}).json, JsonMode::Off) << "last wins";
+    EXPECT_EQ(ok({"--json", "status"}).verb, Verb::Status) << "the value is never the next word";
+    EXPECT_THAT(usageError({"--json=", "status"}), HasSubstr("'' is not one of"));
+}
+
+TEST(ParseCommandLine, LegendAndPager) {
+    EXPECT_TRUE(ok({"workloads"}).legend);
+    EXPECT_FALSE(ok({"--no-legend", "workloads"}).legend);
+    EXPECT_FALSE(ok({"workloads", "--no-legend"}).legend);
+    const Command c = ok({"--no-pager", "status"});
+    EXPECT_EQ(c.verb, Verb::Status) << "--no-pager is accepted and changes nothing";
+    EXPECT_EQ(c.action, Action::Execute);
+    EXPECT_THAT(usageError({"--no-pager=yes", "status"}), HasSubstr("takes no value"));
+}
+
+TEST(ParseCommandLine, TopDefaults) {
+    const Command c = ok({"top"});
+    EXPECT_EQ(c.order, TopOrder::Usage);
+    EXPECT_EQ(c.delayMs, 1000);
+    EXPECT_EQ(c.iterations, 0U);
+    EXPECT_FALSE(c.batch);
+}
+
+TEST(ParseCommandLine, TopOptions) {
+    Command c = ok({"top", "--order=pressure", "--delay=0.25", "--iterations=2", "--batch"});
+    EXPECT_EQ(c.order, TopOrder::Pressure);
+    EXPECT_EQ(c.delayMs, 250);
+    EXPECT_EQ(c.iterations, 2U);
+    EXPECT_TRUE(c.batch);
+    c = ok({"top", "-o", "swap", "-d", "3", "-n", "5", "-b"});
+    EXPECT_EQ(c.order, TopOrder::Swap);
+    EXPECT_EQ(c.delayMs, 3000);
+    EXPECT_EQ(c.iterations, 5U);
+    EXPECT_TRUE(c.batch);
+    EXPECT_EQ(ok({"top", "--order", "name"}).order, TopOrder::Name);
+    EXPECT_EQ(ok({"top", "--order=usage"}).order, TopOrder::Usage);
+    EXPECT_EQ(ok({"top", "--delay", "0.0001"}).delayMs, 1) << "rounded up to 1 ms";
+    EXPECT_EQ(ok({"top", "--delay", "1.0005"}).delayMs, 1001);
+}
+
+TEST(ParseCommandLine, TopErrors) {
+    EXPECT_THAT(usageError({"top", "--order=cpu"}),
+                HasSubstr("--order: 'cpu' is not one of usage, pressure, swap, name"));
+    for (const char* delay : {"0", "-1", "abc", "1s", "", "nan", "inf", "86401"}) {
+        EXPECT_THAT(usageError({"top", "--delay", delay}), HasSubstr("is not a delay in seconds"))
+            << delay;
+    }
+    for (const char* n : {"0", "-1", "x", "2.5", ""}) {
+        EXPECT_THAT(usageError({"top", "--iterations", n}), HasSubstr("is not a number of frames"))
+            << n;
+    }
+    EXPECT_THAT(usageError({"top", "--batch=yes"}), HasSubstr("takes no value"));
+    EXPECT_THAT(usageError({"top", "extra"}), HasSubstr("unexpected argument 'extra'"));
+    EXPECT_THAT(usageError({"status", "--iterations", "2"}),
+                HasSubstr("unknown option '--iterations' for 'status'"));
+    EXPECT_THAT(usageError({"top", "--delay"}), HasSubstr("needs a value"));
 }
 
 TEST(ParseCommandLine, HelpAndVersionWin) {
@@ -312,9 +377,9 @@ TEST(ParseCommandLine, HelpAndVersionWin) {
 
 TEST(Help, OverviewListsCommandsAndExitCodes) {
     const std::string help = helpText();
-    for (const char* verb :
-         {"status", "classes", "workloads", "assign", "unassign", "run", "verify-placement",
-          "verify", "reload", "monitor", "instances", "record-instance", "forget-instance"}) {
+    for (const char* verb : {"status", "classes", "workloads", "assign", "unassign", "run",
+                             "verify-placement", "verify", "reload", "monitor", "instances",
+                             "record-instance", "forget-instance", "top"}) {
         EXPECT_THAT(help, HasSubstr(std::string("  ") + verb + " ")) << verb;
     }
     for (const char* code : {"  0 ", "  1 ", "  2 ", "  3 ", "  64 "}) {
@@ -322,6 +387,10 @@ TEST(Help, OverviewListsCommandsAndExitCodes) {
     }
     EXPECT_THAT(help, HasSubstr("--bus-address"));
     EXPECT_THAT(help, HasSubstr("MEMQOS_BUS_ADDRESS"));
+    EXPECT_THAT(help, HasSubstr("--json[=MODE]"));
+    EXPECT_THAT(help, HasSubstr("--no-legend"));
+    EXPECT_THAT(help, HasSubstr("--no-pager             accepted for compatibility; memqosctl "
+                                "never pages"));
 }
 
 TEST(Help, PerCommand) {
@@ -341,6 +410,11 @@ TEST(Help, PerCommand) {
     EXPECT_THAT(commandHelp(Verb::ForgetInstance),
                 HasSubstr("Usage: memqosctl [OPTIONS] forget-instance NAME"));
     EXPECT_THAT(commandHelp(Verb::Instances), HasSubstr("Usage: memqosctl [OPTIONS] instances"));
+    EXPECT_THAT(commandHelp(Verb::Top),
+                HasSubstr("Usage: memqosctl [OPTIONS] top [--order=usage|pressure|swap|name] "
+                          "[--delay=SECONDS] [--iterations=N] [--batch]"));
+    EXPECT_THAT(commandHelp(Verb::Top), HasSubstr("-b, --batch"));
+    EXPECT_THAT(commandHelp(Verb::Top), HasSubstr("SIGTERM"));
 }
 
 TEST(DefaultRunName, PidAndTime) {

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fetch.hpp"
+
+#include <string>
+
+namespace memqos::ctl {
+namespace {
+
+template <typename Item, typename Ref>
+Result<std::vector<Item>> fetchAll(BusClient& client, const std::vector<Ref>& refs,
+                                   const char* interface,
+                                   Item (*make)(std::string, const PropertyMap&)) {
+    std::vector<Item> items;
+    for (const auto& ref : refs) {
+        auto props = client.getAll(ref.objectPath, interface);
+        if (!props) {
+            if (props.error().what.starts_with("org.freedesktop.DBus.Error.UnknownObject")) {
+                continue;
+            }
+            return props.error();
+        }
+        items.push_back(make(ref.objectPath, *props));
+    }
+    return items;
+}
+
+} // namespace
+
+Result<std::vector<ClassInfo>> fetchClasses(BusClient& client) {
+    auto refs = client.listClasses();
+    if (!refs) {
+        return refs.error();
+    }
+    return fetchAll(client, *refs, kClassInterface, classFromProperties);
+}
+
+Result<std::vector<WorkloadInfo>> fetchWorkloads(BusClient& client) {
+    auto refs = client.listWorkloads();
+    if (!refs) {
+        return refs.error();
+    }
+    return fetchAll(client, *refs, kWorkloadInterface, workloadFromProperties);
+}
+
+} // namespace memqos::ctl

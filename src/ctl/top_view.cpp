@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "top_view.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "json_writer.hpp"
+#include "size.hpp"
+#include "table.hpp"
+
+namespace memqos::ctl {
+namespace {
+
+constexpr std::string_view kBold = "\x1b[1m";
+constexpr std::string_view kPlain = "\x1b[0m";
+
+// The header line of a rendered table in bold.
+std::string boldHeader(std::string table, const TopStyle& style) {
+    if (!style.bold || style.legend == Legend::Hide) {
+        return table;
+    }
+    const auto eol = table.find('\n');
+    if (eol == std::string::npos) {
+        return table;
+    }
+    table.insert(eol, kPlain);
+    table.insert(0, kBold);
+    return table;
+}
+
+std::string summary(const ManagerStatus& s) {
+    return "Pressure level: " + formatPressureLevel(s.pressureLevel) +
+           "  Admission: " + (s.admissionOpen ? "open" : "closed") +
+           "  Dry run: " + (s.dryRun ? "yes" : "no") + "\n" +
+           "Memory available: " + formatSize(s.memoryAvailable) + " of " +
+           formatSize(s.memoryTotal) + "  Swap free: " + formatSize(s.swapFree) + " of " +
+           formatSize(s.swapTotal) + "  Best-effort room: " + formatSize(s.reclaimedAllocatable) +
+           "\n";
+}
+
+std::string classTable(const std::vector<ClassInfo>& classes, const TopStyle& style) {
+    if (classes.empty()) {
+        return style.legend == Legend::Show ? "No classes.\n" : "";
+    }
+    Table table(
+        {{"CLASS"}, {"RANK", Align::Right}, {"WORKLOADS", Align::Right}, {"MEMORY", Align::Right}});
+    for (const auto& c : classes) {
+        table.addRow({c.name, std::to_string(c.rank), std::to_string(c.workloads.size()),
+                      formatSize(c.memoryCurrent)});
+    }
+    return boldHeader(table.render(style.legend), style);
+}
+
+std::string workloadTable(const std::vector<WorkloadInfo>& workloads, const TopStyle& style) {
+    if (workloads.empty()) {
+        return style.legend == Legend::Show ? "No workloads.\n" : "";
+    }
+    Table table({{"WORKLOAD"},
+                 {"CLASS"},
+                 {"MEMORY", Align::Right},
+                 {"REQUEST", Align::Right},
+                 {"HIGH", Align::Right},
+                 {"LIMIT", Align::Right},
+                 {"SWAP", Align::Right},
+                 {"PSI", Align::Right},
+                 {"RECLAIM"}});
+    for (const auto& w : workloads) {
+        const auto stall = measuredStall(w);
+        table.addRow({w.id, w.className, formatSize(w.memoryCurrent), formatSize(w.request),
+                      formatSize(w.memoryHigh), formatSize(w.limit), formatSize(w.swapCurrent),
+                      stall ? formatDouble(*stall) + "%" : "-",
+                      w.reclaimState.empty() ? "-" : w.reclaimState});
+    }
+    return boldHeader(table.render(style.legend), style);
+}
+
+std::string jsonFrame(const TopFrame& frame, Format format) {
+    JsonWriter json(jsonStyle(format));
+    json.beginObject();
+    json.key("Manager").beginObject();
+    writeStatusMembers(json, frame.status);
+    json.endObject();
+    json.key("Classes").beginArray();
+    for (const auto& c : frame.classes) {
+        writeClass(json, c);
+    }
+    json.endArray();
+    json.key("Workloads").beginArray();
+    for (const auto& w : frame.workloads) {
+        writeWorkload(json, w);
+    }
+    json.endArray();
+    json.endObject();
+    return json.str() + "\n";
+}
+
+} // namespace
+
+std::optional<double> measuredStall(const WorkloadInfo& workload) {
+    static constexpr std::array<std::string_view, 4> kMeasured{"reclaiming", "backed-off",
+                                                               "at-floor", "paused"};
+    if (std::find(kMeasured.begin(), kMeasured.end(), workload.reclaimState) == kMeasured.end()) {
+        return std::nullopt;
+    }
+    return workload.reclaimStall;
+}
+
+void sortTop(TopFrame& frame, TopOrder order) {
+    auto byName = [](const WorkloadInfo& a, const WorkloadInfo& b) { return a.id < b.id; };
+    auto& w = frame.workloads;
+    auto& c = frame.classes;
+    switch (order) {
+    case TopOrder::Usage:
+        std::stable_sort(w.begin(), w.end(), [&](const auto& a, const auto& b) {
+            return a.memoryCurrent != b.memoryCurrent ? a.memoryCurrent > b.memoryCurrent
+                                                      : byName(a, b);
+        });
+        std::stable_sort(c.begin(), c.end(), [](const auto& a, const auto& b) {
+            return a.memoryCurrent > b.memoryCurrent;
+        });
+        return;
+    case TopOrder::Pressure:
+        std::stable_sort(w.begin(), w.end(), [&](const auto& a, const auto& b) {
+            const auto sa = measuredStall(a);
+            const auto sb = measuredStall(b);
+            if (sa.has_value() != sb.has_value()) {
+                return sa.has_value();
+            }
+            return sa && *sa != *sb ? *sa > *sb : byName(a, b);
+        });
+        return;
+    case TopOrder::Swap:
+        std::stable_sort(w.begin(), w.end(), [&](const auto& a, const auto& b) {
+            return a.swapCurrent != b.swapCurrent ? a.swapCurrent > b.swapCurrent : byName(a, b);
+        });
+        return;
+    case TopOrder::Name:
+        std::stable_sort(w.begin(), w.end(), byName);
+        std::stable_sort(c.begin(), c.end(),
+                         [](const auto& a, const auto& b) { return a.name < b.name; });
+        return;
+    }
+}
+
+std::string renderTopFrame(const TopFrame& frame, const TopStyle& style) {
+    if (isJson(style.format)) {
+        return jsonFrame(frame, style.format);
+    }
+    return summary(frame.status) + "\n" + classTable(frame.classes, style) + "\n" +
+           workloadTable(frame.workloads, style);
+}
+
+} // namespace memqos::ctl

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "top_view.hpp"
+
+namespace memqos::ctl {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+WorkloadInfo workload(std::string id, std::string cls, Bytes current, Bytes swap, double stall,
+                      std::string state) {
+    return WorkloadInfo{
+        .objectPath = "/org/memqos1/workload/x",
+        .id = std::move(id),
+        .kind = "service",
+        .className = std::move(cls),
+        .unit = "",
+        .request = 256 * kMiB,
+        .limit = kGiB,
+        .memoryMin = 0,
+        .memoryLow = 256 * kMiB,
+        .memoryHigh = 993210368,
+        .memoryMax = kGiB,
+        .memorySwapMax = kNoLimit,
+        .memoryCurrent = current,
+        .swapCurrent = swap,
+        .persistent = true,
+        .reclaimedBytes = 0,
+        .reclaimStall = stall,
+        .reclaimState = std::move(state),
+    };
+}
+
+ClassInfo klass(std::string name, std::uint32_t rank, Bytes current, std::size_t workloads) {
+    return ClassInfo{.objectPath = "/org/memqos1/class/" + name,
+                     .name = name,
+                     .rank = rank,
+                     .protection = "low",
+                     .throttlingFactor = 0.9,
+                     .killable = true,
+                     .slice = "memqos-" + name + ".slice",
+                     .workloads = std::vector<std::string>(workloads, "/w"),
+                     .memoryCurrent = current};
+}
+
+TopFrame sampleFrame() {
+    TopFrame f;
+    f.status = ManagerStatus{
+        .version = "0.1.0",
+        .memoryTotal = 16 * kGiB,
+        .memoryAvailable = 9 * kGiB + kGiB / 2,
+        .swapTotal = 4 * kGiB,
+        .swapFree = 3 * kGiB,
+        .nodeReserved = kGiB,
+        .memoryRatio = 1.5,
+        .pressureLevel = 1,
+        .admissionOpen = false,
+        .dryRun = true,
+        .reclaimedAllocatable = 2 * kGiB + kGiB / 2,
+        .classCount = 3,
+        .workloadCount = 3,
+        .instances = std::nullopt,
+    };
+    // In the daemon's order: classes by rank, workloads as listed.
+    f.classes = {klass("system", 0, 512 * kMiB, 0), klass("dedicated", 1, 2 * kGiB, 1),
+                 klass("shared", 2, 3 * kGiB + kGiB / 4, 2)};
+    f.workloads = {
+        workload("nginx.service", "shared", 300 * kMiB, 0, 0.02, "reclaiming"),
+        workload("vm:web1", "dedicated", 2 * kGiB, 64 * kMiB, 0.0, "off"),
+        workload("batch.service", "shared", 300 * kMiB, 512 * kMiB, 7.5, "backed-off"),
+    };
+    return f;
+}
+
+std::vector<std::string> workloadIds(const TopFrame& f) {
+    std::vector<std::string> ids;
+    for (const auto& w : f.workloads) {
+        ids.push_back(w.id);
+    }
+    return ids;
+}
+
+std::vector<std::string> classNames(const TopFrame& f) {
+    std::vector<std::string> names;
+    for (const auto& c : f.classes) {
+        names.push_back(c.name);
+    }
+    return names;
+}
+
+TEST(TopMeasuredStall, OnlyWhereTheControllerMeasures) {
+    for (const char* state : {"reclaiming", "backed-off", "at-floor", "paused"}) {
+        EXPECT_EQ(measuredStall(workload("a", "c", 0, 0, 1.5, state)), 1.5) << state;
+    }
+    for (const char* state : {"off", "no-psi", "waiting", ""}) {
+        EXPECT_EQ(measuredStall(workload("a", "c", 0, 0, 1.5, state)), std::nullopt) << state;
+    }
+}
+
+TEST(TopSort, UsageLargestFirstTiesByName) {
+    TopFrame f = sampleFrame();
+    sortTop(f, TopOrder::Usage);
+    EXPECT_THAT(workloadIds(f),
+                ::testing::ElementsAre("vm:web1", "batch.service", "nginx.service"));
+    EXPECT_THAT(classNames(f), ::testing::ElementsAre("shared", "dedicated", "system"));
+}
+
+TEST(TopSort, PressureMeasuredFirstClassesKeepRankOrder) {
+    TopFrame f = sampleFrame();
+    sortTop(f, TopOrder::Pressure);
+    EXPECT_THAT(workloadIds(f), ::testing::ElementsAre("batch.service", "nginx.service", "vm:web1"))
+        << "7.5 % before 0.02 %, the unmeasured VM last";
+    EXPECT_THAT(classNames(f), ::testing::ElementsAre("system", "dedicated", "shared"));
+}
+
+TEST(TopSort, SwapAndName) {
+    TopFrame f = sampleFrame();
+    sortTop(f, TopOrder::Swap);
+    EXPECT_THAT(workloadIds(f),
+                ::testing::ElementsAre("batch.service", "vm:web1", "nginx.service"));
+    EXPECT_THAT(classNames(f), ::testing::ElementsAre("system", "dedicated", "shared"));
+    sortTop(f, TopOrder::Name);
+    EXPECT_THAT(workloadIds(f),
+                ::testing::ElementsAre("batch.service", "nginx.service", "vm:web1"));
+    EXPECT_THAT(classNames(f), ::testing::ElementsAre("dedicated", "shared", "system"));
+}
+
+TEST(TopRender, TextFrame) {
+    TopFrame f = sampleFrame();
+    sortTop(f, TopOrder::Usage);
+    EXPECT_EQ(
+        renderTopFrame(f, TopStyle{}),
+        "Pressure level: 1 (admission-closed)  Admission: closed  Dry run: yes\n"
+        "Memory available: 9.5G of 16G  Swap free: 3G of 4G  Best-effort room: 2.5G\n"
+        "\n"
+        "CLASS      RANK  WORKLOADS  MEMORY\n"
+        "shared        2          2    3.3G\n"
+        "dedicated     1          1      2G\n"
+        "system        0          0    512M\n"
+        "\n"
+        "WORKLOAD       CLASS      MEMORY  REQUEST    HIGH  LIMIT  SWAP    PSI  RECLAIM\n"
+        "vm:web1        dedicated      2G     256M  947.2M     1G   64M      -  off\n"
+        "batch.service  shared       300M     256M  947.2M     1G  512M   7.5%  backed-off\n"
+        "nginx.service  shared       300M     256M  947.2M     1G     0  0.02%  reclaiming\n");
+}
+
+TEST(TopRender, NoLegendDropsHeadersAndEmptyLines) {
+    TopFrame f = sampleFrame();
+    f.workloads.clear();
+    const std::string out = renderTopFrame(f, TopStyle{.legend = Legend::Hide});
+    EXPECT_THAT(out, Not(HasSubstr("CLASS ")));
+    EXPECT_THAT(out, Not(HasSubstr("No workloads.")));
+    EXPECT_THAT(out, HasSubstr("\nsystem        0          0    512M\n"));
+    EXPECT_THAT(renderTopFrame(f, TopStyle{}), HasSubstr("\nNo workloads.\n"));
+}
+
+TEST(TopRender, BoldHeadersOnlyWhenAsked) {
+    const TopFrame f = sampleFrame();
+    const std::string plain = renderTopFrame(f, TopStyle{});
+    EXPECT_THAT(plain, Not(HasSubstr("\x1b[")));
+    const std::string bold = renderTopFrame(f, TopStyle{.bold = true});
+    EXPECT_THAT(bold, HasSubstr("\x1b[1mCLASS      RANK  WORKLOADS  MEMORY\x1b[0m\n"));
+    EXPECT_THAT(bold, HasSubstr("\x1b[1mWORKLOAD "));
+    EXPECT_EQ(std::count(bold.begin(), bold.end(), '\x1b'), 4) << "two headers, nothing else";
+    EXPECT_THAT(renderTopFrame(f, TopStyle{.legend = Legend::Hide, .bold = true}),
+                Not(HasSubstr("\x1b[")));
+}
+
+TEST(TopRender, JsonFrameUsesTheApiNames) {
+    const TopFrame f = sampleFrame();
+    const std::string shortJson = renderTopFrame(f, TopStyle{.format = Format::JsonShort});
+    EXPECT_EQ(std::count(shortJson.begin(), shortJson.end(), '\n'), 1) << "one line per frame";
+    EXPECT_THAT(shortJson, HasSubstr("{\"Manager\":{\"Version\":\"0.1.0\","));
+    EXPECT_THAT(shortJson,
+                HasSubstr("\"PressureLevel\":1,\"PressureLevelName\":\"admission-closed\""));
+    EXPECT_THAT(shortJson, HasSubstr("\"Classes\":[{\"Name\":\"system\""));
+    EXPECT_THAT(shortJson, HasSubstr("\"Workloads\":[{\"Id\":\"nginx.service\""));
+    EXPECT_THAT(shortJson, HasSubstr("\"ReclaimStall\":0.02"));
+    const std::string pretty = renderTopFrame(f, TopStyle{.format = Format::Json});
+    EXPECT_THAT(pretty, HasSubstr("{\n  \"Manager\": {\n    \"Version\": \"0.1.0\","));
+}
+
+} // namespace
+} // namespace memqos::ctl
