@@ -7,7 +7,9 @@ Reuses run_ctl_bus_test.py's private dbus-daemon and python-dbusmock memqosd
 `bash --norc`, sources the completion script, sets COMP_WORDS, COMP_CWORD,
 COMP_LINE and COMP_POINT as readline would for the line, calls the function
 `complete` registered for memqosctl and compares COMPREPLY and what was printed.
-The built memqosctl is found first in PATH. It also checks that the script
+The built memqosctl is found first in PATH. Two cases type into an
+interactive bash on a pseudo-terminal, to see what readline makes of the
+replies (a workload id with a ':'). It also checks that the script
 offers exactly the commands and options that `memqosctl --help` and
 `memqosctl COMMAND --help` document, and that nothing is offered or printed
 when memqosd cannot be reached. Exit 77 (meson: skipped) when dbus-daemon or
@@ -17,13 +19,16 @@ Usage: run_ctl_completion_test.py PATH/TO/memqosctl PATH/TO/completions/memqosct
 """
 
 import os
+import pty
 import re
+import select
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -185,6 +190,54 @@ def test_daemon(r, c, address):
                 env={'PATH': '/usr/bin:/bin'})
 
 
+def interactive(c, typed, expect, env, timeout=10.0):
+    """Types `typed` into an interactive bash on a pty (readline, the script
+    sourced) and returns what the terminal showed once `expect` appeared or
+    the time ran out."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: an interactive bash that reads nothing of ~
+        os.execvpe('bash', ['bash', '--norc', '--noprofile', '-i'], env)
+    shown = b''
+    try:
+        os.write(fd, b'PS1="$ "; HISTFILE=/dev/null; bind "set bell-style none"; '
+                     b'source ' + shlex.quote(c.script).encode() + b'; echo READY\n')
+        deadline = time.monotonic() + timeout
+        typed_yet = False
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            if not typed_yet and b'READY\r\n' in shown:
+                shown = b''
+                os.write(fd, typed.encode())
+                typed_yet = True
+            elif typed_yet and expect.encode() in shown:
+                break
+    finally:
+        os.kill(pid, signal.SIGKILL)  # the bash this function started
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return shown.decode('utf-8', 'replace')
+
+
+def test_interactive(r, c, address):
+    """What bash's readline does with the replies: it replaces only the part
+    after ':' (COMP_WORDBREAKS), so "vm:w" must end as "vm:web1"."""
+    env = dict(c.env, MEMQOS_BUS_ADDRESS=address, TERM='dumb', HISTFILE='/dev/null')
+    shown = interactive(c, 'memqosctl unassign vm:w\t', 'vm:web1', env)
+    r.check('memqosctl unassign vm:web1' in shown and 'vm:vm:' not in shown,
+            'interactive bash: unassign vm:w<TAB> → vm:web1', repr(shown))
+    shown = interactive(c, 'memqosctl assign nginx.service sh\t', 'shared', env)
+    r.check('memqosctl assign nginx.service shared' in shown,
+            'interactive bash: assign ID sh<TAB> → shared', repr(shown))
+
+
 def test_unreachable(r, c, tmp, address=None, when='no such bus'):
     bad = address or f'unix:path={tmp}/no-such-socket'
     env = {'MEMQOS_BUS_ADDRESS': bad, 'DBUS_SYSTEM_BUS_ADDRESS': bad}
@@ -259,6 +312,7 @@ def main():
             return 1
         mock = bus_test.setup_mock(bus)
         test_daemon(r, c, address)
+        test_interactive(r, c, address)
 
         # memqosd answers with an error: still nothing printed.
         mock.AddMethod('org.memqos1.Manager', 'ListClasses', '', 'a(so)',
