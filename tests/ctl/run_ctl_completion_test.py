@@ -148,6 +148,14 @@ def test_static(r, c):
     check_reply(r, c, 'memqosctl status ', [], 'status takes no argument')
     check_reply(r, c, 'memqosctl bogus --s', ['--system'],
                 'an unknown command: the global options (and no unset-variable error)')
+    check_reply(r, c, 'memqosctl --json=', ['pretty', 'short', 'off'], '--json=<TAB>: the modes')
+    check_reply(r, c, 'memqosctl --json=s', ['short'], '--json=s<TAB>')
+    check_reply(r, c, 'memqosctl --json cl', ['classes'], '--json takes no separate value')
+    check_reply(r, c, 'memqosctl top --order ', ['usage', 'pressure', 'swap', 'name'],
+                'top --order <TAB>: the sort keys')
+    check_reply(r, c, 'memqosctl top -o p', ['pressure'], 'top -o p<TAB>')
+    check_reply(r, c, 'memqosctl top --order=s', ['swap'], 'top --order=s<TAB>')
+    check_reply(r, c, 'memqosctl top -n 5 ', [], 'top -n N <TAB>: nothing')
     check_reply(r, c, 'memqosctl run --class shared bas', ['bash'],
                 'run: the command is completed from the commands', exact=False)
     check_reply(r, c, 'memqosctl run --class shared -- bas', ['bash'],
