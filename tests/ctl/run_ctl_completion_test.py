@@ -51,13 +51,15 @@ def comp_words(line):
 
 
 class Completer:
-    def __init__(self, ctl_dir, script, env):
+    def __init__(self, ctl_path, ctl_dir, script, env):
+        self.ctl_path = ctl_path
         self.script = script
         self.env = dict(env)
         self.env['PATH'] = ctl_dir + os.pathsep + self.env.get('PATH', '/usr/bin:/bin')
 
     def complete(self, line, env=None):
-        """(COMPREPLY as a list, stdout other than it, stderr, exit status)."""
+        """(COMPREPLY as a list, stdout other than it, stderr, whether bash and
+        the completion function both exited 0)."""
         words, cword = comp_words(line)
         # set -u: the script must not trip over an unset variable in a shell
         # that has nounset on.
@@ -290,8 +292,7 @@ def main():
     ctl_dir = os.path.join(tmp, 'bin')
     os.mkdir(ctl_dir)
     os.symlink(ctl_path, os.path.join(ctl_dir, 'memqosctl'))
-    c = Completer(ctl_dir, script, base_env)
-    c.ctl_path = ctl_path
+    c = Completer(ctl_path, ctl_dir, script, base_env)
     try:
         test_static(r, c)
         test_help_agrees(r, c, ctl_path)
