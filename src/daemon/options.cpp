@@ -14,7 +14,7 @@ const char* usageText() {
            "\n"
            "Options:\n"
            "  --config FILE          read FILE and FILE.d/*.conf instead of\n"
-           "                         /etc/memqos/memqosd.conf and /etc/memqos/memqosd.conf.d/*.conf\n"
+           "                         " MEMQOS_CONFIG_FILE " and " MEMQOS_CONFIG_FILE ".d/*.conf\n"
            "  --no-drop-ins          ignore the .conf.d drop-in directory\n"
            "  --check-config         validate the configuration and exit: 0 if valid, 78 if not\n"
            "                         (unknown keys are errors here, warnings at start-up)\n"

@@ -47,12 +47,12 @@ in GANETI_* environment variables:
              -migrate, -failover: update memqosd's instance record
              (RecordInstance / ForgetInstance).
 On other nodes and phases it does nothing and exits 0. Settings come from
-[Ganeti] of /etc/memqos/memqosd.conf: HookTimeout (default 10s),
+[Ganeti] of )" MEMQOS_CONFIG_FILE R"(: HookTimeout (default 10s),
 WhenUnreachable (allow|refuse, default allow: when memqosd does not answer,
 allow and log a warning to the journal), RefuseSoft, NodeName.
 
 Options:
-  --config FILE      configuration file (default /etc/memqos/memqosd.conf)
+  --config FILE      configuration file (default )" MEMQOS_CONFIG_FILE R"()
   --no-drop-ins      do not read FILE.d/*.conf
   --node-name NAME   this node's Ganeti name (default: [Ganeti] NodeName,
                      else the host's canonical name)

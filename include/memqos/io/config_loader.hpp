@@ -31,7 +31,13 @@
 
 namespace memqos::io {
 
-inline constexpr std::string_view kDefaultConfigFile = "/etc/memqos/memqosd.conf";
+// The one place the default configuration path is defined: meson passes
+// MEMQOS_CONFIG_FILE as <sysconfdir>/memqos/memqosd.conf, so an install and
+// its programs agree (/etc/memqos/memqosd.conf for prefix /usr).
+#ifndef MEMQOS_CONFIG_FILE
+#error "MEMQOS_CONFIG_FILE is not defined (meson.build passes it)"
+#endif
+inline constexpr std::string_view kDefaultConfigFile = MEMQOS_CONFIG_FILE;
 // Longest line inih r55 reads whole, without its "\r\n" / "\n".
 inline constexpr std::size_t kMaxConfigLineBytes = 197;
 inline constexpr std::size_t kMaxConfigFileBytes = std::size_t{1} << 20;
