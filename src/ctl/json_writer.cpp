@@ -1,177 +1,130 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "json_writer.hpp"
 
-#include <array>
 #include <cassert>
-#include <charconv>
 #include <cmath>
+#include <utility>
 
 namespace memqos::ctl {
+namespace {
 
-std::string jsonQuote(std::string_view s) {
-    static constexpr std::array<char, 16> kHex{'0', '1', '2', '3', '4', '5', '6', '7',
-                                               '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
+// nlohmann-json leaves DEL unescaped (RFC 8259 allows it); memqosctl has
+// always written it as \u007f. A raw 0x7f byte can only stand inside a
+// string (it is no structural character, nor part of a UTF-8 sequence).
+std::string escapeDel(std::string text) {
     std::string out;
-    out.reserve(s.size() + 2);
-    out += '"';
-    for (const char c : s) {
-        const auto u = static_cast<unsigned char>(c);
-        switch (c) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\b':
-            out += "\\b";
-            break;
-        case '\f':
-            out += "\\f";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\r':
-            out += "\\r";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        default:
-            if (u < 0x20 || u == 0x7f) {
-                out += "\\u00";
-                out += kHex[u >> 4U];
-                out += kHex[u & 0xfU];
-            } else {
-                out += c; // ASCII or a UTF-8 byte: passed through
-            }
+    out.reserve(text.size());
+    for (const char c : text) {
+        if (c == '\x7f') {
+            out += "\\u007f";
+        } else {
+            out += c;
         }
     }
-    out += '"';
     return out;
 }
 
-void JsonWriter::newline() {
-    if (style_ != JsonStyle::Pretty) {
-        return;
-    }
-    out_ += '\n';
-    out_.append(stack_.size() * 2, ' ');
+std::string dump(const nlohmann::ordered_json& json, int indent) {
+    return escapeDel(
+        json.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
-void JsonWriter::beforeValue() {
-    if (afterKey_) {
-        afterKey_ = false;
-        return;
-    }
+} // namespace
+
+std::string jsonQuote(std::string_view s) {
+    return dump(nlohmann::ordered_json(std::string(s)), -1);
+}
+
+JsonWriter::Json* JsonWriter::put(Json v) {
     if (stack_.empty()) {
         assert(!wroteRoot_ && "a JSON document has one root value");
         wroteRoot_ = true;
-        return;
+        root_ = std::move(v);
+        return &root_;
     }
-    assert(stack_.back() == Frame::Array && "object members need a key first");
-    if (!first_) {
-        out_ += ',';
+    Json& parent = *stack_.back();
+    if (parent.is_object()) {
+        assert(key_ && "object members need a key first");
+        auto& members = parent.get_ref<Json::object_t&>();
+        auto [it, inserted] = members.emplace(std::move(*key_), std::move(v));
+        key_.reset();
+        return &it->second;
     }
-    first_ = false;
-    newline();
+    assert(!key_);
+    parent.push_back(std::move(v));
+    return &parent.back();
 }
 
 JsonWriter& JsonWriter::key(std::string_view name) {
-    assert(!stack_.empty() && stack_.back() == Frame::Object && !afterKey_);
-    if (!first_) {
-        out_ += ',';
-    }
-    first_ = false;
-    newline();
-    out_ += jsonQuote(name);
-    out_ += style_ == JsonStyle::Pretty ? ": " : ":";
-    afterKey_ = true;
+    assert(!stack_.empty() && stack_.back()->is_object() && !key_);
+    key_ = std::string(name);
     return *this;
 }
 
 JsonWriter& JsonWriter::beginObject() {
-    beforeValue();
-    out_ += '{';
-    stack_.push_back(Frame::Object);
-    first_ = true;
+    stack_.push_back(put(Json::object()));
     return *this;
 }
 
 JsonWriter& JsonWriter::endObject() {
-    assert(!stack_.empty() && stack_.back() == Frame::Object && !afterKey_);
+    assert(!stack_.empty() && stack_.back()->is_object() && !key_);
     stack_.pop_back();
-    if (!first_) {
-        newline();
-    }
-    out_ += '}';
-    first_ = false;
     return *this;
 }
 
 JsonWriter& JsonWriter::beginArray() {
-    beforeValue();
-    out_ += '[';
-    stack_.push_back(Frame::Array);
-    first_ = true;
+    stack_.push_back(put(Json::array()));
     return *this;
 }
 
 JsonWriter& JsonWriter::endArray() {
-    assert(!stack_.empty() && stack_.back() == Frame::Array);
+    assert(!stack_.empty() && stack_.back()->is_array());
     stack_.pop_back();
-    if (!first_) {
-        newline();
-    }
-    out_ += ']';
-    first_ = false;
     return *this;
 }
 
 JsonWriter& JsonWriter::value(std::string_view s) {
-    beforeValue();
-    out_ += jsonQuote(s);
+    put(Json(std::string(s)));
     return *this;
 }
 
 JsonWriter& JsonWriter::value(bool b) {
-    beforeValue();
-    out_ += b ? "true" : "false";
+    put(Json(b));
     return *this;
 }
 
 JsonWriter& JsonWriter::value(std::uint64_t n) {
-    beforeValue();
-    out_ += std::to_string(n);
+    put(Json(n));
     return *this;
 }
 
 JsonWriter& JsonWriter::value(std::int64_t n) {
-    beforeValue();
-    out_ += std::to_string(n);
+    put(Json(n));
     return *this;
 }
 
 JsonWriter& JsonWriter::value(double d) {
+    constexpr double kExactInteger = 1e15;
     if (!std::isfinite(d)) {
         return null();
     }
-    beforeValue();
-    std::array<char, 64> buf{};
-    // Shortest representation that round-trips.
-    const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), d);
-    assert(ec == std::errc{});
-    std::string_view text(buf.data(), static_cast<std::size_t>(end - buf.data()));
-    out_.append(text);
-    // "1e+20" is valid JSON; "inf"/"nan" were excluded above.
+    if (std::trunc(d) == d && std::fabs(d) < kExactInteger) {
+        // "1" as memqosctl has always printed it; the library would say "1.0".
+        put(Json(static_cast<std::int64_t>(d)));
+    } else {
+        put(Json(d));
+    }
     return *this;
 }
 
 JsonWriter& JsonWriter::null() {
-    beforeValue();
-    out_ += "null";
+    put(Json(nullptr));
     return *this;
+}
+
+const std::string& JsonWriter::str() const {
+    out_ = dump(root_, style_ == JsonStyle::Pretty ? 2 : -1);
+    return out_;
 }
 
 } // namespace memqos::ctl

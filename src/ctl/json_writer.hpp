@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// A tiny streaming JSON writer for memqosctl --json.
+// memqosctl --json: a streaming-style front to nlohmann-json, so the
+// renderers write members in order (begin/key/value/end) while escaping,
+// numbers and layout are the library's (nlohmann::ordered_json keeps the
+// members in the order written).
 //
-// Contract: strings are escaped per RFC 8259 (quote, backslash, every control
-// character below 0x20 and DEL); bytes >= 0x80 pass through unchanged, so
-// valid UTF-8 in gives valid UTF-8 out (D-Bus strings are always valid UTF-8).
-// Integers are written exactly (uint64 included); a non-finite double, which
-// JSON cannot represent, is written as null. Misuse (a value where a key is
-// due, unbalanced end*) is a programming error and asserts.
+// Contract, as the hand-written writer this replaces had it: strings are
+// escaped per RFC 8259 (quote, backslash, every control character below
+// 0x20, and DEL as \u007f); UTF-8 passes through unchanged (D-Bus strings are
+// always valid UTF-8; an invalid byte would become U+FFFD). Integers are
+// exact (uint64 included); a non-finite double is null; an integral double
+// below 1e15 in magnitude is written without a fraction ("1", not "1.0").
+// Pretty is two-space indentation, "key": value; Compact has no whitespace.
+// Misuse (a value where a key is due, unbalanced end*) asserts.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,21 +53,22 @@ public:
         return value(v);
     }
 
-    // The document so far; complete once every begin* has its end*.
-    const std::string& str() const { return out_; }
+    // The document, serialized; call once every begin* has its end*.
+    const std::string& str() const;
     bool complete() const { return stack_.empty() && wroteRoot_; }
 
 private:
-    enum class Frame { Object, Array };
-    void beforeValue();
-    void newline();
+    using Json = nlohmann::ordered_json;
+    // Places `v` as the root, the next array element or the member of the
+    // pending key; returns where it now lives.
+    Json* put(Json v);
 
     JsonStyle style_;
-    std::string out_;
-    std::vector<Frame> stack_;
-    bool first_ = true;     // no element yet in the innermost container
-    bool afterKey_ = false; // a key was written, its value is due
+    Json root_;
+    std::vector<Json*> stack_; // open containers, innermost last
+    std::optional<std::string> key_;
     bool wroteRoot_ = false;
+    mutable std::string out_;
 };
 
 // The JSON string literal for `s`, quotes included.

@@ -101,6 +101,22 @@ TEST(JsonWriter, NonFiniteDoublesBecomeNull) {
     EXPECT_EQ(json.str(), "[null,null,0.9,1,1e+21]");
 }
 
+TEST(JsonWriter, MembersStayInTheOrderWritten) {
+    JsonWriter json(JsonStyle::Compact);
+    json.beginObject().member("b", true).member("a", std::uint64_t{1}).member("c", "x").endObject();
+    EXPECT_EQ(json.str(), R"({"b":true,"a":1,"c":"x"})") << "not sorted by key";
+}
+
+TEST(JsonWriter, IntegralDoublesWithoutFraction) {
+    JsonWriter json(JsonStyle::Compact);
+    json.beginArray().value(0.0).value(-3.0).value(100000.0).value(0.02).value(1e15).endArray();
+    EXPECT_EQ(json.str(), "[0,-3,100000,0.02,1e+15]");
+}
+
+TEST(JsonQuote, InvalidUtf8BecomesReplacementCharacter) {
+    EXPECT_EQ(jsonQuote(std::string_view("a\xff", 2)), "\"a\xef\xbf\xbd\"");
+}
+
 TEST(JsonWriter, IncompleteUntilClosed) {
     JsonWriter json;
     EXPECT_FALSE(json.complete());
