@@ -58,10 +58,16 @@ for h in instance-add-pre instance-start-pre instance-modify-pre instance-migrat
     instance-rename-post; do
     [[ -x /etc/ganeti/hooks/$h.d/memqos ]] || gnt_fail "/etc/ganeti/hooks/$h.d/memqos is not installed"
 done
-conffiles=$(dpkg-query --showformat='${Conffiles}\n' -W memqos)
+conffiles=$(dpkg-query --showformat='${Conffiles}\n' -W memqos-ganeti)
 grep -q ' /etc/ganeti/hooks/instance-add-pre.d/memqos ' <<<"$conffiles" ||
-    gnt_fail "the hooks are not conffiles: $conffiles"
-ok "hooks installed by the package (conffiles)"
+    gnt_fail "the hooks are not conffiles of memqos-ganeti: $conffiles"
+owner=$(dpkg-query -S /usr/libexec/memqos/memqos-ganeti-hook 2>&1) || true
+[[ $owner == "memqos-ganeti: /usr/libexec/memqos/memqos-ganeti-hook" ]] ||
+    gnt_fail "the hook program is not memqos-ganeti's: $owner"
+if dpkg-query -L memqos | grep -q '^/etc/ganeti'; then
+    gnt_fail "package memqos has files in /etc/ganeti: $(dpkg-query -L memqos | grep '^/etc/ganeti' | head -n3)"
+fi
+ok "hooks installed by memqos-ganeti (conffiles), none by memqos"
 
 ganeti_cluster_up
 
