@@ -238,15 +238,6 @@ KillWorkload killAction(const Snapshot& snap, const Candidate& victim, const Eva
     return k;
 }
 
-const CgroupSample* classSample(const Snapshot& snap, const std::string& name) {
-    for (const auto& c : snap.classes) {
-        if (c.name == name && c.cgroup) {
-            return &*c.cgroup;
-        }
-    }
-    return nullptr;
-}
-
 
 // The memory guard's cap for `cls` (see pressure.hpp), with its numbers.
 std::pair<Bytes, std::string> guardCap(const Snapshot& snap, const PressureConfig& cfg,

@@ -30,12 +30,12 @@ std::string_view toString(ReclaimPhase phase) {
     return "off";
 }
 
-namespace {
-
 bool reclaimable(const ClassPolicy* c, const ReclaimConfig& config) {
     return config.enabled && c != nullptr && c->reclaim &&
            (c->protection != Protection::Min || config.minProtected);
 }
+
+namespace {
 
 // Starts a new measurement at `now`.
 void baseline(WorkloadReclaim& r, TimePoint now, std::uint64_t some) {
@@ -143,24 +143,16 @@ Bytes reclaimedAllocatable(const Snapshot& snapshot, const std::vector<ClassPoli
         if (c.name == reclaimedClass) {
             continue;
         }
-        Bytes usage = 0;
-        for (const auto& s : snapshot.classes) {
-            if (s.name == c.name && s.cgroup) {
-                usage = s.cgroup->memoryCurrent;
-            }
-        }
+        const CgroupSample* sample = classSample(snapshot, c.name);
+        const Bytes usage = sample != nullptr ? sample->memoryCurrent : 0;
         const auto r = requests.find(c.name);
         const Bytes req = r != requests.end() ? r->second : 0;
         claimed = detail::saturate(U128{claimed} + std::max(req, usage));
     }
     // Memory in use outside the classes (the host's own, other slices)
     // counts too: what the host uses minus the reclaimed class's own.
-    Bytes reclaimedUsage = 0;
-    for (const auto& s : snapshot.classes) {
-        if (s.name == reclaimedClass && s.cgroup) {
-            reclaimedUsage = s.cgroup->memoryCurrent;
-        }
-    }
+    const CgroupSample* reclaimedSample = classSample(snapshot, reclaimedClass);
+    const Bytes reclaimedUsage = reclaimedSample != nullptr ? reclaimedSample->memoryCurrent : 0;
     const Bytes inUse = detail::subOrZero(
         detail::subOrZero(total, snapshot.system.mem.memAvailable), reclaimedUsage);
     claimed = std::max(claimed, inUse);

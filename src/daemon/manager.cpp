@@ -1459,8 +1459,9 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
     // over (the sweep's usage may be ticks old); the others' pressure is
     // not looked at.
     for (auto& ws : snap.workloads) {
-        const auto* cls = core::findClass(config_.classes, ws.workload.className);
-        if (!config_.reclaim.enabled || cls == nullptr || !cls->reclaim || !ws.cgroup) {
+        if (!ws.cgroup ||
+            !core::reclaimable(core::findClass(config_.classes, ws.workload.className),
+                               config_.reclaim)) {
             continue;
         }
         const auto st = reclaim_.find(ws.workload.id);
@@ -1553,18 +1554,25 @@ void Manager::reclaimed(const std::string& id, Bytes bytes, const Result<io::Rec
         return;
     }
     ++actionCounts_["proactive-reclaim"];
-    const auto it = reclaim_.find(id);
-    if (it == reclaim_.end()) {
+    if (!countReclaimed(id, r->freed)) {
         return; // unassigned meanwhile
     }
-    it->second.reclaimed += r->freed;
     log::debug(r->outcome == io::Reclaimed::Full
                    ? "Reclaimed {BYTES} bytes from {WORKLOAD}"
                    : "Reclaimed {FREED} of {BYTES} bytes from {WORKLOAD} (the kernel found less)",
                "BYTES", bytes, "FREED", r->freed, "WORKLOAD", id);
-    if (listener_ != nullptr && r->freed > 0) {
-        listener_->workloadChanged(id);
+}
+
+bool Manager::countReclaimed(const std::string& id, Bytes freed) {
+    const auto it = reclaim_.find(id);
+    if (it == reclaim_.end()) {
+        return false;
     }
+    it->second.reclaimed += freed;
+    if (listener_ != nullptr && freed > 0) {
+        listener_->workloadChanged(id); // ReclaimedBytes
+    }
+    return true;
 }
 
 void Manager::reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply) {
@@ -1597,16 +1605,11 @@ void Manager::reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply)
             reply(apiError("NotRunning", "workload '" + id + "' stopped during the reclaim"));
             return;
         }
-        if (auto it = reclaim_.find(id); it != reclaim_.end()) {
-            it->second.reclaimed += r->freed;
-        }
+        countReclaimed(id, r->freed);
         ++actionCounts_["reclaim-request"];
         log::notice("Reclaimed {FREED} bytes of the {BYTES} asked from {WORKLOAD} on request",
                     "FREED", r->freed, "BYTES", bytes, "WORKLOAD", id, "MESSAGE_ID",
                     log::kMessagePressureAction);
-        if (listener_ != nullptr) {
-            listener_->workloadChanged(id);
-        }
         reply(r->freed);
     };
     if (reclaimRunner_ == nullptr) {

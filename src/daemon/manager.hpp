@@ -268,6 +268,9 @@ private:
     void proactiveReclaim(core::Snapshot& snap);
     // What a memory.reclaim write of a workload freed (counted, logged).
     void reclaimed(const std::string& id, Bytes bytes, const Result<io::ReclaimResult>& r);
+    // Adds `freed` to the workload's ReclaimedBytes (and tells the listener
+    // when it moved); false when the workload is not tracked (unassigned).
+    bool countReclaimed(const std::string& id, Bytes freed);
     // The lowest-ranked class (the "reclaimed" class of ReclaimedAllocatable).
     const core::ClassPolicy* lowestClass() const;
     void capClass(const core::CapClass& c);

@@ -78,6 +78,11 @@ struct ProactiveOutcome {
     std::map<std::string, WorkloadReclaim> state; // by workload id
 };
 
+// Whether workloads of class `c` are reclaimed from at all: [Reclaim] is
+// enabled, the class has Reclaim=yes, and it is not Protection=min unless
+// [Reclaim] MinProtected=yes. nullptr (no such class) is not.
+bool reclaimable(const ClassPolicy* c, const ReclaimConfig& config);
+
 // Whether decideProactive looks at this workload's memory.pressure at `now`
 // (its interval is over, or it has no measurement yet): the daemon reads the
 // file only for those, and decideProactive ignores the pressure of others.

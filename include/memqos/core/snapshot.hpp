@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace memqos::core {
@@ -60,5 +61,16 @@ struct Snapshot {
     std::vector<ClassSample> classes;
     std::vector<WorkloadSample> workloads;
 };
+
+// The sample of class `name`'s slice, or nullptr when the class or its
+// cgroup is not in the snapshot.
+inline const CgroupSample* classSample(const Snapshot& snapshot, std::string_view name) {
+    for (const auto& c : snapshot.classes) {
+        if (c.name == name && c.cgroup) {
+            return &*c.cgroup;
+        }
+    }
+    return nullptr;
+}
 
 } // namespace memqos::core
