@@ -18,6 +18,11 @@
 # Exit status: 0 when every run was measured; non-zero only when a run could
 # not be set up.
 set -euo pipefail
+# wait_for and wpath (tests/vm/cases/lib.bash, passed as a FILE); fail and
+# log below replace lib.bash's with the benchmark's prefixed ones.
+# shellcheck source=../../vm/cases/lib.bash
+source ./lib.bash
+WAIT_POLL=0.2
 fail() { echo "reclaim: FAIL: $*" >&2; exit 1; }
 log() { echo "reclaim: $(date +%T) $*"; }
 
@@ -33,27 +38,10 @@ dropin=/etc/memqos/memqosd.conf.d
 mkdir -p "$dropin"
 slice=/sys/fs/cgroup/memqos.slice/memqos-reclaimed.slice
 
-wait_until() { # wait_until SECONDS WHAT CMD...
-  local secs=$1 what=$2; shift 2
-  local end=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < end)) || fail "timed out after ${secs}s waiting for: $what"
-    sleep 0.2
-  done
-}
 mprop() { busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager "$1" | cut -d' ' -f2-; }
 level0() { [[ $(mprop PressureLevel) == 0 ]]; }
 swap_used_mib() { awk '/^SwapTotal:/ {t = $2} /^SwapFree:/ {f = $2} END {print int((t - f) / 1024)}' /proc/meminfo; }
 swap_settled() { (($(swap_used_mib) < 16)); }
-# wpath UNIT: the workload's object path (sd_bus_path_encode).
-wpath() {
-  local s=$1 out='' c i
-  for ((i = 0; i < ${#s}; i++)); do
-    c=${s:i:1}
-    if [[ $c == [A-Za-z0-9] ]]; then out+=$c; else out+=$(printf '_%02x' "'$c"); fi
-  done
-  echo "/org/memqos1/workload/$out"
-}
 
 {
   echo "kernel=$(uname -r)"
@@ -77,10 +65,10 @@ for run in $RUNS; do
   esac
   memqosd --check-config >/dev/null || fail "$run: the configuration does not pass --check-config"
   systemctl restart memqosd.service
-  wait_until 90 "memqosd active" systemctl is-active --quiet memqosd.service
-  wait_until 30 "org.memqos1 on the bus" busctl status org.memqos1
-  wait_until 120 "pressure level 0" level0
-  wait_until 120 "swap back to < 16 MiB used" swap_settled
+  wait_for 90 "memqosd active" systemctl is-active --quiet memqosd.service
+  wait_for 30 "org.memqos1 on the bus" busctl status org.memqos1
+  wait_for 120 "pressure level 0" level0
+  wait_for 120 "swap back to < 16 MiB used" swap_settled
   sync
   echo 3 >/proc/sys/vm/drop_caches
   sleep 5 # let the restart and the drop settle (not a measurement)
@@ -118,7 +106,7 @@ for run in $RUNS; do
   memqosctl run --name "hotcold-$run" --class reclaimed -- \
     /usr/local/bin/reclaim-touch hotcold --total-mib $TOTAL --hot-mib $HOT --out "$D/hot.rec" --ready "$D/ready" >/dev/null ||
     fail "$run: memqosctl run failed"
-  wait_until 180 "$run: workload filled" test -e "$D/ready"
+  wait_for 180 "$run: workload filled" test -e "$D/ready"
   t0=$(now)
   wl_pid=$(systemctl show -p MainPID --value "$unit")
   log "$run: filled in $(awk -v a="$t_start" -v b="$t0" 'BEGIN {printf "%.1f", b - a}') s; memory.current $(cat "$wcg/memory.current")"

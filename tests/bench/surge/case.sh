@@ -10,6 +10,11 @@
 # Exit status: 0 when the run was measured (whatever the contender did, even
 # if it killed online); non-zero only when the run could not be set up.
 set -euo pipefail
+# wait_for and wpath (tests/vm/cases/lib.bash, passed as a FILE); fail and
+# log below replace lib.bash's with the benchmark's prefixed ones.
+# shellcheck source=../../vm/cases/lib.bash
+source ./lib.bash
+WAIT_POLL=0.2
 fail() { echo "surge: FAIL: $*" >&2; exit 1; }
 log() { echo "surge: $(date +%T) $*"; }
 
@@ -33,14 +38,6 @@ for n in online probe batch; do install -m 0755 surge-touch /usr/local/bin/$n-to
 install -m 0755 surge-touch /usr/local/bin/surge-touch
 now() { surge-touch now; }
 
-wait_until() { # wait_until SECONDS WHAT CMD...: event-driven readiness wait
-  local secs=$1 what=$2; shift 2
-  local end=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS < end)) || fail "timed out after ${secs}s waiting for: $what"
-    sleep 0.2
-  done
-}
 
 unit_dir=/run/systemd/system
 slice_unit() { # slice_unit NAME LINES...
@@ -128,11 +125,11 @@ if ((peer)); then
   systemctl daemon-reload
   if [[ -n $contender_unit ]]; then
     systemctl start "$contender_unit"
-    wait_until 30 "$contender_unit active" systemctl is-active --quiet "$contender_unit"
+    wait_for 30 "$contender_unit active" systemctl is-active --quiet "$contender_unit"
   fi
 else
-  wait_until 90 "memqosd active" systemctl is-active --quiet memqosd.service
-  wait_until 30 "org.memqos1 on the bus" busctl status org.memqos1
+  wait_for 90 "memqosd active" systemctl is-active --quiet memqosd.service
+  wait_for 30 "org.memqos1 on the bus" busctl status org.memqos1
 fi
 log "contender $CONTENDER set up (unit: ${contender_unit:-none}), variant $VARIANT: W=${W}MiB period=${PERIOD}s retouch=${RETOUCH:-no}"
 
@@ -160,10 +157,10 @@ if ((peer)); then
 else
   memqosctl run --name online --class dedicated --request ${REQ}M -- "${online_cmd[@]}" >/dev/null
 fi
-wait_until 120 "probe filled" test -e $D/probe.ready
-wait_until 180 "online filled (${W} MiB)" test -e $D/online.ready
+wait_for 120 "probe filled" test -e $D/probe.ready
+wait_for 180 "online filled (${W} MiB)" test -e $D/online.ready
 if [[ $CONTENDER == memqosd || $CONTENDER == *-min ]]; then
-  wait_until 30 "memory.min set on online.service" bash -c "(( \$(cat $ocg/memory.min) > 0 ))"
+  wait_for 30 "memory.min set on online.service" bash -c "(( \$(cat $ocg/memory.min) > 0 ))"
 fi
 log "online and probe running; online memory.current=$(cat $ocg/memory.current) memory.min=$(cat $ocg/memory.min)"
 

@@ -48,14 +48,6 @@ rm -f "$D"/*
 wait_memqosd
 
 # sd_bus_path_encode: [A-Za-z0-9] kept, every other byte as _xx.
-wpath() {
-  local s=$1 out='' c i
-  for ((i = 0; i < ${#s}; i++)); do
-    c=${s:i:1}
-    if [[ $c == [A-Za-z0-9] ]]; then out+=$c; else out+=$(printf '_%02x' "'$c"); fi
-  done
-  echo "/org/memqos1/workload/$out"
-}
 # wprop UNIT PROPERTY: a property of the workload's object, without its type.
 wprop() { busctl get-property org.memqos1 "$(wpath "$1")" org.memqos1.Workload "$2" | cut -d' ' -f2- | tr -d '"'; }
 mprop() { busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager "$1" | cut -d' ' -f2-; }

@@ -3,14 +3,26 @@
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
 
-# wait_for SECONDS DESCRIPTION CMD...: retry CMD until it succeeds.
+# wait_for SECONDS DESCRIPTION CMD...: retry CMD every WAIT_POLL seconds
+# (default 0.5) until it succeeds.
 wait_for() {
   local secs=$1 what=$2; shift 2
   local end=$((SECONDS + secs))
   until "$@" >/dev/null 2>&1; do
     ((SECONDS < end)) || fail "timed out after ${secs}s waiting for: $what"
-    sleep 0.5
+    sleep "${WAIT_POLL:-0.5}"
   done
+}
+
+# wpath ID: the object path of workload ID (sd_bus_path_encode: every byte
+# but [A-Za-z0-9] as _xx).
+wpath() {
+  local s=$1 out='' c i
+  for ((i = 0; i < ${#s}; i++)); do
+    c=${s:i:1}
+    if [[ $c == [A-Za-z0-9] ]]; then out+=$c; else out+=$(printf '_%02x' "'$c"); fi
+  done
+  echo "/org/memqos1/workload/$out"
 }
 
 # expect_file FILE VALUE: the file holds exactly VALUE.
