@@ -175,6 +175,14 @@ int getMemoryRatio(sd_bus*, const char*, const char*, const char*, sd_bus_messag
                    sd_bus_error*) {
     return sd_bus_message_append(reply, "d", self(ud).manager().config().overcommit.memoryRatio);
 }
+int getMemoryPressureSome(sd_bus*, const char*, const char*, const char*, sd_bus_message* reply,
+                          void* ud, sd_bus_error*) {
+    return sd_bus_message_append(reply, "d", self(ud).manager().memoryPressureSome());
+}
+int getMemoryPressureFull(sd_bus*, const char*, const char*, const char*, sd_bus_message* reply,
+                          void* ud, sd_bus_error*) {
+    return sd_bus_message_append(reply, "d", self(ud).manager().memoryPressureFull());
+}
 int getPressureLevel(sd_bus*, const char*, const char*, const char*, sd_bus_message* reply,
                      void* ud, sd_bus_error*) {
     return sd_bus_message_append(reply, "u", self(ud).manager().pressureLevel());
@@ -587,6 +595,10 @@ const sd_bus_vtable kManagerVtable[] = {
     SD_BUS_PROPERTY("DryRun", "b", getDryRun, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_PROPERTY("ReclaimedAllocatable", "t", getReclaimedAllocatable, 0,
                     SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("MemoryPressureSome", "d", getMemoryPressureSome, 0,
+                    SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("MemoryPressureFull", "d", getMemoryPressureFull, 0,
+                    SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_METHOD_WITH_NAMES("ListClasses", "", , "a(so)", SD_BUS_PARAM(classes), listClasses,
                              SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("ListWorkloads", "", , "a(ssso)", SD_BUS_PARAM(workloads),
@@ -702,6 +714,12 @@ int classProperty(sd_bus*, const char* path, const char*, const char* property,
     if (p == "MemoryCurrent") {
         return appendT(reply, self(ud).manager().classMemoryCurrent(c->name));
     }
+    if (p == "SwapCurrent") {
+        return appendT(reply, self(ud).manager().classSwapCurrent(c->name));
+    }
+    if (p == "MemoryPressure") {
+        return sd_bus_message_append(reply, "d", self(ud).manager().classMemoryPressure(c->name));
+    }
     return -ENOENT;
 }
 
@@ -715,6 +733,8 @@ const sd_bus_vtable kClassVtable[] = {
     SD_BUS_PROPERTY("Slice", "s", classProperty, 0, SD_BUS_VTABLE_PROPERTY_CONST),
     SD_BUS_PROPERTY("Workloads", "ao", classProperty, 0, 0),
     SD_BUS_PROPERTY("MemoryCurrent", "t", classProperty, 0, 0),
+    SD_BUS_PROPERTY("SwapCurrent", "t", classProperty, 0, 0),
+    SD_BUS_PROPERTY("MemoryPressure", "d", classProperty, 0, 0),
     SD_BUS_VTABLE_END,
 };
 
@@ -805,6 +825,9 @@ int workloadProperty(sd_bus*, const char* path, const char*, const char* propert
     if (p == "SwapCurrent") {
         return appendT(reply, w->swapCurrent);
     }
+    if (p == "MemoryPressure") {
+        return sd_bus_message_append(reply, "d", w->memoryPressure);
+    }
     if (p == "Source") {
         const std::string s(toString(w->source));
         return sd_bus_message_append(reply, "s", s.c_str());
@@ -844,6 +867,7 @@ const sd_bus_vtable kWorkloadVtable[] = {
     SD_BUS_PROPERTY("MemorySwapMax", "t", workloadProperty, 0, 0),
     SD_BUS_PROPERTY("MemoryCurrent", "t", workloadProperty, 0, 0),
     SD_BUS_PROPERTY("SwapCurrent", "t", workloadProperty, 0, 0),
+    SD_BUS_PROPERTY("MemoryPressure", "d", workloadProperty, 0, 0),
     SD_BUS_PROPERTY("Persistent", "b", workloadProperty, 0, 0),
     SD_BUS_PROPERTY("Source", "s", workloadProperty, 0, 0),
     SD_BUS_PROPERTY("BalloonActual", "t", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

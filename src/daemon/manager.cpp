@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 
@@ -75,6 +76,32 @@ Bytes Manager::classMemoryCurrent(const std::string& className) const {
     return it == classCurrent_.end() ? 0 : it->second;
 }
 
+Bytes Manager::classSwapCurrent(const std::string& className) const {
+    for (const auto& c : lastClasses_) {
+        if (c.name == className && c.cgroup) {
+            return c.cgroup->swapCurrent;
+        }
+    }
+    return 0;
+}
+
+double Manager::classMemoryPressure(const std::string& className) const {
+    for (const auto& c : lastClasses_) {
+        if (c.name == className && c.cgroup && c.cgroup->pressure) {
+            return c.cgroup->pressure->some.avg10;
+        }
+    }
+    return 0;
+}
+
+double Manager::memoryPressureSome() const {
+    return system_.pressure ? system_.pressure->some.avg10 : 0.0;
+}
+
+double Manager::memoryPressureFull() const {
+    return system_.pressure && system_.pressure->full ? system_.pressure->full->avg10 : 0.0;
+}
+
 void Manager::sampleSystem() {
     auto sys = proc_.system();
     if (!sys) {
@@ -96,6 +123,21 @@ void Manager::sampleSystem() {
     }
     if (before.swapFree != system_.mem.swapFree) {
         changed.push_back("SwapFree");
+    }
+    // PSI moves a little on almost every tick: announced only once it is
+    // kPressureAnnounceStep points away from what was last announced (or
+    // back at 0), so a watcher's value is never further off than that.
+    const auto movedFrom = [](double announced, double now) {
+        return now != announced &&
+               (std::abs(now - announced) >= kPressureAnnounceStep || now == 0.0);
+    };
+    if (movedFrom(announcedPressureSome_, memoryPressureSome())) {
+        announcedPressureSome_ = memoryPressureSome();
+        changed.push_back("MemoryPressureSome");
+    }
+    if (movedFrom(announcedPressureFull_, memoryPressureFull())) {
+        announcedPressureFull_ = memoryPressureFull();
+        changed.push_back("MemoryPressureFull");
     }
     if (listener_ != nullptr && !changed.empty()) {
         listener_->managerPropertiesChanged(changed);
@@ -1236,12 +1278,13 @@ void Manager::sampleWorkloads() {
         if (!full && !(watchful && cls != nullptr && cls->killable)) {
             continue;
         }
-        auto u = cgroups_.usage(m.cgroupPath, full);
+        auto u = cgroups_.usage(m.cgroupPath, full, full);
         m.present = u && u->has_value();
         if (m.present) {
             m.memoryCurrent = (*u)->memoryCurrent;
             m.swapCurrent = (*u)->swapCurrent;
             if (full) {
+                m.memoryPressure = (*u)->pressure ? (*u)->pressure->some.avg10 : 0.0;
                 keepOomPriority(m, (*u)->procs);
                 m.oomDue = false;
             }
@@ -1252,6 +1295,7 @@ void Manager::sampleWorkloads() {
             }
             m.memoryCurrent = 0;
             m.swapCurrent = 0;
+            m.memoryPressure = 0;
         }
     }
     sweepCursor_ = n == 0 ? 0 : (cursor + perTick) % n;

@@ -80,6 +80,9 @@ struct ManagedWorkload {
     core::Tiers tiers;
     Bytes memoryCurrent = 0;
     Bytes swapCurrent = 0;
+    // memory.pressure "some" avg10 (percent) at its last full read (its
+    // sweep turn or a new start): 0 without PSI or before the first read.
+    double memoryPressure = 0;
     bool present = false; // its cgroup existed at the last read
     // OOM priority last set (or, under dry run, announced): the value and
     // the processes it was checked on.
@@ -121,6 +124,7 @@ public:
     // a killable class at every tick, for the victim ranking.
     static constexpr std::size_t kSweepTicks = 10;
     static constexpr std::size_t kMaxSweepPerTick = 50;
+    static constexpr double kPressureAnnounceStep = 0.1;
 
     template <typename T>
     using Reply = std::function<void(ApiResult<T>)>;
@@ -208,6 +212,14 @@ public:
     bool admissionOpen() const { return pressure_.admissionOpen; }
     bool dryRun() const { return dryRun_; }
     Bytes classMemoryCurrent(const std::string& className) const;
+    // The class slice's memory.swap.current and memory.pressure "some"
+    // avg10 (percent) at the last tick; 0 when not started or without PSI.
+    Bytes classSwapCurrent(const std::string& className) const;
+    double classMemoryPressure(const std::string& className) const;
+    // /proc/pressure/memory avg10 (percent) at the last sample: "some" and
+    // "full"; 0 without PSI ("full" 0 too when the kernel has no full line).
+    double memoryPressureSome() const;
+    double memoryPressureFull() const;
     // The proactive reclaim controller's view of a workload (nullopt: none
     // yet), and the memory the lowest-ranked class may use now without
     // touching the others (core::reclaimedAllocatable, at the last tick).
@@ -323,6 +335,10 @@ private:
     std::map<std::string, core::WorkloadReclaim> reclaim_; // by workload id
     std::set<std::string> reclaimInFlight_;                // workload ids
     Bytes reclaimedAllocatable_ = 0;
+    // MemoryPressureSome/Full as last announced with PropertiesChanged:
+    // announced again once the value is kPressureAnnounceStep points away.
+    double announcedPressureSome_ = 0;
+    double announcedPressureFull_ = 0;
     bool dryRunForced_; // --dry-run: on whatever the configuration says
     bool dryRun_;
     Listener* listener_ = nullptr;

@@ -143,6 +143,7 @@ class Suite:
         self.introspection()
         self.assign()
         self.workload_objects()
+        self.sampled_pressure()
         self.unassign_and_reassign()
         self.run_workload()
         self.verify_placement()
@@ -179,6 +180,10 @@ class Suite:
                 return f'GetAll lacks {sorted(missing)}'
             if abs(props['MemoryRatio']['data'] - 1.5) > 1e-9:
                 return f"MemoryRatio {props['MemoryRatio']['data']} (config says 1.5)"
+            # tests/fixtures/proc/normal/pressure/memory: some avg10=1.53, full avg10=0.80
+            psi = (props['MemoryPressureSome']['data'], props['MemoryPressureFull']['data'])
+            if psi != (1.53, 0.8):
+                return f'MemoryPressureSome/Full {psi}, /proc/pressure/memory says (1.53, 0.8)'
             return None
         self.run_check('properties (busctl)', via_busctl)
 
@@ -320,6 +325,46 @@ class Suite:
                 return f'memqosctl workloads: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
             return None
         self.run_check('ListWorkloads (busctl and memqosctl workloads)', lw)
+
+    def sampled_pressure(self):
+        # Class SwapCurrent/MemoryPressure and Workload MemoryPressure are what
+        # memqosd read from the cgroup files at its last tick (or the workload's
+        # full read, at least every 10 ticks here).
+        shared = os.path.join(self.env.cgroup_root, 'memqos.slice', 'memqos-shared.slice')
+        nginx = os.path.join(self.env.cgroup_root, 'system.slice', 'nginx.service')
+        zero = ('some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n'
+                'full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n')
+
+        def write(path, text):
+            with open(path, 'w', encoding='utf-8') as f:
+                f.write(text)
+
+        def check():
+            write(os.path.join(shared, 'memory.pressure'),
+                  'some avg10=3.50 avg60=1.00 avg300=0.20 total=1234\n'
+                  'full avg10=1.25 avg60=0.00 avg300=0.00 total=99\n')
+            write(os.path.join(shared, 'memory.swap.current'), f'{64 << 20}\n')
+            write(os.path.join(nginx, 'memory.pressure'),
+                  'some avg10=4.20 avg60=0.00 avg300=0.00 total=77\n'
+                  'full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n')
+            try:
+                cls = self.class_paths['shared']
+                wl = '/org/memqos1/workload/nginx_2eservice'
+
+                def got():
+                    return (self.bprop('SwapCurrent', path=cls, iface='org.memqos1.Class'),
+                            self.bprop('MemoryPressure', path=cls, iface='org.memqos1.Class'),
+                            self.bprop('MemoryPressure', path=wl, iface='org.memqos1.Workload'))
+                want = (64 << 20, 3.5, 4.2)
+                v = self.wait_for(lambda: got() == want, timeout=25.0)
+                return None if v else f'(SwapCurrent, MemoryPressure, workload MemoryPressure) ' \
+                    f'{got()}, the files say {want}'
+            finally:
+                write(os.path.join(shared, 'memory.pressure'), zero)
+                write(os.path.join(shared, 'memory.swap.current'), '0\n')
+                write(os.path.join(nginx, 'memory.pressure'), zero)
+        self.run_check('Class SwapCurrent/MemoryPressure, Workload MemoryPressure from the '
+                       'cgroup files', check)
 
     def unassign_and_reassign(self):
         def via_busctl():

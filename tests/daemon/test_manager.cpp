@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 namespace fs = std::filesystem;
 using namespace memqos;
@@ -572,11 +573,17 @@ TEST_F(ManagerStoreTest, InstanceRecordSurvivesARestartAndRefusesBadInput) {
 
 class RecordingListener : public daemon::Listener {
 public:
-    void managerPropertiesChanged(const std::vector<const char*>&) override {}
+    void managerPropertiesChanged(const std::vector<const char*>& names) override {
+        changed.insert(changed.end(), names.begin(), names.end());
+    }
     void pressureLevelChanged(std::uint32_t level, const std::string&) override {
         levels.push_back(level);
     }
     void workloadKilled(const io::KillRecord& record) override { killed.push_back(record); }
+    bool announced(std::string_view name) const {
+        return std::find(changed.begin(), changed.end(), name) != changed.end();
+    }
+    std::vector<std::string> changed; // Manager properties announced, in order
     std::vector<std::uint32_t> levels;
     std::vector<io::KillRecord> killed;
 };
@@ -690,6 +697,64 @@ TEST_F(ProactiveTest, StepsWhileTheStallIsLowBacksOffWhenItRisesNeverTouchesDedi
     // nginx is dedicated (Reclaim=no, memory.min).
     EXPECT_EQ(readText(nginx_ / "memory.reclaim"), "");
     EXPECT_EQ(m->reclaimOf("nginx.service")->phase, core::ReclaimPhase::Off);
+}
+
+// The PSI and swap properties (Manager MemoryPressureSome/Full, Class
+// SwapCurrent/MemoryPressure, Workload MemoryPressure) are what the tick read
+// from /proc/pressure/memory and the cgroups' files.
+TEST_F(ProactiveTest, PressureAndSwapPropertiesComeFromTheSampledFiles) {
+    const fs::path slice = dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice";
+    writeFile(slice / "memory.pressure", "some avg10=12.50 avg60=1.00 avg300=0.50 total=99\n"
+                                         "full avg10=6.00 avg60=0.00 avg300=0.00 total=9\n");
+    writeFile(slice / "memory.swap.current", "7340032\n");
+    writeFile(batch_ / "memory.pressure", "some avg10=3.25 avg60=0.00 avg300=0.00 total=7\n"
+                                          "full avg10=1.00 avg60=0.00 avg300=0.00 total=1\n");
+    setPsi(1.5, 0.75);
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    EXPECT_DOUBLE_EQ(m->memoryPressureSome(), 1.5);
+    EXPECT_DOUBLE_EQ(m->memoryPressureFull(), 0.75);
+    EXPECT_TRUE(listener_.announced("MemoryPressureSome"));
+    EXPECT_TRUE(listener_.announced("MemoryPressureFull"));
+    EXPECT_EQ(m->classSwapCurrent("reclaimed"), 7340032U);
+    EXPECT_DOUBLE_EQ(m->classMemoryPressure("reclaimed"), 12.5);
+    EXPECT_EQ(m->classMemoryCurrent("reclaimed"), 600 * kMiB);
+    EXPECT_EQ(m->classSwapCurrent("shared"), 0U); // no slice yet
+    EXPECT_DOUBLE_EQ(m->classMemoryPressure("shared"), 0.0);
+    EXPECT_DOUBLE_EQ(m->workloads().at("batch.service").memoryPressure, 3.25);
+    EXPECT_DOUBLE_EQ(m->workloads().at("nginx.service").memoryPressure, 0.0); // psiText: 0.00
+
+    // A move under 0.1 point is not announced (no signal every tick), but the
+    // property has the new value; 0.1 point away from the last announced
+    // value (not from the last tick's) is.
+    listener_.changed.clear();
+    setPsi(1.55, 0.75);
+    tickAt(*m, 1);
+    EXPECT_DOUBLE_EQ(m->memoryPressureSome(), 1.55);
+    EXPECT_FALSE(listener_.announced("MemoryPressureSome"));
+    EXPECT_FALSE(listener_.announced("MemoryPressureFull"));
+    setPsi(1.62, 0.75);
+    tickAt(*m, 2);
+    EXPECT_TRUE(listener_.announced("MemoryPressureSome"));
+    EXPECT_FALSE(listener_.announced("MemoryPressureFull"));
+    listener_.changed.clear();
+    setPsi(1.65, 0.7);
+    tickAt(*m, 3);
+    EXPECT_FALSE(listener_.announced("MemoryPressureSome"));
+    EXPECT_FALSE(listener_.announced("MemoryPressureFull"));
+    // Back to 0 is always announced, however small the move.
+    setPsi(0, 0);
+    tickAt(*m, 4);
+    EXPECT_TRUE(listener_.announced("MemoryPressureSome"));
+    EXPECT_TRUE(listener_.announced("MemoryPressureFull"));
+    EXPECT_DOUBLE_EQ(m->memoryPressureFull(), 0.0);
+
+    // The slice's files are read again every tick.
+    writeFile(slice / "memory.pressure", "some avg10=0.40 avg60=1.00 avg300=0.50 total=99\n");
+    writeFile(slice / "memory.swap.current", "0\n");
+    tickAt(*m, 5);
+    EXPECT_DOUBLE_EQ(m->classMemoryPressure("reclaimed"), 0.4);
+    EXPECT_EQ(m->classSwapCurrent("reclaimed"), 0U);
 }
 
 TEST_F(ProactiveTest, MetricsFileHasWhatWasReclaimed) {
