@@ -109,6 +109,8 @@ ManagerStatus managerStatusFromProperties(const PropertyMap& props, std::size_t 
         .admissionOpen = property(props, "AdmissionOpen").asBool(),
         .dryRun = property(props, "DryRun").asBool(),
         .reclaimedAllocatable = property(props, "ReclaimedAllocatable").asU64(),
+        .memoryPressureSome = property(props, "MemoryPressureSome").asDouble(),
+        .memoryPressureFull = property(props, "MemoryPressureFull").asDouble(),
         .classCount = classCount,
         .workloadCount = workloadCount,
         .instances = std::nullopt,
@@ -126,6 +128,8 @@ ClassInfo classFromProperties(std::string objectPath, const PropertyMap& props) 
         .slice = property(props, "Slice").asString(),
         .workloads = {},
         .memoryCurrent = property(props, "MemoryCurrent").asU64(),
+        .swapCurrent = property(props, "SwapCurrent").asU64(),
+        .memoryPressure = property(props, "MemoryPressure").asDouble(),
     };
     if (const auto* paths = std::get_if<ValueArray>(&property(props, "Workloads").v)) {
         for (const auto& p : *paths) {
@@ -151,6 +155,7 @@ WorkloadInfo workloadFromProperties(std::string objectPath, const PropertyMap& p
         .memorySwapMax = property(props, "MemorySwapMax").asU64(kNoLimit),
         .memoryCurrent = property(props, "MemoryCurrent").asU64(),
         .swapCurrent = property(props, "SwapCurrent").asU64(),
+        .memoryPressure = property(props, "MemoryPressure").asDouble(),
         .persistent = property(props, "Persistent").asBool(),
         .reclaimedBytes = property(props, "ReclaimedBytes").asU64(),
         .reclaimStall = property(props, "ReclaimStall").asDouble(),

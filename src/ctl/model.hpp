@@ -88,6 +88,8 @@ struct ManagerStatus {
     bool admissionOpen = false;
     bool dryRun = false;
     Bytes reclaimedAllocatable = 0;
+    double memoryPressureSome = 0.0; // /proc/pressure/memory avg10, percent
+    double memoryPressureFull = 0.0;
     std::size_t classCount = 0;
     std::size_t workloadCount = 0;
     // The instance record; nullopt when memqosd has no ListInstances (older).
@@ -104,6 +106,8 @@ struct ClassInfo {
     std::string slice;
     std::vector<std::string> workloads; // object paths
     Bytes memoryCurrent = 0;
+    Bytes swapCurrent = 0;
+    double memoryPressure = 0.0; // the slice's PSI "some" avg10, percent
 };
 
 struct WorkloadInfo {
@@ -121,6 +125,7 @@ struct WorkloadInfo {
     Bytes memorySwapMax = kNoLimit;
     Bytes memoryCurrent = 0;
     Bytes swapCurrent = 0;
+    double memoryPressure = 0.0; // its cgroup's PSI "some" avg10, percent
     bool persistent = false;
     // Proactive reclaim (0 / "" from a memqosd without it).
     Bytes reclaimedBytes = 0;

@@ -223,6 +223,8 @@ void writeStatusMembers(JsonWriter& json, const ManagerStatus& s) {
     json.member("AdmissionOpen", s.admissionOpen);
     json.member("DryRun", s.dryRun);
     json.member("ReclaimedAllocatable", s.reclaimedAllocatable);
+    json.member("MemoryPressureSome", s.memoryPressureSome);
+    json.member("MemoryPressureFull", s.memoryPressureFull);
     json.member("ClassCount", static_cast<std::uint64_t>(s.classCount));
     json.member("WorkloadCount", static_cast<std::uint64_t>(s.workloadCount));
 }
@@ -306,6 +308,8 @@ void writeClass(JsonWriter& json, const ClassInfo& c) {
     }
     json.endArray();
     json.member("MemoryCurrent", c.memoryCurrent);
+    json.member("SwapCurrent", c.swapCurrent);
+    json.member("MemoryPressure", c.memoryPressure);
     json.member("ObjectPath", c.objectPath);
     json.endObject();
 }
@@ -355,6 +359,7 @@ void writeWorkload(JsonWriter& json, const WorkloadInfo& w) {
     json.member("MemorySwapMax", w.memorySwapMax);
     json.member("MemoryCurrent", w.memoryCurrent);
     json.member("SwapCurrent", w.swapCurrent);
+    json.member("MemoryPressure", w.memoryPressure);
     json.member("Persistent", w.persistent);
     json.member("ReclaimedBytes", w.reclaimedBytes);
     json.member("ReclaimStall", w.reclaimStall);

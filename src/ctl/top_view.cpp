@@ -2,7 +2,6 @@
 #include "top_view.hpp"
 
 #include <algorithm>
-#include <array>
 #include <string_view>
 
 #include "json_writer.hpp"
@@ -29,8 +28,14 @@ std::string boldHeader(std::string table, const TopStyle& style) {
     return table;
 }
 
+std::string percent(double value) {
+    return formatDouble(value) + "%";
+}
+
 std::string summary(const ManagerStatus& s) {
     return "Pressure level: " + formatPressureLevel(s.pressureLevel) +
+           "  PSI: some " + percent(s.memoryPressureSome) + " full " +
+           percent(s.memoryPressureFull) +
            "  Admission: " + (s.admissionOpen ? "open" : "closed") +
            "  Dry run: " + (s.dryRun ? "yes" : "no") + "\n" +
            "Memory available: " + formatSize(s.memoryAvailable) + " of " +
@@ -43,11 +48,16 @@ std::string classTable(const std::vector<ClassInfo>& classes, const TopStyle& st
     if (classes.empty()) {
         return style.legend == Legend::Show ? "No classes.\n" : "";
     }
-    Table table(
-        {{"CLASS"}, {"RANK", Align::Right}, {"WORKLOADS", Align::Right}, {"MEMORY", Align::Right}});
+    Table table({{"CLASS"},
+                 {"RANK", Align::Right},
+                 {"WORKLOADS", Align::Right},
+                 {"MEMORY", Align::Right},
+                 {"SWAP", Align::Right},
+                 {"PSI", Align::Right}});
     for (const auto& c : classes) {
         table.addRow({c.name, std::to_string(c.rank), std::to_string(c.workloads.size()),
-                      formatSize(c.memoryCurrent)});
+                      formatSize(c.memoryCurrent), formatSize(c.swapCurrent),
+                      percent(c.memoryPressure)});
     }
     return boldHeader(table.render(style.legend), style);
 }
@@ -66,11 +76,9 @@ std::string workloadTable(const std::vector<WorkloadInfo>& workloads, const TopS
                  {"PSI", Align::Right},
                  {"RECLAIM"}});
     for (const auto& w : workloads) {
-        const auto stall = measuredStall(w);
         table.addRow({w.id, w.className, formatSize(w.memoryCurrent), formatSize(w.request),
                       formatSize(w.memoryHigh), formatSize(w.limit), formatSize(w.swapCurrent),
-                      stall ? formatDouble(*stall) + "%" : "-",
-                      w.reclaimState.empty() ? "-" : w.reclaimState});
+                      percent(w.memoryPressure), w.reclaimState.empty() ? "-" : w.reclaimState});
     }
     return boldHeader(table.render(style.legend), style);
 }
@@ -97,15 +105,6 @@ std::string jsonFrame(const TopFrame& frame, Format format) {
 
 } // namespace
 
-std::optional<double> measuredStall(const WorkloadInfo& workload) {
-    static constexpr std::array<std::string_view, 4> kMeasured{"reclaiming", "backed-off",
-                                                               "at-floor", "paused"};
-    if (std::find(kMeasured.begin(), kMeasured.end(), workload.reclaimState) == kMeasured.end()) {
-        return std::nullopt;
-    }
-    return workload.reclaimStall;
-}
-
 void sortTop(TopFrame& frame, TopOrder order) {
     auto byName = [](const WorkloadInfo& a, const WorkloadInfo& b) { return a.id < b.id; };
     auto& w = frame.workloads;
@@ -122,17 +121,19 @@ void sortTop(TopFrame& frame, TopOrder order) {
         return;
     case TopOrder::Pressure:
         std::stable_sort(w.begin(), w.end(), [&](const auto& a, const auto& b) {
-            const auto sa = measuredStall(a);
-            const auto sb = measuredStall(b);
-            if (sa.has_value() != sb.has_value()) {
-                return sa.has_value();
-            }
-            return sa && *sa != *sb ? *sa > *sb : byName(a, b);
+            return a.memoryPressure != b.memoryPressure ? a.memoryPressure > b.memoryPressure
+                                                        : byName(a, b);
+        });
+        std::stable_sort(c.begin(), c.end(), [](const auto& a, const auto& b) {
+            return a.memoryPressure > b.memoryPressure;
         });
         return;
     case TopOrder::Swap:
         std::stable_sort(w.begin(), w.end(), [&](const auto& a, const auto& b) {
             return a.swapCurrent != b.swapCurrent ? a.swapCurrent > b.swapCurrent : byName(a, b);
+        });
+        std::stable_sort(c.begin(), c.end(), [](const auto& a, const auto& b) {
+            return a.swapCurrent > b.swapCurrent;
         });
         return;
     case TopOrder::Name:

@@ -5,10 +5,10 @@
 // the frame as text or JSON. The refresh loop is in top.hpp.
 //
 // Nothing here computes a number of its own: every cell is a property as the
-// daemon sent it, formatted. Classes have no swap or PSI property, so the
-// pressure and swap orders leave them in the daemon's rank order.
+// daemon sent it, formatted. PSI is memqosd's MemoryPressure (memory.pressure
+// "some" avg10 of the class slice or workload cgroup) and, in the summary,
+// MemoryPressureSome/Full (/proc/pressure/memory avg10).
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,13 +30,8 @@ struct TopStyle {
     bool bold = false; // table headers in bold: a terminal, and NO_COLOR unset
 };
 
-// A workload's memory stall (PSI "some", percent) as memqosd reports it in
-// ReclaimStall, or nullopt where memqosd does not measure it (ReclaimState
-// "off", "no-psi", "waiting", or empty from a memqosd without reclaim).
-std::optional<double> measuredStall(const WorkloadInfo& workload);
-
-// Sorts the rows, largest first for usage, pressure and swap (unmeasured PSI
-// last), alphabetically for name; ties by name (workloads) or the daemon's
+// Sorts the rows, largest first for usage, pressure (MemoryPressure) and
+// swap, alphabetically for name; ties by name (workloads) or the daemon's
 // order (classes).
 void sortTop(TopFrame& frame, TopOrder order);
 

@@ -146,15 +146,18 @@ def setup_mock(bus):
         'AdmissionOpen': dbus.Boolean(False),
         'DryRun': dbus.Boolean(True),
         'ReclaimedAllocatable': dbus.UInt64(2 * GIB + GIB // 2),
+        'MemoryPressureSome': dbus.Double(2.5),
+        'MemoryPressureFull': dbus.Double(0.75),
     })
 
     classes = [
-        ('system', 0, 'min', 0.0, False, 512 * MIB, []),
-        ('dedicated', 1, 'min', 0.0, False, 2 * GIB, ['vm_3aweb1']),
-        ('shared', 2, 'low', 0.9, True, 3 * GIB + GIB // 4, ['nginx_2eservice']),
-        ('reclaimed', 3, 'none', 0.9, True, 0, []),
+        # name, rank, protection, factor, killable, current, workloads, swap, psi
+        ('system', 0, 'min', 0.0, False, 512 * MIB, [], 0, 0.0),
+        ('dedicated', 1, 'min', 0.0, False, 2 * GIB, ['vm_3aweb1'], 0, 0.5),
+        ('shared', 2, 'low', 0.9, True, 3 * GIB + GIB // 4, ['nginx_2eservice'], 64 * MIB, 3.5),
+        ('reclaimed', 3, 'none', 0.9, True, 0, [], 0, 0.0),
     ]
-    for name, rank, protection, factor, killable, current, workloads in classes:
+    for name, rank, protection, factor, killable, current, workloads, swap, psi in classes:
         mock.AddObject(f'/org/memqos1/class/{name}', 'org.memqos1.Class', {
             'Name': dbus.String(name),
             'Rank': dbus.UInt32(rank),
@@ -165,6 +168,8 @@ def setup_mock(bus):
             'Workloads': dbus.Array([dbus.ObjectPath(f'/org/memqos1/workload/{w}')
                                      for w in workloads], signature='o'),
             'MemoryCurrent': dbus.UInt64(current),
+            'SwapCurrent': dbus.UInt64(swap),
+            'MemoryPressure': dbus.Double(psi),
         }, [])
 
     workloads = [
@@ -185,6 +190,7 @@ def setup_mock(bus):
             'MemoryLow': dbus.UInt64(low), 'MemoryHigh': dbus.UInt64(high),
             'MemoryMax': dbus.UInt64(mmax), 'MemorySwapMax': dbus.UInt64(swapmax),
             'MemoryCurrent': dbus.UInt64(current), 'SwapCurrent': dbus.UInt64(0),
+            'MemoryPressure': dbus.Double(3.25 if cls == 'shared' else 0.0),
             'Persistent': dbus.Boolean(persist),
             'ReclaimedBytes': dbus.UInt64(12 * MIB if cls == 'shared' else 0),
             'ReclaimStall': dbus.Double(0.02 if cls == 'shared' else 0.0),
@@ -312,6 +318,7 @@ def test_status(r, ctl):
                 'SwapFree': 3 * GIB, 'NodeReserved': GIB, 'MemoryRatio': 1.5,
                 'PressureLevel': 1, 'PressureLevelName': 'admission-closed',
                 'AdmissionOpen': False, 'DryRun': True, 'ReclaimedAllocatable': 2 * GIB + GIB // 2,
+                'MemoryPressureSome': 2.5, 'MemoryPressureFull': 0.75,
                 'ClassCount': 4, 'WorkloadCount': 2}
     for key, value in expected.items():
         r.check(doc.get(key) == value, f'status --json {key} == {value!r}', repr(doc.get(key)))
@@ -358,6 +365,8 @@ def test_classes(r, ctl):
     shared = next((c for c in doc if c.get('Name') == 'shared'), {})
     r.check(shared.get('MemoryCurrent') == 3 * GIB + GIB // 4, 'classes --json MemoryCurrent',
             repr(shared))
+    r.check(shared.get('SwapCurrent') == 64 * MIB and shared.get('MemoryPressure') == 3.5,
+            'classes --json SwapCurrent, MemoryPressure', repr(shared))
     r.check(shared.get('ThrottlingFactor') == 0.9 and shared.get('Killable') is True
             and shared.get('Workloads') == ['/org/memqos1/workload/nginx_2eservice'],
             'classes --json fields', repr(shared))
@@ -392,6 +401,7 @@ def test_workloads(r, ctl):
             'workloads --json numbers', repr(nginx))
     r.check(nginx.get('ReclaimedBytes') == 12 * MIB and nginx.get('ReclaimState') == 'reclaiming'
             and nginx.get('ReclaimStall') == 0.02, 'workloads --json reclaim', repr(nginx))
+    r.check(nginx.get('MemoryPressure') == 3.25, 'workloads --json MemoryPressure', repr(nginx))
     r.check(nginx.get('Unit') == 'nginx.service \u2192 "web" caf\u00e9\\\t',
             'workloads --json escapes quotes, backslashes, controls; keeps UTF-8', repr(nginx))
     r.check('\u2192' in out and 'caf\u00e9' in out, 'workloads --json: UTF-8 passed through',
@@ -628,17 +638,18 @@ def top_rows(frame, first):
 
 
 def check_top_frame(r, frame, what):
-    r.check('Pressure level: 1 (admission-closed)  Admission: closed  Dry run: yes' in frame
+    r.check('Pressure level: 1 (admission-closed)  PSI: some 2.5% full 0.75%  Admission: closed'
+            '  Dry run: yes' in frame
             and 'Memory available: 9.5G of 16G  Swap free: 3G of 4G  Best-effort room: 2.5G'
             in frame, f'{what}: the node line from the Manager', repr(frame))
-    r.check(top_rows(frame, 'CLASS') == [['shared', '2', '1', '3.3G'],
-                                         ['dedicated', '1', '1', '2G'],
-                                         ['system', '0', '0', '512M'],
-                                         ['reclaimed', '3', '0', '0']],
+    r.check(top_rows(frame, 'CLASS') == [['shared', '2', '1', '3.3G', '64M', '3.5%'],
+                                         ['dedicated', '1', '1', '2G', '0', '0.5%'],
+                                         ['system', '0', '0', '512M', '0', '0%'],
+                                         ['reclaimed', '3', '0', '0', '0', '0%']],
             f'{what}: class rows by usage', repr(frame))
     r.check(top_rows(frame, 'WORKLOAD') == [
-        ['vm:web1', 'dedicated', '2G', '2G', 'max', '2G', '0', '-', 'off'],
-        ['nginx.service', 'shared', '300M', '256M', '947.2M', '1G', '0', '0.02%', 'reclaiming']],
+        ['vm:web1', 'dedicated', '2G', '2G', 'max', '2G', '0', '0%', 'off'],
+        ['nginx.service', 'shared', '300M', '256M', '947.2M', '1G', '0', '3.25%', 'reclaiming']],
         f'{what}: workload rows by usage', repr(frame))
 
 
@@ -675,7 +686,8 @@ def test_top(r, ctl):
             'top into a pipe: batch implied, two frames', f'rc={rc} out={out!r} err={err!r}')
     check_top_frame(r, out, 'top into a pipe')
 
-    # Sort orders (the daemon's values: vm:web1 2G, nginx 300M; only nginx has PSI).
+    # Sort orders (the daemon's values: vm:web1 2G, nginx 300M; MemoryPressure: nginx 3.25 %,
+    # vm:web1 0; no swap: by name).
     for order, first in [('name', 'nginx.service'), ('pressure', 'nginx.service'),
                          ('swap', 'nginx.service'), ('usage', 'vm:web1')]:
         rc, out, err = ctl.run('top', '-n', '1', f'--order={order}')
@@ -685,10 +697,15 @@ def test_top(r, ctl):
     rc, out, _ = ctl.run('top', '-n', '1', '--order=name')
     r.check([row[0] for row in top_rows(out, 'CLASS') or []] ==
             ['dedicated', 'reclaimed', 'shared', 'system'], 'top --order=name: classes too', out)
+    for order, classes in [('pressure', ['shared', 'dedicated', 'system', 'reclaimed']),
+                           ('swap', ['shared', 'system', 'dedicated', 'reclaimed'])]:
+        rc, out, _ = ctl.run('top', '-n', '1', f'--order={order}')
+        r.check([row[0] for row in top_rows(out, 'CLASS') or []] == classes,
+                f'top --order={order}: classes by their MemoryPressure / SwapCurrent', out)
 
     rc, out, err = ctl.run('top', '-n', '1', '--no-legend')
     r.check(rc == 0 and 'CLASS' not in out and 'WORKLOAD' not in out
-            and '\nshared        2          1    3.3G\n' in out,
+            and '\nshared        2          1    3.3G   64M  3.5%\n' in out,
             'top --no-legend: rows without headers', f'rc={rc} out={out!r} err={err!r}')
 
     rc, out, err = ctl.run('--json=short', 'top', '-n', '2', '-d', '0.1')
@@ -706,7 +723,12 @@ def test_top(r, ctl):
                 and [c.get('Name') for c in doc.get('Classes', [])] ==
                 ['shared', 'dedicated', 'system', 'reclaimed']
                 and [w.get('Id') for w in doc.get('Workloads', [])] == ['vm:web1', 'nginx.service']
-                and doc['Workloads'][1].get('ReclaimStall') == 0.02,
+                and doc['Workloads'][1].get('ReclaimStall') == 0.02
+                and doc['Workloads'][1].get('MemoryPressure') == 3.25
+                and doc['Manager'].get('MemoryPressureSome') == 2.5
+                and doc['Manager'].get('MemoryPressureFull') == 0.75
+                and doc['Classes'][0].get('SwapCurrent') == 64 * MIB
+                and doc['Classes'][0].get('MemoryPressure') == 3.5,
                 'top --json=short: the daemon\'s properties', repr(doc))
 
     rc, _, err = ctl.run('top', '--order=cpu')

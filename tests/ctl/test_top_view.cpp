@@ -12,7 +12,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-WorkloadInfo workload(std::string id, std::string cls, Bytes current, Bytes swap, double stall,
+WorkloadInfo workload(std::string id, std::string cls, Bytes current, Bytes swap, double psi,
                       std::string state) {
     return WorkloadInfo{
         .objectPath = "/org/memqos1/workload/x",
@@ -29,14 +29,16 @@ WorkloadInfo workload(std::string id, std::string cls, Bytes current, Bytes swap
         .memorySwapMax = kNoLimit,
         .memoryCurrent = current,
         .swapCurrent = swap,
+        .memoryPressure = psi,
         .persistent = true,
         .reclaimedBytes = 0,
-        .reclaimStall = stall,
+        .reclaimStall = 0.125, // not shown: top's PSI column is MemoryPressure
         .reclaimState = std::move(state),
     };
 }
 
-ClassInfo klass(std::string name, std::uint32_t rank, Bytes current, std::size_t workloads) {
+ClassInfo klass(std::string name, std::uint32_t rank, Bytes current, std::size_t workloads,
+                Bytes swap, double psi) {
     return ClassInfo{.objectPath = "/org/memqos1/class/" + name,
                      .name = name,
                      .rank = rank,
@@ -45,7 +47,9 @@ ClassInfo klass(std::string name, std::uint32_t rank, Bytes current, std::size_t
                      .killable = true,
                      .slice = "memqos-" + name + ".slice",
                      .workloads = std::vector<std::string>(workloads, "/w"),
-                     .memoryCurrent = current};
+                     .memoryCurrent = current,
+                     .swapCurrent = swap,
+                     .memoryPressure = psi};
 }
 
 TopFrame sampleFrame() {
@@ -62,13 +66,16 @@ TopFrame sampleFrame() {
         .admissionOpen = false,
         .dryRun = true,
         .reclaimedAllocatable = 2 * kGiB + kGiB / 2,
+        .memoryPressureSome = 2.5,
+        .memoryPressureFull = 0.75,
         .classCount = 3,
         .workloadCount = 3,
         .instances = std::nullopt,
     };
     // In the daemon's order: classes by rank, workloads as listed.
-    f.classes = {klass("system", 0, 512 * kMiB, 0), klass("dedicated", 1, 2 * kGiB, 1),
-                 klass("shared", 2, 3 * kGiB + kGiB / 4, 2)};
+    f.classes = {klass("system", 0, 512 * kMiB, 0, 0, 0.0),
+                 klass("dedicated", 1, 2 * kGiB, 1, 64 * kMiB, 1.25),
+                 klass("shared", 2, 3 * kGiB + kGiB / 4, 2, 512 * kMiB, 4.5)};
     f.workloads = {
         workload("nginx.service", "shared", 300 * kMiB, 0, 0.02, "reclaiming"),
         workload("vm:web1", "dedicated", 2 * kGiB, 64 * kMiB, 0.0, "off"),
@@ -93,15 +100,6 @@ std::vector<std::string> classNames(const TopFrame& f) {
     return names;
 }
 
-TEST(TopMeasuredStall, OnlyWhereTheControllerMeasures) {
-    for (const char* state : {"reclaiming", "backed-off", "at-floor", "paused"}) {
-        EXPECT_EQ(measuredStall(workload("a", "c", 0, 0, 1.5, state)), 1.5) << state;
-    }
-    for (const char* state : {"off", "no-psi", "waiting", ""}) {
-        EXPECT_EQ(measuredStall(workload("a", "c", 0, 0, 1.5, state)), std::nullopt) << state;
-    }
-}
-
 TEST(TopSort, UsageLargestFirstTiesByName) {
     TopFrame f = sampleFrame();
     sortTop(f, TopOrder::Usage);
@@ -110,12 +108,22 @@ TEST(TopSort, UsageLargestFirstTiesByName) {
     EXPECT_THAT(classNames(f), ::testing::ElementsAre("shared", "dedicated", "system"));
 }
 
-TEST(TopSort, PressureMeasuredFirstClassesKeepRankOrder) {
+TEST(TopSort, PressureHighestMemoryPressureFirst) {
     TopFrame f = sampleFrame();
     sortTop(f, TopOrder::Pressure);
     EXPECT_THAT(workloadIds(f), ::testing::ElementsAre("batch.service", "nginx.service", "vm:web1"))
-        << "7.5 % before 0.02 %, the unmeasured VM last";
-    EXPECT_THAT(classNames(f), ::testing::ElementsAre("system", "dedicated", "shared"));
+        << "7.5 % before 0.02 % before 0 %";
+    EXPECT_THAT(classNames(f), ::testing::ElementsAre("shared", "dedicated", "system"));
+    // Equal pressure: workloads by name, classes keep the daemon's order.
+    for (auto& w : f.workloads) {
+        w.memoryPressure = 1.0;
+    }
+    for (auto& c : f.classes) {
+        c.memoryPressure = 1.0;
+    }
+    sortTop(f, TopOrder::Pressure);
+    EXPECT_THAT(workloadIds(f), ::testing::ElementsAre("batch.service", "nginx.service", "vm:web1"));
+    EXPECT_THAT(classNames(f), ::testing::ElementsAre("shared", "dedicated", "system"));
 }
 
 TEST(TopSort, SwapAndName) {
@@ -123,7 +131,7 @@ TEST(TopSort, SwapAndName) {
     sortTop(f, TopOrder::Swap);
     EXPECT_THAT(workloadIds(f),
                 ::testing::ElementsAre("batch.service", "vm:web1", "nginx.service"));
-    EXPECT_THAT(classNames(f), ::testing::ElementsAre("system", "dedicated", "shared"));
+    EXPECT_THAT(classNames(f), ::testing::ElementsAre("shared", "dedicated", "system"));
     sortTop(f, TopOrder::Name);
     EXPECT_THAT(workloadIds(f),
                 ::testing::ElementsAre("batch.service", "nginx.service", "vm:web1"));
@@ -135,16 +143,17 @@ TEST(TopRender, TextFrame) {
     sortTop(f, TopOrder::Usage);
     EXPECT_EQ(
         renderTopFrame(f, TopStyle{}),
-        "Pressure level: 1 (admission-closed)  Admission: closed  Dry run: yes\n"
+        "Pressure level: 1 (admission-closed)  PSI: some 2.5% full 0.75%  Admission: closed  "
+        "Dry run: yes\n"
         "Memory available: 9.5G of 16G  Swap free: 3G of 4G  Best-effort room: 2.5G\n"
         "\n"
-        "CLASS      RANK  WORKLOADS  MEMORY\n"
-        "shared        2          2    3.3G\n"
-        "dedicated     1          1      2G\n"
-        "system        0          0    512M\n"
+        "CLASS      RANK  WORKLOADS  MEMORY  SWAP    PSI\n"
+        "shared        2          2    3.3G  512M   4.5%\n"
+        "dedicated     1          1      2G   64M  1.25%\n"
+        "system        0          0    512M     0     0%\n"
         "\n"
         "WORKLOAD       CLASS      MEMORY  REQUEST    HIGH  LIMIT  SWAP    PSI  RECLAIM\n"
-        "vm:web1        dedicated      2G     256M  947.2M     1G   64M      -  off\n"
+        "vm:web1        dedicated      2G     256M  947.2M     1G   64M     0%  off\n"
         "batch.service  shared       300M     256M  947.2M     1G  512M   7.5%  backed-off\n"
         "nginx.service  shared       300M     256M  947.2M     1G     0  0.02%  reclaiming\n");
 }
@@ -155,7 +164,7 @@ TEST(TopRender, NoLegendDropsHeadersAndEmptyLines) {
     const std::string out = renderTopFrame(f, TopStyle{.legend = Legend::Hide});
     EXPECT_THAT(out, Not(HasSubstr("CLASS ")));
     EXPECT_THAT(out, Not(HasSubstr("No workloads.")));
-    EXPECT_THAT(out, HasSubstr("\nsystem        0          0    512M\n"));
+    EXPECT_THAT(out, HasSubstr("\nsystem     0  0  512M     0     0%\n"));
     EXPECT_THAT(renderTopFrame(f, TopStyle{}), HasSubstr("\nNo workloads.\n"));
 }
 
@@ -164,7 +173,7 @@ TEST(TopRender, BoldHeadersOnlyWhenAsked) {
     const std::string plain = renderTopFrame(f, TopStyle{});
     EXPECT_THAT(plain, Not(HasSubstr("\x1b[")));
     const std::string bold = renderTopFrame(f, TopStyle{.bold = true});
-    EXPECT_THAT(bold, HasSubstr("\x1b[1mCLASS      RANK  WORKLOADS  MEMORY\x1b[0m\n"));
+    EXPECT_THAT(bold, HasSubstr("\x1b[1mCLASS      RANK  WORKLOADS  MEMORY  SWAP    PSI\x1b[0m\n"));
     EXPECT_THAT(bold, HasSubstr("\x1b[1mWORKLOAD "));
     EXPECT_EQ(std::count(bold.begin(), bold.end(), '\x1b'), 4) << "two headers, nothing else";
     EXPECT_THAT(renderTopFrame(f, TopStyle{.legend = Legend::Hide, .bold = true}),
@@ -180,7 +189,9 @@ TEST(TopRender, JsonFrameUsesTheApiNames) {
                 HasSubstr("\"PressureLevel\":1,\"PressureLevelName\":\"admission-closed\""));
     EXPECT_THAT(shortJson, HasSubstr("\"Classes\":[{\"Name\":\"system\""));
     EXPECT_THAT(shortJson, HasSubstr("\"Workloads\":[{\"Id\":\"nginx.service\""));
-    EXPECT_THAT(shortJson, HasSubstr("\"ReclaimStall\":0.02"));
+    EXPECT_THAT(shortJson, HasSubstr("\"MemoryPressure\":0.02,"));
+    EXPECT_THAT(shortJson, HasSubstr("\"MemoryPressureSome\":2.5,\"MemoryPressureFull\":0.75"));
+    EXPECT_THAT(shortJson, HasSubstr("\"SwapCurrent\":536870912,\"MemoryPressure\":4.5"));
     const std::string pretty = renderTopFrame(f, TopStyle{.format = Format::Json});
     EXPECT_THAT(pretty, HasSubstr("{\n  \"Manager\": {\n    \"Version\": \"0.1.0\","));
 }
