@@ -54,11 +54,11 @@ Usec elapsed(TimePoint now, TimePoint since) {
 }
 
 // MemAvailable/MemTotal, floored, in permyriad (for text only).
-std::uint64_t availablePermyriad(const parse::MemInfo& m) {
+std::uint64_t availablePermyriad(const MemInfo& m) {
     return static_cast<std::uint64_t>(U128{m.memAvailable} * kPermyriadOne / m.memTotal);
 }
 
-std::string memAvailableText(const parse::MemInfo& m, Permyriad threshold, bool withBytes) {
+std::string memAvailableText(const MemInfo& m, Permyriad threshold, bool withBytes) {
     std::string text = "MemAvailable " + detail::permyriadText(availablePermyriad(m)) + " ≤ " +
                        detail::permyriadText(threshold);
     if (withBytes) {
@@ -69,7 +69,7 @@ std::string memAvailableText(const parse::MemInfo& m, Permyriad threshold, bool 
 
 // memAvailable/memTotal ≤ threshold, and the same relaxed to
 // threshold/(1 − h): avail·(10000 − h) ≤ threshold·total.
-std::pair<bool, bool> memAvailableBelow(const parse::MemInfo& m, Permyriad threshold,
+std::pair<bool, bool> memAvailableBelow(const MemInfo& m, Permyriad threshold,
                                         std::uint64_t keep) {
     const U128 limit = U128{threshold} * m.memTotal;
     return {U128{m.memAvailable} * kPermyriadOne <= limit, U128{m.memAvailable} * keep <= limit};
@@ -78,7 +78,7 @@ std::pair<bool, bool> memAvailableBelow(const parse::MemInfo& m, Permyriad thres
 Evaluation evaluate(const Snapshot& snap, const PressureConfig& cfg) {
     Evaluation ev;
     const SystemSample& sys = snap.system;
-    const parse::MemInfo& mem = sys.mem;
+    const MemInfo& mem = sys.mem;
     const Bytes page = sys.pageSize == 0 ? kDefaultPageSize : sys.pageSize;
     // 1 − h in permyriad; a hysteresis of 100 % or more would never let a
     // level go, config rejects it, treat it as "always held".
@@ -203,7 +203,7 @@ std::uint64_t psiPermyriad(double percent) {
 
 KillWorkload killAction(const Snapshot& snap, const Candidate& victim, const Evaluation& ev,
                         std::uint32_t level) {
-    const parse::MemInfo& mem = snap.system.mem;
+    const MemInfo& mem = snap.system.mem;
     KillWorkload k{.victim = victim, .reason = {}, .numbers = {}};
     std::string why = onText(ev, level);
     if (why.empty()) {

@@ -6,8 +6,8 @@
 
 namespace memqos::daemon {
 
-io::MemoryProperties unitProperties(const core::Tiers& t) {
-    io::MemoryProperties p;
+core::MemoryProperties unitProperties(const core::Tiers& t) {
+    core::MemoryProperties p;
     p.memoryMin = t.memoryMin;
     p.memoryLow = t.memoryLow;
     p.memoryHigh = t.memoryHigh;
@@ -74,8 +74,8 @@ std::vector<std::string> ancestorPaths(const std::vector<PlacedTiers>& workloads
     return {out.begin(), out.end()};
 }
 
-std::map<std::string, io::MemoryProperties> desiredProperties(const ReconcileInput& in) {
-    std::map<std::string, io::MemoryProperties> out;
+std::map<std::string, core::MemoryProperties> desiredProperties(const ReconcileInput& in) {
+    std::map<std::string, core::MemoryProperties> out;
     std::map<std::string, Claim> claims; // cgroup path -> protection it claims
     for (const auto& w : in.workloads) {
         out[w.unit] = unitProperties(w.tiers);
@@ -125,7 +125,7 @@ std::map<std::string, io::MemoryProperties> desiredProperties(const ReconcileInp
         if (unit.empty() || out.contains(unit) || (value.min == own.min && value.low == own.low)) {
             continue; // not a slice, itself a managed workload, or nothing to add
         }
-        io::MemoryProperties p;
+        core::MemoryProperties p;
         p.memoryMin = value.min;
         p.memoryLow = value.low;
         out[unit] = p;
@@ -133,10 +133,10 @@ std::map<std::string, io::MemoryProperties> desiredProperties(const ReconcileInp
     return out;
 }
 
-std::vector<std::pair<std::string, io::MemoryProperties>>
-changedProperties(const std::map<std::string, io::MemoryProperties>& desired,
-                  const std::map<std::string, io::MemoryProperties>& applied) {
-    std::vector<std::pair<std::string, io::MemoryProperties>> out;
+std::vector<std::pair<std::string, core::MemoryProperties>>
+changedProperties(const std::map<std::string, core::MemoryProperties>& desired,
+                  const std::map<std::string, core::MemoryProperties>& applied) {
+    std::vector<std::pair<std::string, core::MemoryProperties>> out;
     for (const auto& [unit, p] : desired) {
         auto it = applied.find(unit);
         if (it == applied.end() || !(it->second == p)) {

@@ -7,7 +7,7 @@
 // parent's. The daemon then sends only what differs from what it sent last.
 
 #include "memqos/core/tiers.hpp"
-#include "memqos/io/systemd.hpp"
+#include "memqos/core/unit_memory.hpp"
 
 #include <map>
 #include <string>
@@ -22,13 +22,13 @@ struct PlacedTiers {
 };
 
 // Properties for a workload unit: every tier, "max" as infinity.
-io::MemoryProperties unitProperties(const core::Tiers& t);
+core::MemoryProperties unitProperties(const core::Tiers& t);
 
 struct ReconcileInput {
     std::vector<PlacedTiers> workloads;
     // unit -> what its own configuration gives (memqos's record of the unit
     // before its first change); a slice missing here counts as 0.
-    std::map<std::string, io::MemoryProperties> own;
+    std::map<std::string, core::MemoryProperties> own;
     // The protection cgroups memqos does not manage claim now (their
     // memory.min/low), for the direct children of the workloads' ancestors.
     std::vector<core::CgroupProtection> others;
@@ -43,7 +43,7 @@ struct ReconcileInput {
 // short parent among all its children, lowering others' too), and what an
 // administrator set on the slice is never lowered. A slice whose value is
 // its own configured one in both fields gets no entry (nothing to change).
-std::map<std::string, io::MemoryProperties> desiredProperties(const ReconcileInput& in);
+std::map<std::string, core::MemoryProperties> desiredProperties(const ReconcileInput& in);
 
 // Every proper ancestor (relative path, no leading '/') of the workloads'
 // cgroups, the root excluded, sorted.
@@ -54,8 +54,8 @@ std::vector<std::string> ancestorPaths(const std::vector<PlacedTiers>& workloads
 std::string sliceUnitOf(const std::string& component);
 
 // The properties to send: entries of `desired` that differ from `applied`.
-std::vector<std::pair<std::string, io::MemoryProperties>>
-changedProperties(const std::map<std::string, io::MemoryProperties>& desired,
-                  const std::map<std::string, io::MemoryProperties>& applied);
+std::vector<std::pair<std::string, core::MemoryProperties>>
+changedProperties(const std::map<std::string, core::MemoryProperties>& desired,
+                  const std::map<std::string, core::MemoryProperties>& applied);
 
 } // namespace memqos::daemon

@@ -24,8 +24,8 @@ daemon::ReconcileInput input(std::vector<PlacedTiers> w) {
     return in;
 }
 
-io::MemoryProperties protection(Bytes min, Bytes low) {
-    io::MemoryProperties p;
+core::MemoryProperties protection(Bytes min, Bytes low) {
+    core::MemoryProperties p;
     p.memoryMin = min;
     p.memoryLow = low;
     return p;

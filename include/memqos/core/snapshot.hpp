@@ -3,9 +3,9 @@
 // The immutable picture one tick decides on. Built by io/ (CgroupFs, ProcFs,
 // later libvirt), read by core/. `now` is here so the core never reads a clock.
 
+#include "memqos/core/kernel.hpp"
 #include "memqos/core/model.hpp"
 #include "memqos/core/types.hpp"
-#include "memqos/parse/proc.hpp"
 
 #include <optional>
 #include <string>
@@ -25,17 +25,17 @@ struct CgroupSample {
     Limit memoryHigh;
     Limit memoryMax;
     Limit swapMax;
-    std::optional<parse::Pressure> pressure;
-    parse::MemoryStat stat;
+    std::optional<Pressure> pressure;
+    MemoryStat stat;
     std::vector<std::int32_t> procs;
 };
 
 struct SystemSample {
-    parse::MemInfo mem;
-    std::optional<parse::Pressure> pressure; // /proc/pressure/memory
-    parse::VmStat vmstat;
-    std::vector<parse::Zone> zones;
-    std::vector<parse::SwapDevice> swaps;
+    MemInfo mem;
+    std::optional<Pressure> pressure; // /proc/pressure/memory
+    VmStat vmstat;
+    std::vector<Zone> zones;
+    std::vector<SwapDevice> swaps;
     Bytes pageSize = kDefaultPageSize;
 };
 

@@ -7,6 +7,7 @@
 // sets memory properties only through setUnitProperties(runtime=true).
 
 #include "memqos/core/types.hpp"
+#include "memqos/core/unit_memory.hpp"
 #include "memqos/util/result.hpp"
 
 #include <cstdint>
@@ -18,31 +19,10 @@
 namespace memqos::io {
 
 
-// Memory properties of a unit. Unset fields are not sent. A Limit of nullopt
-// is sent as UINT64_MAX, which systemd reads as "infinity".
-struct MemoryProperties {
-    std::optional<Bytes> memoryMin;
-    std::optional<Bytes> memoryLow;
-    std::optional<Limit> memoryHigh;
-    std::optional<Limit> memoryMax;
-    std::optional<Limit> memorySwapMax;
-    bool empty() const {
-        return !memoryMin && !memoryLow && !memoryHigh && !memoryMax && !memorySwapMax;
-    }
-    bool operator==(const MemoryProperties&) const = default;
-};
-
-// What systemd reports for a unit whose configuration sets no memory
-// property: no protection, no limits.
-inline MemoryProperties unconfiguredMemory() {
-    MemoryProperties p;
-    p.memoryMin = 0;
-    p.memoryLow = 0;
-    p.memoryHigh = Limit{};
-    p.memoryMax = Limit{};
-    p.memorySwapMax = Limit{};
-    return p;
-}
+// Memory properties of a unit (they live in the core: the reconciler is
+// pure and decides on them).
+using core::MemoryProperties;
+using core::unconfiguredMemory;
 
 struct UnitInfo {
     std::string name;         // "nginx.service"

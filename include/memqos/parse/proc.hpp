@@ -20,6 +20,7 @@
 //    must still be well-formed where the format defines them (meminfo,
 //    memory.stat, vmstat).
 
+#include "memqos/core/kernel.hpp"
 #include "memqos/core/types.hpp"
 #include "memqos/util/result.hpp"
 
@@ -37,28 +38,12 @@ namespace memqos::parse {
 // (HugePages_* counts). MemTotal, MemFree and MemAvailable are required
 // ("field MemTotal missing"); the rest default to 0 when absent. The named
 // fields must carry the "kB" unit. Empty text is an error.
-struct MemInfo {
-    Bytes memTotal = 0;
-    Bytes memFree = 0;
-    Bytes memAvailable = 0;
-    Bytes buffers = 0;
-    Bytes cached = 0;
-    Bytes swapCached = 0;
-    Bytes swapTotal = 0;
-    Bytes swapFree = 0;
-    Bytes shmem = 0;
-    Bytes sReclaimable = 0;
-};
+using core::MemInfo;
 Result<MemInfo> parseMeminfo(std::string_view text);
 
 // One line of a PSI file: "some avg10=0.12 avg60=0.00 avg300=0.00 total=1234".
 // avg* are percentages (0..100), total is cumulative stall in microseconds.
-struct PressureLine {
-    double avg10 = 0;
-    double avg60 = 0;
-    double avg300 = 0;
-    std::uint64_t totalUsec = 0;
-};
+using core::PressureLine;
 // /proc/pressure/memory or a cgroup's memory.pressure. "some" is required;
 // "full" is optional (absent in old kernels' cpu.pressure); they may come in
 // either order. avg10, avg60, avg300 and total are required on each line
@@ -66,30 +51,14 @@ struct PressureLine {
 // must be finite and within 0..100 (NaN, inf, -1, 101 are errors); total must
 // fit uint64. Any line other than "some ..." / "full ..." is an error, and so
 // is empty text.
-struct Pressure {
-    PressureLine some;
-    std::optional<PressureLine> full;
-};
+using core::Pressure;
 Result<Pressure> parsePressure(std::string_view text);
 
 // memory.stat: "key value" lines, values unsigned. Every key is kept in
 // `all`; the ones the core uses are also named. Missing named keys are 0
 // (workingset_refault_{anon,file} appeared in 5.9, file_dirty in 5.4). Empty
 // text is an error.
-struct MemoryStat {
-    Bytes anon = 0;
-    Bytes file = 0;
-    Bytes shmem = 0;
-    Bytes fileDirty = 0;
-    Bytes inactiveFile = 0;
-    Bytes activeFile = 0;
-    std::uint64_t pgscan = 0;
-    std::uint64_t pgsteal = 0;
-    std::uint64_t pgmajfault = 0;
-    std::uint64_t workingsetRefaultAnon = 0;
-    std::uint64_t workingsetRefaultFile = 0;
-    std::map<std::string, std::uint64_t, std::less<>> all;
-};
+using core::MemoryStat;
 Result<MemoryStat> parseMemoryStat(std::string_view text);
 
 // memory.current, memory.swap.current, memory.peak: one decimal number,
@@ -111,27 +80,13 @@ Result<std::vector<std::int32_t>> parseCgroupProcs(std::string_view text);
 // other three-digit octal escape except \000 are decoded; any other backslash,
 // and a raw NUL byte, is an error. A header alone is an empty list; empty text (no header) is an
 // error.
-struct SwapDevice {
-    std::string filename;
-    std::string type;
-    Bytes size = 0;
-    Bytes used = 0;
-    std::int32_t priority = 0;
-};
+using core::SwapDevice;
 Result<std::vector<SwapDevice>> parseSwaps(std::string_view text);
 
 // /proc/vmstat: the reclaim counters (pages). Missing keys are 0 (they differ
 // between kernels), but the file must be well-formed "key value" lines with
 // unsigned values. Empty text is an error.
-struct VmStat {
-    std::uint64_t pgscanKswapd = 0;
-    std::uint64_t pgscanDirect = 0;
-    std::uint64_t pgstealKswapd = 0;
-    std::uint64_t pgstealDirect = 0;
-    std::uint64_t pswpin = 0;
-    std::uint64_t pswpout = 0;
-    std::uint64_t oomKill = 0;
-};
+using core::VmStat;
 Result<VmStat> parseVmstat(std::string_view text);
 
 // /proc/zoneinfo: per zone, pages free and the min/low/high watermarks, in
@@ -142,15 +97,7 @@ Result<VmStat> parseVmstat(std::string_view text);
 // must have free, min, low and high ("node 0, zone Normal: field low
 // missing"); managed is 0 when absent. Text before the first zone header,
 // no zone at all, or a repeated key within a zone is an error.
-struct Zone {
-    std::int32_t node = 0;
-    std::string name;
-    std::uint64_t freePages = 0;
-    std::uint64_t minPages = 0;
-    std::uint64_t lowPages = 0;
-    std::uint64_t highPages = 0;
-    std::uint64_t managedPages = 0;
-};
+using core::Zone;
 Result<std::vector<Zone>> parseZoneinfo(std::string_view text);
 
 } // namespace memqos::parse

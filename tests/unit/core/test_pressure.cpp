@@ -38,7 +38,7 @@ Snapshot calm(std::int64_t seconds) {
     return Snapshot{
         .now = at(seconds),
         .system = {.mem = {.memTotal = kTotal, .memFree = 4_GiB, .memAvailable = kTotal / 2},
-                   .pressure = parse::Pressure{.some = {}, .full = parse::PressureLine{}},
+                   .pressure = Pressure{.some = {}, .full = PressureLine{}},
                    .pageSize = 4096},
         .classes = {classSample("system", 12_GiB), classSample("shared", 4_GiB),
                     classSample("reclaimed", 2_GiB)},
@@ -52,7 +52,7 @@ Snapshot calm(std::int64_t seconds) {
 Snapshot psi(std::int64_t seconds, double some, double full) {
     Snapshot s = calm(seconds);
     s.system.pressure =
-        parse::Pressure{.some = {.avg10 = some}, .full = parse::PressureLine{.avg10 = full}};
+        Pressure{.some = {.avg10 = some}, .full = PressureLine{.avg10 = full}};
     return s;
 }
 
@@ -67,14 +67,14 @@ Snapshot available(std::int64_t seconds, std::uint64_t permyriad) {
 Snapshot zone(std::int64_t seconds, std::uint64_t free, std::uint64_t managed = 1'000'000) {
     Snapshot s = calm(seconds);
     s.system.zones = {
-        parse::Zone{.node = 0,
+        Zone{.node = 0,
                     .name = "DMA32",
                     .freePages = 100'000,
                     .minPages = 200,
                     .lowPages = 300,
                     .highPages = 400,
                     .managedPages = 500'000},
-        parse::Zone{.node = 0,
+        Zone{.node = 0,
                     .name = "Normal",
                     .freePages = free,
                     .minPages = 2000,
@@ -488,8 +488,8 @@ TEST(CorePressureGuard, ThrottleStepsDownThenRestoreStepsUp) {
 // calm() with the reclaimed class's own PSI "full" total at `fullUsec`.
 Snapshot stalled(std::int64_t seconds, std::uint64_t fullUsec) {
     Snapshot s = calm(seconds);
-    s.classes[2].cgroup->pressure = parse::Pressure{
-        .some = {.totalUsec = fullUsec}, .full = parse::PressureLine{.totalUsec = fullUsec}};
+    s.classes[2].cgroup->pressure = Pressure{
+        .some = {.totalUsec = fullUsec}, .full = PressureLine{.totalUsec = fullUsec}};
     return s;
 }
 

@@ -23,7 +23,7 @@ Snapshot one(std::int64_t seconds, const std::string& cls, Bytes usage, std::uin
             .workload = {.id = "batch.service", .className = cls, .request = request},
             .cgroup = CgroupSample{.path = "memqos.slice/memqos-" + cls + ".slice/batch.service",
                                    .memoryCurrent = usage,
-                                   .pressure = parse::Pressure{.some = {.totalUsec = someUsec}}},
+                                   .pressure = Pressure{.some = {.totalUsec = someUsec}}},
         }},
     };
 }
