@@ -5,6 +5,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <getopt.h>
 #include <utility>
 
 #include "size.hpp"
@@ -132,6 +133,109 @@ constexpr std::string_view kSizes =
     "Sizes are bytes or a number with a K, M, G or T suffix (binary: 1K = 1024),\n"
     "fractions allowed (\"1.5G\"); \"max\" means no limit.\n";
 
+// getopt_long's option codes: above any character, so optopt tells a long
+// option's code (its "takes no value" error) from an unknown short option.
+enum Opt : int {
+    OptHelp = 0x100,
+    OptVersion,
+    OptJson,
+    OptNoLegend,
+    OptNoPager,
+    OptSystem,
+    OptBusAddress,
+    OptRequest,
+    OptLimit,
+    OptRuntime,
+    OptName,
+    OptClass,
+    OptFailoverReserve,
+    OptRefuseSoft,
+    OptInstance,
+    OptMin,
+    OptMax,
+    OptUp,
+    OptDown,
+    OptOrder = 'o',
+    OptDelay = 'd',
+    OptIterations = 'n',
+    OptBatch = 'b',
+};
+
+struct OptionInfo {
+    const char* name;
+    int hasArg; // no_argument, required_argument, optional_argument
+    int code;
+    std::uint32_t verbs; // verbBit()s; 0: every command (and before it)
+};
+
+constexpr std::uint32_t verbBit(Verb verb) {
+    return std::uint32_t{1} << static_cast<unsigned>(verb);
+}
+
+// Every option memqosctl knows; an option is only recognised for its verbs.
+constexpr std::array<OptionInfo, 23> kOptions{{
+    {"help", no_argument, OptHelp, 0},
+    {"version", no_argument, OptVersion, 0},
+    {"json", optional_argument, OptJson, 0},
+    {"no-legend", no_argument, OptNoLegend, 0},
+    {"no-pager", no_argument, OptNoPager, 0},
+    {"system", no_argument, OptSystem, 0},
+    {"bus-address", required_argument, OptBusAddress, 0},
+    {"request", required_argument, OptRequest, verbBit(Verb::Assign) | verbBit(Verb::Run)},
+    {"limit", required_argument, OptLimit, verbBit(Verb::Assign) | verbBit(Verb::Run)},
+    {"runtime", no_argument, OptRuntime, verbBit(Verb::Assign)},
+    {"name", required_argument, OptName, verbBit(Verb::Run)},
+    {"class", required_argument, OptClass, verbBit(Verb::Run)},
+    {"failover-reserve", required_argument, OptFailoverReserve, verbBit(Verb::VerifyPlacement)},
+    {"refuse-soft", no_argument, OptRefuseSoft, verbBit(Verb::VerifyPlacement)},
+    {"instance", required_argument, OptInstance, verbBit(Verb::VerifyPlacement)},
+    {"min", required_argument, OptMin,
+     verbBit(Verb::VerifyPlacement) | verbBit(Verb::RecordInstance)},
+    {"max", required_argument, OptMax, verbBit(Verb::RecordInstance)},
+    {"up", no_argument, OptUp, verbBit(Verb::RecordInstance)},
+    {"down", no_argument, OptDown, verbBit(Verb::RecordInstance)},
+    {"order", required_argument, OptOrder, verbBit(Verb::Top)},
+    {"delay", required_argument, OptDelay, verbBit(Verb::Top)},
+    {"iterations", required_argument, OptIterations, verbBit(Verb::Top)},
+    {"batch", no_argument, OptBatch, verbBit(Verb::Top)},
+}};
+
+bool appliesTo(const OptionInfo& o, Verb verb) {
+    return o.verbs == 0 || (o.verbs & verbBit(verb)) != 0;
+}
+
+const OptionInfo* findOption(int code) {
+    for (const auto& o : kOptions) {
+        if (o.code == code) {
+            return &o;
+        }
+    }
+    return nullptr;
+}
+
+// getopt_long's tables for the options of `verb` (Verb::None: before the
+// command). "-" first: words that are not options come back in order as
+// code 1, so the command word switches the tables and `run` stops at the
+// first word of its command; POSIXLY_CORRECT changes nothing. ":" after it:
+// a missing value is ':', and getopt prints nothing itself.
+struct OptionTables {
+    std::vector<option> longOptions;
+    std::string shortOptions;
+
+    explicit OptionTables(Verb verb) : shortOptions("-:h") {
+        for (const auto& o : kOptions) {
+            if (appliesTo(o, verb)) {
+                longOptions.push_back({o.name, o.hasArg, nullptr, o.code});
+                if (o.code < 0x100) {
+                    shortOptions += static_cast<char>(o.code);
+                    shortOptions += o.hasArg == required_argument ? ":" : "";
+                }
+            }
+        }
+        longOptions.push_back({nullptr, 0, nullptr, 0});
+    }
+};
+
 // Command-line state while parsing.
 class Parser {
 public:
@@ -150,17 +254,16 @@ private:
             error_ = std::move(what);
         }
     }
-    // The value of option `name`: after '=' or the next argument.
-    std::optional<std::string> optionValue(std::string_view name,
-                                           const std::optional<std::string>& inlineValue,
-                                           std::size_t& i);
     void sizeOption(std::string_view name, const std::optional<std::string>& value,
                     AllowMax allowMax, Bytes& out);
-    bool commandOption(std::string_view name, const std::optional<std::string>& inlineValue,
-                       std::size_t& i);
-    // An option without a value ("--runtime"): "--runtime=x" is an error.
-    void flagOption(std::string_view name, const std::optional<std::string>& inlineValue);
-    void jsonOption(const std::optional<std::string>& inlineValue);
+    // One option getopt_long recognised; `name` as typed ("--order", "-o").
+    void option(int code, const std::string& name, const char* value);
+    // One word that is not an option: the command, or an argument of it.
+    // False when the rest of the words (from `index` on) are run's command.
+    bool word(const std::string& arg, std::size_t index);
+    // getopt_long's '?' and ':' as our messages.
+    void optionError(int result, const std::string& typed, int code);
+    void jsonOption(const char* value);
     void delayOption(std::string_view name, const std::string& value);
     void checkPositionals();
 
@@ -177,19 +280,6 @@ private:
     bool downGiven_ = false;
 };
 
-std::optional<std::string> Parser::optionValue(std::string_view name,
-                                               const std::optional<std::string>& inlineValue,
-                                               std::size_t& i) {
-    if (inlineValue) {
-        return inlineValue;
-    }
-    if (i + 1 >= args_.size()) {
-        fail("option '" + std::string(name) + "' needs a value");
-        return std::nullopt;
-    }
-    return args_[++i];
-}
-
 void Parser::sizeOption(std::string_view name, const std::optional<std::string>& value,
                         AllowMax allowMax, Bytes& out) {
     if (!value) {
@@ -203,136 +293,183 @@ void Parser::sizeOption(std::string_view name, const std::optional<std::string>&
     out = *size;
 }
 
-bool Parser::commandOption(std::string_view name, const std::optional<std::string>& inlineValue,
-                           std::size_t& i) {
-    const Verb verb = cmd_.verb;
-    const bool takesSizes = verb == Verb::Assign || verb == Verb::Run;
-    if (takesSizes && name == "--request") {
-        sizeOption(name, optionValue(name, inlineValue, i), AllowMax::No, cmd_.request);
-        return true;
-    }
-    if (takesSizes && name == "--limit") {
-        sizeOption(name, optionValue(name, inlineValue, i), AllowMax::Yes, cmd_.limit);
-        return true;
-    }
-    if (verb == Verb::Assign && name == "--runtime") {
-        flagOption(name, inlineValue);
+void Parser::option(int code, const std::string& name, const char* rawValue) {
+    const std::string v = rawValue != nullptr ? rawValue : "";
+    switch (code) {
+    case 'h':
+    case OptHelp:
+        help_ = true;
+        return;
+    case OptVersion:
+        version_ = true;
+        return;
+    case OptJson:
+        jsonOption(rawValue);
+        return;
+    case OptNoLegend:
+        cmd_.legend = false;
+        return;
+    case OptNoPager:
+        // memqosctl never pages; accepted as systemctl's scripts pass it.
+        return;
+    case OptSystem:
+        cmd_.bus = {BusChoice::Kind::System, {}};
+        return;
+    case OptBusAddress:
+        if (v.empty()) {
+            fail(name + ": the address is empty");
+        }
+        cmd_.bus = {BusChoice::Kind::Address, v};
+        return;
+    case OptRequest:
+        sizeOption(name, v, AllowMax::No, cmd_.request);
+        return;
+    case OptLimit:
+        sizeOption(name, v, AllowMax::Yes, cmd_.limit);
+        return;
+    case OptRuntime:
         cmd_.persist = false;
-        return true;
-    }
-    if (verb == Verb::Run && name == "--name") {
-        if (auto v = optionValue(name, inlineValue, i)) {
-            if (v->empty()) {
-                fail("--name: the unit name is empty");
-            }
-            cmd_.unitName = *v;
+        return;
+    case OptName:
+        if (v.empty()) {
+            fail(name + ": the unit name is empty");
         }
-        return true;
-    }
-    if (verb == Verb::Run && name == "--class") {
-        if (auto v = optionValue(name, inlineValue, i)) {
-            if (v->empty()) {
-                fail("--class: the class name is empty");
-            }
-            cmd_.className = *v;
-            classGiven_ = true;
+        cmd_.unitName = v;
+        return;
+    case OptClass:
+        if (v.empty()) {
+            fail(name + ": the class name is empty");
         }
-        return true;
-    }
-    if (verb == Verb::VerifyPlacement && name == "--failover-reserve") {
+        cmd_.className = v;
+        classGiven_ = true;
+        return;
+    case OptFailoverReserve: {
         Bytes reserve = 0;
-        const auto v = optionValue(name, inlineValue, i);
         sizeOption(name, v, AllowMax::No, reserve);
-        if (v && !error_) {
+        if (!error_) {
             cmd_.failoverReserve = reserve;
         }
-        return true;
+        return;
     }
-    if (verb == Verb::VerifyPlacement && name == "--refuse-soft") {
-        flagOption(name, inlineValue);
+    case OptRefuseSoft:
         cmd_.refuseSoft = true;
-        return true;
-    }
-    if (verb == Verb::VerifyPlacement && name == "--instance") {
-        if (auto v = optionValue(name, inlineValue, i)) {
-            if (v->empty()) {
-                fail("--instance: the instance name is empty");
-            }
-            cmd_.instance = *v;
+        return;
+    case OptInstance:
+        if (v.empty()) {
+            fail(name + ": the instance name is empty");
         }
-        return true;
-    }
-    const bool takesMin = verb == Verb::VerifyPlacement || verb == Verb::RecordInstance;
-    if (takesMin && name == "--min") {
+        cmd_.instance = v;
+        return;
+    case OptMin: {
         Bytes min = 0;
-        const auto v = optionValue(name, inlineValue, i);
         sizeOption(name, v, AllowMax::No, min);
-        if (v && !error_) {
+        if (!error_) {
             minOption_ = min;
         }
-        return true;
+        return;
     }
-    if (verb == Verb::RecordInstance && name == "--max") {
-        const auto v = optionValue(name, inlineValue, i);
+    case OptMax:
         sizeOption(name, v, AllowMax::No, cmd_.memory);
-        maxGiven_ = maxGiven_ || v.has_value();
-        return true;
-    }
-    if (verb == Verb::RecordInstance && (name == "--up" || name == "--down")) {
-        flagOption(name, inlineValue);
-        (name == "--up" ? upGiven_ : downGiven_) = true;
+        maxGiven_ = true;
+        return;
+    case OptUp:
+    case OptDown:
+        (code == OptUp ? upGiven_ : downGiven_) = true;
         if (upGiven_ && downGiven_) {
             fail("options '--up' and '--down' exclude each other");
         }
-        cmd_.up = name == "--up";
-        return true;
-    }
-    if (verb == Verb::Top && (name == "--order" || name == "-o")) {
-        if (auto v = optionValue(name, inlineValue, i)) {
-            if (auto order = parseTopOrder(*v)) {
-                cmd_.order = *order;
-            } else {
-                fail(std::string(name) + ": '" + *v +
-                     "' is not one of usage, pressure, swap, name");
-            }
+        cmd_.up = code == OptUp;
+        return;
+    case OptOrder:
+        if (auto order = parseTopOrder(v)) {
+            cmd_.order = *order;
+        } else {
+            fail(name + ": '" + v + "' is not one of usage, pressure, swap, name");
         }
-        return true;
-    }
-    if (verb == Verb::Top && (name == "--delay" || name == "-d")) {
-        if (auto v = optionValue(name, inlineValue, i)) {
-            delayOption(name, *v);
+        return;
+    case OptDelay:
+        delayOption(name, v);
+        return;
+    case OptIterations: {
+        std::uint64_t n = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (v.empty() || ec != std::errc{} || end != v.data() + v.size() || n == 0) {
+            fail(name + ": '" + v + "' is not a number of frames (1 or more)");
+        } else {
+            cmd_.iterations = n;
         }
-        return true;
+        return;
     }
-    if (verb == Verb::Top && (name == "--iterations" || name == "-n")) {
-        if (auto v = optionValue(name, inlineValue, i)) {
-            std::uint64_t n = 0;
-            const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-            if (v->empty() || ec != std::errc{} || end != v->data() + v->size() || n == 0) {
-                fail(std::string(name) + ": '" + *v + "' is not a number of frames (1 or more)");
-            } else {
-                cmd_.iterations = n;
-            }
-        }
-        return true;
-    }
-    if (verb == Verb::Top && (name == "--batch" || name == "-b")) {
-        flagOption(name, inlineValue);
+    case OptBatch:
         cmd_.batch = true;
-        return true;
+        return;
+    default:
+        fail("option '" + name + "' is not handled"); // a table without its case
+        return;
     }
-    return false;
 }
 
-void Parser::jsonOption(const std::optional<std::string>& inlineValue) {
-    if (!inlineValue || *inlineValue == "pretty") {
+bool Parser::word(const std::string& arg, std::size_t index) {
+    if (cmd_.verb == Verb::None) {
+        const VerbInfo* v = findVerb(arg);
+        if (v == nullptr) {
+            fail("unknown command '" + arg + "'");
+        } else {
+            cmd_.verb = v->verb;
+        }
+        return true;
+    }
+    if (cmd_.verb == Verb::Run) {
+        // Like systemd-run: the command starts at its first word, and its
+        // options are its own.
+        cmd_.argv.assign(args_.begin() + static_cast<std::ptrdiff_t>(index), args_.end());
+        return false;
+    }
+    positionals_.push_back(arg);
+    return true;
+}
+
+void Parser::optionError(int result, const std::string& typed, int code) {
+    const std::string verb(verbName(cmd_.verb));
+    const std::string forVerb = verb.empty() ? "" : " for '" + verb + "'";
+    const OptionInfo* known = findOption(code);
+    const std::string canonical = known != nullptr ? "--" + std::string(known->name)
+                                                   : "-" + std::string(1, static_cast<char>(code));
+    const std::string name =
+        typed.starts_with("--") ? canonical : "-" + std::string(1, static_cast<char>(code));
+    if (result == ':') {
+        fail("option '" + name + "' needs a value");
+    } else if (known != nullptr && typed.starts_with("--")) {
+        fail("option '" + canonical + "' takes no value");
+    } else if (code != 0) {
+        fail("unknown option '-" + std::string(1, static_cast<char>(code)) + "'" + forVerb);
+    } else {
+        std::string asTyped = typed.substr(0, typed.find('='));
+        std::string matches;
+        for (const auto& o : kOptions) {
+            if (appliesTo(o, cmd_.verb) && asTyped.size() > 2 &&
+                std::string_view(o.name).starts_with(std::string_view(asTyped).substr(2))) {
+                matches += (matches.empty() ? "" : ", ") + std::string("--") + o.name;
+            }
+        }
+        if (matches.find(',') != std::string::npos) {
+            fail("option '" + asTyped + "' is ambiguous (" + matches + ")");
+        } else {
+            fail("unknown option '" + asTyped + "'" + forVerb);
+        }
+    }
+}
+
+void Parser::jsonOption(const char* value) {
+    const std::string_view v = value != nullptr ? value : "pretty";
+    if (v == "pretty") {
         cmd_.json = JsonMode::Pretty;
-    } else if (*inlineValue == "short") {
+    } else if (v == "short") {
         cmd_.json = JsonMode::Short;
-    } else if (*inlineValue == "off") {
+    } else if (v == "off") {
         cmd_.json = JsonMode::Off;
     } else {
-        fail("--json: '" + *inlineValue + "' is not one of pretty, short, off");
+        fail("--json: '" + std::string(v) + "' is not one of pretty, short, off");
     }
 }
 
@@ -349,83 +486,54 @@ void Parser::delayOption(std::string_view name, const std::string& value) {
     cmd_.delayMs = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(seconds * 1000)));
 }
 
-void Parser::flagOption(std::string_view name, const std::optional<std::string>& inlineValue) {
-    if (inlineValue) {
-        fail("option '" + std::string(name) + "' takes no value");
-    }
-}
-
 Result<Command> Parser::parse() {
-    bool optionsEnded = false; // after "--" outside `run`
-    for (std::size_t i = 0; i < args_.size(); ++i) {
-        const std::string& arg = args_[i];
+    // getopt_long wants argv[0] and writable words; it does not reorder them
+    // here (RETURN_IN_ORDER), so index i of `argv` is args_[i - 1].
+    std::vector<std::string> words;
+    words.reserve(args_.size() + 1);
+    words.emplace_back("memqosctl");
+    words.insert(words.end(), args_.begin(), args_.end());
+    std::vector<char*> argv;
+    argv.reserve(words.size() + 1);
+    for (auto& w : words) {
+        argv.push_back(w.data());
+    }
+    argv.push_back(nullptr);
+    const int argc = static_cast<int>(words.size());
 
-        if (cmd_.verb == Verb::Run && arg == "--") {
-            cmd_.argv.assign(args_.begin() + static_cast<std::ptrdiff_t>(i) + 1, args_.end());
-            break;
+    opterr = 0;
+    optind = 0; // glibc: start over (this parser may run more than once)
+    bool more = true;
+    while (more) {
+        const OptionTables tables(cmd_.verb);
+        int longIndex = -1;
+        const int before = optind == 0 ? 1 : optind;
+        const int c = getopt_long(argc, argv.data(), tables.shortOptions.c_str(),
+                                  tables.longOptions.data(), &longIndex);
+        if (c == -1) {
+            break; // the end, or "--": the rest are words, not options
         }
-        if (!optionsEnded && arg == "--") {
-            optionsEnded = true;
-            continue;
-        }
-        const bool isOption = !optionsEnded && arg.size() > 1 && arg[0] == '-';
-        if (!isOption) {
-            if (cmd_.verb == Verb::None) {
-                const VerbInfo* v = findVerb(arg);
-                if (v == nullptr) {
-                    fail("unknown command '" + arg + "'");
-                    continue;
-                }
-                cmd_.verb = v->verb;
-            } else if (cmd_.verb == Verb::Run) {
-                // Like systemd-run: the command starts at the first argument.
-                cmd_.argv.assign(args_.begin() + static_cast<std::ptrdiff_t>(i), args_.end());
-                break;
-            } else {
-                positionals_.push_back(arg);
-            }
-            continue;
-        }
-
-        std::string name = arg;
-        std::optional<std::string> inlineValue;
-        if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos) {
-            name = arg.substr(0, eq);
-            inlineValue = arg.substr(eq + 1);
-        }
-        const bool flag = !inlineValue;
-        if (name == "-h" || name == "--help") {
-            help_ = true;
-        } else if (name == "--version") {
-            version_ = true;
-        } else if (name == "--json") {
-            jsonOption(inlineValue);
-            continue;
-        } else if (name == "--no-legend") {
-            cmd_.legend = false;
-        } else if (name == "--no-pager") {
-            // memqosctl never pages; accepted as systemctl's scripts pass it.
-        } else if (name == "--system") {
-            cmd_.bus = {BusChoice::Kind::System, {}};
-        } else if (name == "--bus-address") {
-            if (auto v = optionValue(name, inlineValue, i)) {
-                if (v->empty()) {
-                    fail("--bus-address: the address is empty");
-                }
-                cmd_.bus = {BusChoice::Kind::Address, *v};
-            }
-            continue;
-        } else if (commandOption(name, inlineValue, i)) {
-            continue;
-        } else if (cmd_.verb == Verb::None) {
-            fail("unknown option '" + name + "'");
-            continue;
+        const auto wordIndex = static_cast<std::size_t>(std::max(optind - 1, 1));
+        const std::string typed = static_cast<std::size_t>(before) < words.size()
+                                      ? words[static_cast<std::size_t>(before)]
+                                      : std::string{};
+        if (c == 1) {
+            more = word(optarg, wordIndex - 1);
+        } else if (c == '?' || c == ':') {
+            optionError(c, typed, optopt);
         } else {
-            fail("unknown option '" + name + "' for '" + std::string(verbName(cmd_.verb)) + "'");
-            continue;
+            const std::string name =
+                longIndex >= 0
+                    ? "--" +
+                          std::string(tables.longOptions[static_cast<std::size_t>(longIndex)].name)
+                    : "-" + std::string(1, static_cast<char>(c));
+            option(c, name, optarg);
         }
-        if (!flag) {
-            fail("option '" + name + "' takes no value");
+    }
+    if (more) {
+        for (auto i = static_cast<std::size_t>(std::max(optind, 1)); i < words.size() && more;
+             ++i) {
+            more = word(words[i], i - 1);
         }
     }
 

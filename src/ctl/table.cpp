@@ -20,8 +20,9 @@ void Table::addRow(std::vector<std::string> cells) {
 std::string Table::render(Legend legend) const {
     std::vector<std::size_t> widths;
     widths.reserve(columns_.size());
+    // A hidden header (--no-legend) does not widen its column.
     for (const auto& c : columns_) {
-        widths.push_back(displayWidth(c.header));
+        widths.push_back(legend == Legend::Show ? displayWidth(c.header) : 0);
     }
     for (const auto& row : rows_) {
         for (std::size_t i = 0; i < row.size(); ++i) {

@@ -278,6 +278,10 @@ def test_unreachable_and_usage(r, ctl, tmp):
                          (['record-instance', 'x'], 'needs --max SIZE'),
                          (['forget-instance'], "'forget-instance' needs NAME"),
                          (['status', '--frobnicate'], "unknown option '--frobnicate'"),
+                         (['top', '-x'], "unknown option '-x' for 'top'"),
+                         (['assign', 'a.service', 'shared', '--limit'],
+                          "option '--limit' needs a value"),
+                         (['top', '-d'], "option '-d' needs a value"),
                          ([], 'no command given')]:
         rc, out, err = ctl.run(*args)
         r.check(rc == 64, f'usage {args}: exit 64', f'rc={rc} err={err!r}')
@@ -703,9 +707,9 @@ def test_top(r, ctl):
         r.check([row[0] for row in top_rows(out, 'CLASS') or []] == classes,
                 f'top --order={order}: classes by their MemoryPressure / SwapCurrent', out)
 
-    rc, out, err = ctl.run('top', '-n', '1', '--no-legend')
+    rc, out, err = ctl.run('top', '-n1', '-d0.1', '--no-legend')
     r.check(rc == 0 and 'CLASS' not in out and 'WORKLOAD' not in out
-            and '\nshared        2          1    3.3G   64M  3.5%\n' in out,
+            and '\nshared     2  1  3.3G  64M  3.5%\n' in out,
             'top --no-legend: rows without headers', f'rc={rc} out={out!r} err={err!r}')
 
     rc, out, err = ctl.run('--json=short', 'top', '-n', '2', '-d', '0.1')
@@ -761,13 +765,13 @@ def test_conventions(r, ctl):
     r.check(rc == 0 and [line.split()[0] for line in out.splitlines()] ==
             ['nginx.service', 'vm:web1'], '--no-legend workloads: rows only', out)
     rc, out, _ = ctl.run('instances', '--no-legend')
-    r.check(rc == 0 and out == ('db1.example.com    2G   4G  down\n'
-                                'web1             512M   1G  up\n'),
+    r.check(rc == 0 and out == ('db1.example.com    2G  4G  down\n'
+                                'web1             512M  1G  up\n'),
             '--no-legend instances: rows only', repr(out))
     rc, out, _ = ctl.run('status', '--no-legend')
     r.check(rc == 0 and out.endswith('Workloads:         2\n\n'
-                                     'db1.example.com    2G   4G  down\n'
-                                     'web1             512M   1G  up\n'),
+                                     'db1.example.com    2G  4G  down\n'
+                                     'web1             512M  1G  up\n'),
             '--no-legend status: the instance rows without header and footer', repr(out))
     rc, out, _ = ctl.run('--no-pager', 'classes')
     rc2, plain, _ = ctl.run('classes')

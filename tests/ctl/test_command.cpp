@@ -360,6 +360,66 @@ TEST(ParseCommandLine, TopErrors) {
     EXPECT_THAT(usageError({"top", "--delay"}), HasSubstr("needs a value"));
 }
 
+// getopt_long (issue 13): the same forms as memqosd and memqos-ganeti-hook.
+TEST(ParseCommandLine, ValueAttachedOrSeparate) {
+    EXPECT_EQ(ok({"assign", "a.service", "shared", "--request=256M"}).request, 256 * kMiB);
+    EXPECT_EQ(ok({"assign", "a.service", "shared", "--request", "256M"}).request, 256 * kMiB);
+    EXPECT_EQ(ok({"record-instance", "db1", "--max=2G"}).memory, 2 * kGiB);
+    EXPECT_EQ(ok({"record-instance", "db1", "--max", "2G"}).memory, 2 * kGiB);
+    EXPECT_THAT(usageError({"top", "--iterations", "-1"}),
+                HasSubstr("--iterations: '-1' is not a number of frames"))
+        << "a separate value is taken even when it starts with '-'";
+}
+
+TEST(ParseCommandLine, ShortOptionsWithAttachedValues) {
+    Command c = ok({"top", "-d2", "-n3"});
+    EXPECT_EQ(c.delayMs, 2000);
+    EXPECT_EQ(c.iterations, 3U);
+    EXPECT_THAT(usageError({"top", "-ocpu"}), HasSubstr("-o: 'cpu' is not one of"));
+    c = ok({"top", "-bn1", "-d", "0.5"});
+    EXPECT_TRUE(c.batch) << "clustered flags";
+    EXPECT_EQ(c.iterations, 1U);
+    EXPECT_EQ(c.delayMs, 500);
+    EXPECT_EQ(ok({"top", "-oname"}).order, TopOrder::Name);
+    EXPECT_THAT(usageError({"top", "-d"}), HasSubstr("option '-d' needs a value"));
+    EXPECT_THAT(usageError({"top", "-x"}), HasSubstr("unknown option '-x' for 'top'"));
+    EXPECT_THAT(usageError({"status", "-d2"}), HasSubstr("unknown option '-d' for 'status'"));
+}
+
+TEST(ParseCommandLine, DoubleDashEndsOptions) {
+    EXPECT_THAT(usageError({"status", "--", "--json"}), HasSubstr("unexpected argument '--json'"))
+        << "after --, --json is an argument";
+    Command c = ok({"unassign", "--", "-weird-.service"});
+    EXPECT_EQ(c.id, "-weird-.service");
+    c = ok({"--", "status"});
+    EXPECT_EQ(c.verb, Verb::Status);
+    // run: everything after -- is the command, options and "--" included.
+    c = ok({"--json", "run", "--class", "x", "--", "env", "--", "-h", "--class=y"});
+    EXPECT_EQ(c.json, JsonMode::Pretty);
+    EXPECT_EQ(c.className, "x");
+    EXPECT_THAT(c.argv, ElementsAre("env", "--", "-h", "--class=y"));
+    // ... and so is everything from its first word on: no permutation.
+    c = ok({"run", "--class=x", "ls", "-l", "--json", "--limit", "1G"});
+    EXPECT_EQ(c.json, JsonMode::Off);
+    EXPECT_EQ(c.limit, kNoLimit);
+    EXPECT_THAT(c.argv, ElementsAre("ls", "-l", "--json", "--limit", "1G"));
+}
+
+TEST(ParseCommandLine, GetoptErrors) {
+    EXPECT_THAT(usageError({"assign", "a", "b", "--request"}),
+                HasSubstr("option '--request' needs a value"));
+    EXPECT_THAT(usageError({"status", "--bus-address"}),
+                HasSubstr("option '--bus-address' needs a value"));
+    EXPECT_THAT(usageError({"status", "--frob=1"}),
+                HasSubstr("unknown option '--frob' for 'status'"));
+    EXPECT_THAT(usageError({"--no", "status"}),
+                HasSubstr("option '--no' is ambiguous (--no-legend, --no-pager)"));
+    EXPECT_EQ(ok({"assign", "a", "b", "--req=1M"}).request, kMiB) << "unique prefixes, as getopt";
+    EXPECT_THAT(usageError({"--system=1", "status"}),
+                HasSubstr("option '--system' takes no value"));
+    EXPECT_EQ(ok({"status", "--frob", "--help"}).action, Action::Help) << "--help still wins";
+}
+
 TEST(ParseCommandLine, HelpAndVersionWin) {
     Command c = ok({"--help"});
     EXPECT_EQ(c.action, Action::Help);

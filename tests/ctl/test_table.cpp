@@ -15,6 +15,18 @@ TEST(Table, AlignsColumnsWithoutTrailingBlanks) {
                           "reclaimed  256M\n");
 }
 
+TEST(Table, HiddenHeaderDoesNotWidenColumns) {
+    Table t({{"WORKLOAD"}, {"REQUEST", Align::Right}, {"CLASS"}});
+    t.addRow({"a", "1G", "x"});
+    t.addRow({"bc", "256M", "y"});
+    EXPECT_EQ(t.render(Legend::Hide), "a     1G  x\n"
+                                      "bc  256M  y\n");
+    EXPECT_EQ(t.render(Legend::Show), "WORKLOAD  REQUEST  CLASS\n"
+                                      "a              1G  x\n"
+                                      "bc           256M  y\n");
+    EXPECT_EQ(Table({{"A"}, {"B"}}).render(Legend::Hide), "") << "no rows, no lines";
+}
+
 TEST(Table, HeaderOnlyWhenEmpty) {
     Table t({{"A"}, {"B"}});
     EXPECT_EQ(t.rows(), 0U);

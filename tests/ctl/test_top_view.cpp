@@ -164,7 +164,7 @@ TEST(TopRender, NoLegendDropsHeadersAndEmptyLines) {
     const std::string out = renderTopFrame(f, TopStyle{.legend = Legend::Hide});
     EXPECT_THAT(out, Not(HasSubstr("CLASS ")));
     EXPECT_THAT(out, Not(HasSubstr("No workloads.")));
-    EXPECT_THAT(out, HasSubstr("\nsystem        0          0    512M     0     0%\n"));
+    EXPECT_THAT(out, HasSubstr("\nsystem     0  0  512M     0     0%\n"));
     EXPECT_THAT(renderTopFrame(f, TopStyle{}), HasSubstr("\nNo workloads.\n"));
 }
 
