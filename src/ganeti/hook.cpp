@@ -147,10 +147,10 @@ Result<Plan> prePlan(Plan p, Op op, const Vars& v, std::string_view node) {
     const auto* target = move ? v.before("NEW_PRIMARY") : v.before("INSTANCE_PRIMARY");
     if (target == nullptr || target->empty()) {
         return invalid(std::string(move ? "GANETI_NEW_PRIMARY" : "GANETI_INSTANCE_PRIMARY") +
-                       " is not set: cannot tell which node will host " + p.instance);
+                       " is not set: cannot tell which node will host " + bounded(p.instance));
     }
     if (!sameNode(*target, node)) {
-        p.why = p.instance + " will run on " + *target + ", not on this node (" +
+        p.why = bounded(p.instance) + " will run on " + bounded(*target) + ", not on this node (" +
                 std::string(node) + ")";
         return p;
     }

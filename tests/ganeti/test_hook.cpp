@@ -211,6 +211,15 @@ TEST(HookPlan, ErrorsShowAtMost80BytesOfAValue) {
     ASSERT_FALSE(p);
     EXPECT_THAT(p.error().what, HasSubstr("GANETI_INSTANCE_NEW_NAME is not set"));
     EXPECT_LT(p.error().what.size(), 200u);
+    // tools/fuzz-long, 2026-11-25 (corpus fuzz_ganeti_env/crash-662413df...):
+    // the check hooks (pre) named the instance in full.
+    env = base("pre", "instance-modify");
+    env["GANETI_INSTANCE_NAME"] = huge;
+    env.erase("GANETI_INSTANCE_PRIMARY");
+    p = plan(env, kNode);
+    ASSERT_FALSE(p);
+    EXPECT_THAT(p.error().what, HasSubstr("GANETI_INSTANCE_PRIMARY is not set"));
+    EXPECT_LT(p.error().what.size(), 200u);
     env = base("pre", "instance-add");
     env["GANETI_INSTANCE_MAXMEM"] = std::string(2000, '0') + "99999999999999999";
     p = plan(env, kNode);
