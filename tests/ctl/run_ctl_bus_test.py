@@ -929,6 +929,18 @@ def test_monitor_bus_dies(r, ctl, daemon_proc):
         stop(p, signal.SIGKILL)
 
 
+
+def stop_processes(procs):
+    """Ends the processes this script started (by PID), newest first."""
+    for p in reversed(procs):
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -998,14 +1010,7 @@ def main():
         r.failed.append('exception')
     finally:
         signal.alarm(0)
-        for p in reversed(procs):  # only the processes this script started, by PID
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+        stop_processes(procs)
         if r.failed and os.path.exists(mock_log_path):
             with open(mock_log_path, encoding='utf-8', errors='replace') as f:
                 print('--- dbusmock log ---\n' + f.read())

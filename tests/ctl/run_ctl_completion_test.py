@@ -335,14 +335,7 @@ def main():
         r.failed.append('exception')
     finally:
         signal.alarm(0)
-        for p in reversed(procs):  # only the processes this script started, by PID
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+        bus_test.stop_processes(procs)
         shutil.rmtree(tmp, ignore_errors=True)
 
     print(f'{r.passed} passed, {len(r.failed)} failed')
