@@ -5,8 +5,6 @@
 #include "service.hpp"
 #include "options.hpp"
 
-#include "memqos/parse/command_line.hpp"
-
 #include <iostream>
 #include <string>
 #include <vector>
@@ -16,8 +14,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     auto options = parseOptions(args);
     if (!options) {
-        std::cerr << "memqosd: " << options.error().what << "\n"
-                  << memqos::parse::helpHint("memqosd") << "\n";
+        std::cerr << "memqosd: " << options.error().what << "\n";
         return kExitUsage;
     }
     switch (options->mode) {
