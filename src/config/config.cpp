@@ -9,6 +9,7 @@
 #include "memqos/parse/text.hpp"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <limits>
 #include <map>
@@ -331,40 +332,95 @@ std::string classNames(const std::vector<core::ClassPolicy>& classes) {
     return names;
 }
 
-bool istartsWith(std::string_view s, std::string_view prefix) {
-    return s.size() >= prefix.size() && equalsIgnoreCase(s.substr(0, prefix.size()), prefix);
+constexpr std::array<std::string_view, 6> kFixedSections{"Manager", "Overcommit", "Pressure",
+                                                         "Reclaim", "Ganeti",     "VM"};
+
+// The name in `names` closest to `word` by editDistance, if `word` is close
+// enough to be a typo of it: at most 1 edit for names up to 4 characters, 2
+// up to 8, 3 beyond ("MemRatio" -> "MemoryRatio"; "Frobnicate" is nothing's
+// typo). Ties: the first.
+template <typename Names>
+std::optional<std::string> closest(std::string_view word, const Names& names) {
+    std::optional<std::string> best;
+    std::size_t bestDistance = 0;
+    for (const auto& n : names) {
+        const std::string_view name = n;
+        const std::size_t allowed = name.size() <= 4 ? 1 : name.size() <= 8 ? 2 : 3;
+        const std::size_t d = parse::text::editDistance(word, name);
+        if (d <= allowed && (!best || d < bestDistance)) {
+            best = std::string(name);
+            bestDistance = d;
+        }
+    }
+    return best;
 }
 
-// A key with the same letters in another case: a typo we can name.
 template <typename Owner>
-std::string suggestKey(const std::vector<KeyItem<Owner>>& table, std::string_view section,
-                       std::string_view key) {
+std::vector<std::string> keysOf(const std::vector<KeyItem<Owner>>& table,
+                                std::string_view section) {
+    std::vector<std::string> keys;
     for (const auto& it : table)
-        if (it.section == section && equalsIgnoreCase(it.key, key))
-            return " (did you mean " + it.key + "?)";
+        if (it.section == section)
+            keys.push_back(it.key);
+    return keys;
+}
+
+// Where a key that is not in `section` belongs, when that is clear: the
+// fixed section or kind of section that has exactly this name (case
+// ignored), e.g. "StallTarget is a key of [Reclaim]".
+std::string homeOf(std::string_view key, std::string_view section) {
+    std::string name;
+    std::string sections; // "[Manager]", "[Manager] and [Reclaim]"
+    for (const auto& it : globalTable()) {
+        if (it.section != section && equalsIgnoreCase(it.key, key)) {
+            name = it.key;
+            sections += (sections.empty() ? "[" : " and [") + it.section + "]";
+        }
+    }
+    if (!sections.empty())
+        return "'" + name + "' is a key of " + sections;
+    for (const auto& it : classTable())
+        if (equalsIgnoreCase(it.key, key))
+            return "'" + it.key + "' is a key of [Class.<name>] sections";
+    for (const auto& it : ruleTable())
+        if (equalsIgnoreCase(it.key, key))
+            return "'" + it.key + "' is a key of [Rule.<name>] sections";
     return {};
 }
 
+// " (did you mean 'DryRun'?)" for a misspelt key of `section` (whose keys
+// are `table`'s with that section), " ('StallTarget' is a key of
+// [Reclaim])" for a key of another section, or "".
+template <typename Owner>
+std::string suggestKey(const std::vector<KeyItem<Owner>>& table, std::string_view section,
+                       std::string_view key) {
+    if (auto near = closest(key, keysOf(table, section)))
+        return " (did you mean '" + *near + "'?)";
+    if (auto home = homeOf(key, section); !home.empty())
+        return " (" + home + ")";
+    return {};
+}
+
+// " (did you mean '[Manager]'?)" for a misspelt fixed section or a
+// misspelt "Class." / "Rule." prefix, else "".
 std::string suggestSection(std::string_view section) {
-    for (std::string_view s : {"Manager", "Overcommit", "Pressure", "Reclaim", "Ganeti", "VM"})
-        if (equalsIgnoreCase(s, section))
-            return " (did you mean [" + std::string(s) + "]?)";
-    if (istartsWith(section, kClassPrefix))
-        return " (did you mean [" + std::string(kClassPrefix) +
-               std::string(section.substr(kClassPrefix.size())) + "]?)";
-    if (istartsWith(section, kRulePrefix))
-        return " (did you mean [" + std::string(kRulePrefix) +
-               std::string(section.substr(kRulePrefix.size())) + "]?)";
+    const std::string_view trimmed = parse::text::trim(section); // "[ Manager ]"
+    if (auto near = closest(trimmed, kFixedSections))
+        return " (did you mean '[" + *near + "]'?)";
+    if (const auto dot = trimmed.find('.'); dot != std::string_view::npos) {
+        const std::string_view prefixes[] = {kClassPrefix, kRulePrefix};
+        if (auto near = closest(trimmed.substr(0, dot + 1), prefixes))
+            return " (did you mean '[" + *near + std::string(trimmed.substr(dot + 1)) + "]'?)";
+    }
     return {};
 }
 
 bool isFixedSection(std::string_view s) {
-    return s == "Manager" || s == "Overcommit" || s == "Pressure" || s == "Reclaim" ||
-           s == "Ganeti" || s == "VM";
+    return std::find(kFixedSections.begin(), kFixedSections.end(), s) != kFixedSections.end();
 }
 
 struct Origin {
-    std::string file;
+    KeySource where;
     std::string value;
     std::size_t index = 0; // position in the entry list
 };
@@ -383,15 +439,18 @@ public:
         checkClasses();
         checkRules();
         checkPressure();
+        for (const auto& [name, o] : origins_)
+            out_.sources[name] = o.where;
         return std::move(out_);
     }
 
 private:
-    void problem(Severity severity, std::string file, std::string section, std::string key,
+    void problem(Severity severity, const KeySource& where, std::string section, std::string key,
                  std::string value, std::string reason) {
         ConfigProblem p;
         p.severity = severity;
-        p.file = std::move(file);
+        p.file = where.file;
+        p.line = where.line;
         p.section = std::move(section);
         p.key = std::move(key);
         p.value = std::move(value);
@@ -400,21 +459,26 @@ private:
     }
 
     void entryProblem(Severity severity, const ConfigEntry& e, std::string reason) {
-        problem(severity, e.file, e.section, e.key, e.value, std::move(reason));
+        problem(severity, {e.file, e.line}, e.section, e.key, e.value, std::move(reason));
     }
 
     // Reported once per file and section.
     void sectionProblem(Severity severity, const ConfigEntry& e, std::string reason) {
         if (!reportedSections_.insert({e.file, e.section}).second)
             return;
-        problem(severity, e.file, e.section, "", "", std::move(reason));
+        problem(severity, {e.file, e.sectionLine}, e.section, "", "", std::move(reason));
+    }
+
+    // What start-up skips: a Warning saying "ignoring"; under --check-config
+    // an Error saying what memqosd would do.
+    Severity skipped() const { return options_.strict ? Severity::Error : Severity::Warning; }
+    const char* ignoring() const { return options_.strict ? "would be ignored" : "ignoring"; }
+    std::string sectionIgnored() const {
+        return options_.strict ? "the section would be ignored" : "ignoring the section";
     }
 
     void unknownKey(const ConfigEntry& e, const std::string& suggestion) {
-        if (options_.strict)
-            entryProblem(Severity::Error, e, "unknown key" + suggestion);
-        else
-            entryProblem(Severity::Warning, e, "unknown key, ignoring" + suggestion);
+        entryProblem(skipped(), e, std::string("unknown key, ") + ignoring() + suggestion);
     }
 
     void badValue(const ConfigEntry& e, const Error& err) {
@@ -427,7 +491,7 @@ private:
     }
 
     void remember(std::size_t index, const ConfigEntry& e) {
-        origins_[{e.section, e.key}] = Origin{e.file, e.value, index};
+        origins_[{e.section, e.key}] = Origin{{e.file, e.line}, e.value, index};
     }
 
     template <typename Owner>
@@ -443,9 +507,10 @@ private:
 
     void apply(std::size_t index, const ConfigEntry& e) {
         if (e.section.empty()) {
-            entryProblem(options_.strict ? Severity::Error : Severity::Warning, e,
-                         options_.strict ? "key outside a section"
-                                         : "key outside a section, ignoring");
+            const std::string home = homeOf(e.key, "");
+            entryProblem(skipped(), e,
+                         std::string("key outside a section, ") + ignoring() +
+                             (home.empty() ? "" : " (" + home + ")"));
             return;
         }
         if (isFixedSection(e.section)) {
@@ -462,8 +527,8 @@ private:
                 return sectionProblem(
                     Severity::Error, e,
                     "invalid class name (expected a lowercase letter, then lowercase letters, "
-                    "digits or '_', at most 32; no '-': systemd reads it as slice hierarchy), "
-                    "ignoring the section");
+                    "digits or '_', at most 32; no '-': systemd reads it as slice hierarchy), " +
+                        sectionIgnored());
             const auto* it = findKey(classTable(), "", e.key);
             core::ClassPolicy& cls = classFor(name, e);
             if (it == nullptr)
@@ -476,8 +541,8 @@ private:
             if (!isValidRuleName(name))
                 return sectionProblem(
                     Severity::Error, e,
-                    "invalid rule name (expected letters, digits, '_' or '-', at most 32), "
-                    "ignoring the section");
+                    "invalid rule name (expected letters, digits, '_' or '-', at most 32), " +
+                        sectionIgnored());
             const auto* it = findKey(ruleTable(), "", e.key);
             WorkloadRule& rule = ruleFor(name, e);
             if (it == nullptr)
@@ -485,9 +550,8 @@ private:
             applyItem(index, e, *it, rule);
             return;
         }
-        sectionProblem(options_.strict ? Severity::Error : Severity::Warning, e,
-                       (options_.strict ? "unknown section" : "unknown section, ignoring") +
-                           suggestSection(e.section));
+        sectionProblem(skipped(), e,
+                       std::string("unknown section, ") + ignoring() + suggestSection(e.section));
     }
 
     core::ClassPolicy& classFor(const std::string& name, const ConfigEntry& e) {
@@ -507,7 +571,7 @@ private:
         c.reclaim = false;
         c.memoryGuard = false;
         out_.config.classes.push_back(std::move(c));
-        classSource_[name] = e.file;
+        classSource_[name] = KeySource{e.file, e.sectionLine};
         return out_.config.classes.back();
     }
 
@@ -518,7 +582,7 @@ private:
         WorkloadRule r;
         r.name = name;
         out_.config.rules.push_back(std::move(r));
-        ruleSource_[name] = e.file;
+        ruleSource_[name] = KeySource{e.file, e.sectionLine};
         return out_.config.rules.back();
     }
 
@@ -535,7 +599,7 @@ private:
     void keyProblem(Severity severity, const std::string& section, const std::string& key,
                     const std::string& renderedValue, std::string reason) {
         const Origin* o = origin(section, key);
-        problem(severity, o ? o->file : "", section, key, o ? o->value : renderedValue,
+        problem(severity, o ? o->where : KeySource{}, section, key, o ? o->value : renderedValue,
                 std::move(reason));
     }
 
@@ -590,24 +654,35 @@ private:
         }
     }
 
+    // "no such class (classes: system, dedicated, shared, reclaimed; did
+    // you mean 'shared'?)"
+    std::string noSuchClass(std::string_view name) const {
+        std::vector<std::string> names;
+        for (const auto& c : out_.config.classes)
+            names.push_back(c.name);
+        const auto near = closest(name, names);
+        return "no such class (classes: " + classNames(out_.config.classes) +
+               (near ? "; did you mean '" + *near + "'?)" : ")");
+    }
+
     void checkRules() {
         const auto& classes = out_.config.classes;
         if (core::findClass(classes, out_.config.vm.defaultClass) == nullptr) {
             keyProblem(Severity::Error, "VM", "DefaultClass", out_.config.vm.defaultClass,
-                       "no such class (classes: " + classNames(classes) + ")");
+                       noSuchClass(out_.config.vm.defaultClass));
         }
         for (const auto& r : out_.config.rules) {
             std::string section = std::string(kRulePrefix) + r.name;
-            const std::string& file = ruleSource_[r.name];
+            const KeySource& where = ruleSource_[r.name];
             if (!attempted(section, "Match"))
-                problem(Severity::Error, file, section, "", "",
+                problem(Severity::Error, where, section, "", "",
                         "missing Match= (e.g. Match=nginx*.service)");
             if (!attempted(section, "Class")) {
-                problem(Severity::Error, file, section, "", "",
+                problem(Severity::Error, where, section, "", "",
                         "missing Class= (e.g. Class=shared)");
             } else if (!r.className.empty() && core::findClass(classes, r.className) == nullptr) {
                 keyProblem(Severity::Error, section, "Class", r.className,
-                           "no such class (classes: " + classNames(classes) + ")");
+                           noSuchClass(r.className));
             }
             if (r.limit && r.request > *r.limit)
                 keyProblem(Severity::Error, section, "Request", formatSize(r.request),
@@ -678,11 +753,11 @@ private:
     std::map<std::pair<std::string, std::string>, Origin> origins_;
     std::set<std::pair<std::string, std::string>> reportedSections_;
     // Class name -> file that created it (nullopt: embedded default).
-    std::map<std::string, std::optional<std::string>> classSource_;
+    std::map<std::string, std::optional<KeySource>> classSource_;
     // Keys that were given, with a good value or not (so that a bad Rank=
     // is not also reported as a missing one).
     std::set<std::pair<std::string, std::string>> attempted_;
-    std::map<std::string, std::string> ruleSource_;
+    std::map<std::string, KeySource> ruleSource_;
 };
 
 bool equalLevels(const core::LevelThresholds& a, const core::LevelThresholds& b) {
@@ -725,24 +800,41 @@ bool operator==(const Config& a, const Config& b) {
            a.rules == b.rules;
 }
 
-std::string ConfigProblem::format() const {
+std::string_view toString(Severity severity) {
+    return severity == Severity::Error ? "error" : "warning";
+}
+
+namespace {
+
+// "FILE:LINE: ", "FILE: " or "".
+std::string place(const ConfigProblem& p) {
+    if (p.file.empty())
+        return {};
+    return p.file + (p.line > 0 ? ":" + std::to_string(p.line) : std::string()) + ": ";
+}
+
+// "[Section] Key=value: reason", "[Section]: reason", "Key=value: reason".
+std::string body(const ConfigProblem& p) {
     std::string out;
-    if (!file.empty()) {
-        out += file;
-        if (line > 0)
-            out += ":" + std::to_string(line);
+    if (!p.section.empty()) {
+        out += "[" + p.section + "]";
+        if (!p.key.empty())
+            out += " " + p.key + "=" + p.value;
         out += ": ";
+    } else if (!p.key.empty()) {
+        out += p.key + "=" + p.value + ": ";
     }
-    if (!section.empty()) {
-        out += "[" + section + "]";
-        if (!key.empty())
-            out += " " + key + "=" + value;
-        out += ": ";
-    } else if (!key.empty()) {
-        out += key + "=" + value + ": ";
-    }
-    out += reason;
-    return out;
+    return out + p.reason;
+}
+
+} // namespace
+
+std::string ConfigProblem::format() const {
+    return place(*this) + body(*this);
+}
+
+std::string ConfigProblem::diagnostic() const {
+    return place(*this) + std::string(toString(severity)) + ": " + body(*this);
 }
 
 bool Validated::hasErrors() const {
@@ -755,7 +847,18 @@ Validated validateConfig(const std::vector<ConfigEntry>& entries, const Validate
 }
 
 std::string renderConfig(const Config& config) {
+    return renderConfig(config, {});
+}
+
+std::string renderConfig(const Config& config, const KeyNote& note) {
     std::string out;
+    auto line = [&](const std::string& section, const std::string& key, const std::string& value) {
+        if (note) {
+            if (std::string n = note(section, key); !n.empty())
+                out += "# " + n + "\n";
+        }
+        out += key + "=" + value + "\n";
+    };
     std::string_view current;
     for (const auto& it : globalTable()) {
         if (it.section != current) {
@@ -764,17 +867,19 @@ std::string renderConfig(const Config& config) {
             out += "[" + it.section + "]\n";
             current = it.section;
         }
-        out += it.key + "=" + it.render(config) + "\n";
+        line(it.section, it.key, it.render(config));
     }
     for (const auto& c : config.classes) {
-        out += "\n[" + std::string(kClassPrefix) + c.name + "]\n";
+        const std::string section = std::string(kClassPrefix) + c.name;
+        out += "\n[" + section + "]\n";
         for (const auto& it : classTable())
-            out += it.key + "=" + it.render(c) + "\n";
+            line(section, it.key, it.render(c));
     }
     for (const auto& r : config.rules) {
-        out += "\n[" + std::string(kRulePrefix) + r.name + "]\n";
+        const std::string section = std::string(kRulePrefix) + r.name;
+        out += "\n[" + section + "]\n";
         for (const auto& it : ruleTable())
-            out += it.key + "=" + it.render(r) + "\n";
+            line(section, it.key, it.render(r));
     }
     return out;
 }

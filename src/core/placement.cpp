@@ -50,6 +50,10 @@ Bytes availableMemory(const PlacementInput& in) {
     return taken >= in.memTotal ? 0 : static_cast<Bytes>(in.memTotal - taken);
 }
 
+Bytes vmCapacity(Bytes available, double memoryRatio) {
+    return capacity(ratioMicro(memoryRatio), available);
+}
+
 Bytes requiredSwap(Bytes available, double memoryRatio) {
     const std::uint64_t micro = ratioMicro(memoryRatio);
     if (micro <= kMicro) {

@@ -3,18 +3,167 @@
 
 #include "memqos/config/values.hpp"
 #include "memqos/core/oom_score.hpp"
+#include "memqos/core/placement.hpp"
 #include "memqos/core/tiers.hpp"
 #include "memqos/io/config_loader.hpp"
 #include "memqos/io/procfs.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace memqos::daemon {
 namespace {
 
-std::string bytesOrMax(const Limit& l) { return l ? std::to_string(*l) : std::string("max"); }
+std::string bytesOrMax(const Limit& l) {
+    return l ? std::to_string(*l) : std::string("max");
+}
+
+// "4.0 GiB (4294967296)"
+std::string readable(Bytes b) {
+    return core::formatBytes(b) + " (" + std::to_string(b) + ")";
+}
+
+// Where the value of [section] key came from: its file and line, or nothing
+// for an embedded default.
+std::optional<config::KeySource> sourceOf(const config::Validated& v, const std::string& section,
+                                          const std::string& key) {
+    auto it = v.sources.find({section, key});
+    if (it == v.sources.end()) {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
+// "set in FILE:LINE", or "" for an embedded default.
+std::string setIn(const config::Validated& v, const std::string& section, const std::string& key) {
+    auto src = sourceOf(v, section, key);
+    if (!src) {
+        return {};
+    }
+    return "set in " + src->file + (src->line > 0 ? ":" + std::to_string(src->line) : "");
+}
+
+// "set in FILE:LINE", or "default".
+std::string origin(const config::Validated& v, const std::string& section, const std::string& key) {
+    std::string s = setIn(v, section, key);
+    return s.empty() ? "default" : s;
+}
+
+// A host finding about [section] key (whose value prints as `value`), placed
+// where that key was set.
+config::ConfigProblem hostWarning(const config::Validated& v, const std::string& section,
+                                  const std::string& key, std::string value, std::string reason) {
+    config::ConfigProblem p;
+    p.severity = config::Severity::Warning;
+    if (auto src = sourceOf(v, section, key)) {
+        p.file = src->file;
+        p.line = src->line;
+    }
+    p.section = section;
+    p.key = key;
+    p.value = std::move(value);
+    p.reason = std::move(reason);
+    return p;
+}
+
+// --print's planning rows: what the configuration means on this host, from
+// its MemTotal and SwapTotal, with the placement formulas memqosd uses
+// (core/placement). Appends host findings (warnings) to `findings`.
+void printPlan(const config::Validated& v, const parse::MemInfo& mem,
+               const std::string& meminfoPath, std::ostream& out,
+               std::vector<config::ConfigProblem>& findings) {
+    const auto& oc = v.config.overcommit;
+    const auto& pressure = v.config.pressure;
+    auto row = [&](std::string label, std::string value, const std::string& note) {
+        label.resize(std::max<std::size_t>(label.size(), 26), ' ');
+        value.resize(std::max<std::size_t>(value.size(), 26), ' ');
+        std::string text = "#   " + label + " " + value + " " + note;
+        text.erase(text.find_last_not_of(' ') + 1);
+        out << text << "\n";
+    };
+    const std::string ratio = config::formatRatio(oc.memoryRatio);
+
+    core::PlacementInput in;
+    in.memTotal = mem.memTotal;
+    in.nodeReserve = oc.nodeReserved.resolve(mem.memTotal);
+    in.memoryRatio = oc.memoryRatio;
+    in.swapTotal = mem.swapTotal;
+    const Bytes available = core::availableMemory(in);
+    const Bytes capacity = core::vmCapacity(available, oc.memoryRatio);
+    const Bytes failover = oc.failoverReserve.resolve(mem.memTotal);
+    const Bytes swapNeeded = core::requiredSwap(available, oc.memoryRatio);
+
+    out << "\n# Planning against this host's memory (" << meminfoPath << ")\n";
+    row("MemTotal", readable(mem.memTotal), "");
+    row("SwapTotal", readable(mem.swapTotal), "");
+    row("NodeReserved=" + config::formatSizeSpec(oc.nodeReserved), readable(in.nodeReserve),
+        origin(v, "Overcommit", "NodeReserved"));
+    row("available", readable(available),
+        "MemTotal − NodeReserved (the running daemon also subtracts the requests of the "
+        "services it manages)");
+    row("MemoryRatio=" + ratio, "", origin(v, "Overcommit", "MemoryRatio"));
+    row("VM capacity", readable(capacity),
+        "available × MemoryRatio: the most the VMs' limits (maxmem + VMOverhead) may add up to");
+    row("FailoverReserve=" + config::formatSizeSpec(oc.failoverReserve), readable(failover),
+        origin(v, "Overcommit", "FailoverReserve"));
+    row("for instances", readable(capacity > failover ? capacity - failover : 0),
+        "VM capacity − FailoverReserve: placements beyond it are soft violations");
+    std::string swapNote = "(MemoryRatio − 1) × available";
+    const bool swapShort = mem.swapTotal < swapNeeded;
+    if (swapShort) {
+        swapNote += "; SwapTotal is " + core::formatBytes(swapNeeded - mem.swapTotal) + " short";
+        switch (oc.swapCheck) {
+        case config::SwapCheck::Refuse:
+            swapNote += ": SwapCheck=refuse would refuse every VM placement";
+            break;
+        case config::SwapCheck::Warn:
+            swapNote += ": SwapCheck=warn would add a warning to every VM placement";
+            break;
+        case config::SwapCheck::Off:
+            swapNote += " (SwapCheck=off: not checked)";
+            break;
+        }
+    }
+    row("swap needed", readable(swapNeeded), swapNote);
+    row("SwapCheck=" + std::string(config::formatSwapCheck(oc.swapCheck)), "",
+        origin(v, "Overcommit", "SwapCheck"));
+
+    // Percentages of MemTotal (or SwapTotal) in bytes.
+    auto share = [&](Permyriad p, Bytes of) { return config::SizeSpec{0, p}.resolve(of); };
+    for (std::size_t i = 0; i < pressure.levels.size(); ++i) {
+        const std::string key = "Level" + std::to_string(i + 1) + "MemAvailable";
+        const auto& t = pressure.levels[i].memAvailableBelow;
+        row(key + "=" + config::formatOptionalPermyriad(t),
+            t ? readable(share(*t, mem.memTotal)) : "off",
+            "MemAvailable below it; " + origin(v, "Pressure", key));
+    }
+    row("GuardHeadroom=" + config::formatPermyriad(pressure.guardHeadroom),
+        readable(share(pressure.guardHeadroom, mem.memTotal)),
+        "of MemTotal; " + origin(v, "Pressure", "GuardHeadroom"));
+    row("SwapUsedKill=" + config::formatOptionalPermyriad(pressure.swapUsedKill),
+        pressure.swapUsedKill ? readable(share(*pressure.swapUsedKill, mem.swapTotal)) : "off",
+        "of SwapTotal; " + origin(v, "Pressure", "SwapUsedKill"));
+
+    if (in.nodeReserve >= mem.memTotal) {
+        findings.push_back(
+            hostWarning(v, "Overcommit", "NodeReserved", config::formatSizeSpec(oc.nodeReserved),
+                        "reserves " + readable(in.nodeReserve) +
+                            ", at least this host's MemTotal " + readable(mem.memTotal) +
+                            ": nothing is left for VMs, memqosd would refuse every VM placement"));
+    }
+    if (oc.swapCheck == config::SwapCheck::Refuse && swapShort) {
+        findings.push_back(
+            hostWarning(v, "Overcommit", "SwapCheck", "refuse",
+                        "this host's SwapTotal " + readable(mem.swapTotal) + " is below the " +
+                            readable(swapNeeded) + " that MemoryRatio=" + ratio +
+                            " needs ((ratio − 1) × available " + readable(available) +
+                            "): memqosd would refuse every VM placement"));
+    }
+}
 
 void printTiers(const config::Config& cfg, const Options& options, Bytes memTotal,
                 std::ostream& out, std::ostream& err) {
@@ -55,6 +204,11 @@ void printTiers(const config::Config& cfg, const Options& options, Bytes memTota
     }
 }
 
+// "1 error, 2 warnings"
+std::string counted(std::size_t n, const char* what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
 } // namespace
 
 int runCheckConfig(const Options& options, std::ostream& out, std::ostream& err) {
@@ -63,14 +217,11 @@ int runCheckConfig(const Options& options, std::ostream& out, std::ostream& err)
         lo.mainFile = *options.configFile;
     }
     lo.dropIns = options.dropIns;
+    lo.strict = true; // unknown sections and keys are errors here
     auto loaded = io::loadConfig(lo);
+    const auto& validated = loaded.validated;
+    std::vector<config::ConfigProblem> findings = validated.problems;
 
-    // Under --check-config every problem counts, warnings included: a typo
-    // in a key name is an error an operator wants to hear about now.
-    for (const auto& p : loaded.validated.problems) {
-        err << p.format() << "\n";
-    }
-    const bool bad = !loaded.validated.problems.empty();
     if (options.print) {
         out << "# memqosd " << MEMQOS_VERSION << " effective configuration\n";
         for (const auto& f : loaded.files) {
@@ -79,22 +230,34 @@ int runCheckConfig(const Options& options, std::ostream& out, std::ostream& err)
         if (loaded.files.empty()) {
             out << "# no configuration file: embedded defaults\n";
         }
-        out << config::renderConfig(loaded.validated.config);
-        const std::string procRoot =
-            options.procRoot.value_or(loaded.validated.config.manager.procRoot);
-        auto mem = io::ProcFs(procRoot).meminfo();
+        out << "# (a key set by a file says where; the others are at their default)\n";
+        out << config::renderConfig(validated.config,
+                                    [&](const std::string& section, const std::string& key) {
+                                        return setIn(validated, section, key);
+                                    });
+        const io::ProcFs proc(options.procRoot.value_or(validated.config.manager.procRoot));
+        auto mem = proc.meminfo();
         if (mem) {
-            printTiers(loaded.validated.config, options, mem->memTotal, out, err);
+            printPlan(validated, *mem, (proc.root() / "meminfo").string(), out, findings);
+            printTiers(validated.config, options, mem->memTotal, out, err);
         } else {
-            err << "memqosd: cannot read MemTotal: " << mem.error().what << "\n";
+            err << "memqosd: cannot plan against this host: " << mem.error().what << "\n";
         }
     }
-    if (bad) {
-        err << "memqosd: configuration has " << loaded.validated.problems.size()
-            << " problem(s)\n";
-        return kExitConfig;
+
+    // Errors fail the check, warnings never do (config::Severity).
+    std::size_t errors = 0;
+    for (const auto& p : findings) {
+        err << p.diagnostic() << "\n";
+        errors += p.severity == config::Severity::Error ? 1 : 0;
     }
-    return kExitOk;
+    if (findings.empty()) {
+        return kExitOk;
+    }
+    err << "memqosd: " << counted(errors, "error") << ", "
+        << counted(findings.size() - errors, "warning") << ": the configuration is "
+        << (errors > 0 ? "invalid" : "valid") << "\n";
+    return errors > 0 ? kExitConfig : kExitOk;
 }
 
 } // namespace memqos::daemon

@@ -5,6 +5,8 @@
 #include "service.hpp"
 #include "options.hpp"
 
+#include "memqos/parse/command_line.hpp"
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -14,7 +16,8 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     auto options = parseOptions(args);
     if (!options) {
-        std::cerr << "memqosd: " << options.error().what << "\n";
+        std::cerr << "memqosd: " << options.error().what << "\n"
+                  << memqos::parse::helpHint("memqosd") << "\n";
         return kExitUsage;
     }
     switch (options->mode) {

@@ -2,8 +2,7 @@
 #include "options.hpp"
 
 #include "memqos/config/values.hpp"
-
-#include <string_view>
+#include "memqos/parse/command_line.hpp"
 
 namespace memqos::daemon {
 
@@ -16,15 +15,18 @@ const char* usageText() {
            "  --config FILE          read FILE and FILE.d/*.conf instead of\n"
            "                         " MEMQOS_CONFIG_FILE " and " MEMQOS_CONFIG_FILE ".d/*.conf\n"
            "  --no-drop-ins          ignore the .conf.d drop-in directory\n"
-           "  --check-config         validate the configuration and exit: 0 if valid, 78 if not\n"
-           "                         (unknown keys are errors here, warnings at start-up)\n"
-           "  --print                with --check-config: print the effective configuration and\n"
+           "  --check-config         validate the configuration and exit: 78 if it has an error,\n"
+           "                         else 0 (warnings never fail it; unknown keys are errors\n"
+           "                         here, warnings at start-up); one FILE:LINE: SEVERITY: line\n"
+           "                         per finding\n"
+           "  --print                with --check-config: print the effective configuration, a\n"
+           "                         plan against this host's meminfo (under --proc-root) and\n"
            "                         the tiers each class gives an example workload\n"
            "  --example-request SIZE example workload request for --print (default 256M)\n"
            "  --example-limit SIZE   example workload limit for --print (default 1G)\n"
            "  --dry-run              decide but do not act; log what would be done\n"
            "  --cgroup-root DIR      read cgroups under DIR (tests; default from config)\n"
-           "  --proc-root DIR        read procfs under DIR (tests; default from config)\n"
+           "  --proc-root DIR        read procfs under DIR (tests, --print; default from config)\n"
            "  --state-dir DIR        keep persistent state in DIR (default /var/lib/memqos)\n"
            "  --runtime-dir DIR      keep runtime-only assignments in DIR (default $RUNTIME_DIRECTORY\n"
            "                         or /run/memqos; with --state-dir: STATE_DIR/runtime)\n"
@@ -32,96 +34,118 @@ const char* usageText() {
            "  -h, --help             show this help and exit\n"
            "  --version              show the version and exit\n"
            "\n"
+           "A value may follow its option as --opt=VALUE or --opt VALUE; -- ends the options.\n"
+           "\n"
            "Exit status: 0 success, 1 failure, 64 usage error, 69 service unavailable,\n"
            "78 configuration error.\n";
 }
 
+namespace {
+
+enum Id : int {
+    kHelp = 'h',
+    kVersion = 256,
+    kCheckConfig,
+    kPrint,
+    kNoDropIns,
+    kDryRun,
+    kConfig,
+    kCgroupRoot,
+    kProcRoot,
+    kStateDir,
+    kRuntimeDir,
+    kBusAddress,
+    kExampleRequest,
+    kExampleLimit,
+};
+
+constexpr parse::OptionSpec kSpecs[] = {
+    {"help", parse::OptionArg::None, kHelp, 'h', true},
+    {"version", parse::OptionArg::None, kVersion, 0, true},
+    {"check-config", parse::OptionArg::None, kCheckConfig},
+    {"print", parse::OptionArg::None, kPrint},
+    {"no-drop-ins", parse::OptionArg::None, kNoDropIns},
+    {"dry-run", parse::OptionArg::None, kDryRun},
+    {"config", parse::OptionArg::Required, kConfig},
+    {"cgroup-root", parse::OptionArg::Required, kCgroupRoot},
+    {"proc-root", parse::OptionArg::Required, kProcRoot},
+    {"state-dir", parse::OptionArg::Required, kStateDir},
+    {"runtime-dir", parse::OptionArg::Required, kRuntimeDir},
+    {"bus-address", parse::OptionArg::Required, kBusAddress},
+    {"example-request", parse::OptionArg::Required, kExampleRequest},
+    {"example-limit", parse::OptionArg::Required, kExampleLimit},
+};
+
+} // namespace
+
 Result<Options> parseOptions(const std::vector<std::string>& args) {
+    // No '+': memqosd takes no operands, so letting getopt_long permute
+    // only means a stray word is reported wherever it stands.
+    auto line = parse::parseCommandLine(args, kSpecs);
+    if (!line) {
+        return line.error();
+    }
+    if (!line->operands.empty()) {
+        return invalid("unexpected argument '" + line->operands.front() + "'");
+    }
     Options o;
     bool sawCheck = false;
     bool sawExample = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        std::string_view a = args[i];
-        std::string_view inlineValue;
-        bool hasInline = false;
-        if (a.starts_with("--")) {
-            if (auto eq = a.find('='); eq != std::string_view::npos) {
-                inlineValue = a.substr(eq + 1);
-                a = a.substr(0, eq);
-                hasInline = true;
-            }
-        }
-        auto value = [&](std::string& out) -> Status {
-            if (hasInline) {
-                out = std::string(inlineValue);
-                return okStatus();
-            }
-            if (i + 1 >= args.size()) {
-                return invalid(std::string(a) + " needs a value");
-            }
-            out = args[++i];
-            return okStatus();
-        };
-        auto optValue = [&](std::optional<std::string>& out) -> Status {
-            std::string v;
-            if (auto s = value(v); !s) {
-                return s;
-            }
-            if (v.empty()) {
-                return invalid(std::string(a) + " needs a non-empty value");
-            }
-            out = std::move(v);
-            return okStatus();
-        };
-        auto noValue = [&]() -> Status {
-            return hasInline ? Status(invalid(std::string(a) + " takes no value")) : okStatus();
-        };
-
+    for (const auto& opt : line->options) {
         Status st = okStatus();
-        if (a == "-h" || a == "--help") {
+        switch (opt.id) {
+        case kHelp:
             o.mode = Mode::Help;
             return o;
-        } else if (a == "--version") {
+        case kVersion:
             o.mode = Mode::Version;
             return o;
-        } else if (a == "--check-config") {
-            st = noValue();
+        case kCheckConfig:
             sawCheck = true;
-        } else if (a == "--print") {
-            st = noValue();
+            break;
+        case kPrint:
             o.print = true;
-        } else if (a == "--no-drop-ins") {
-            st = noValue();
+            break;
+        case kNoDropIns:
             o.dropIns = false;
-        } else if (a == "--dry-run") {
-            st = noValue();
+            break;
+        case kDryRun:
             o.dryRun = true;
-        } else if (a == "--config") {
-            st = optValue(o.configFile);
-        } else if (a == "--cgroup-root") {
-            st = optValue(o.cgroupRoot);
-        } else if (a == "--proc-root") {
-            st = optValue(o.procRoot);
-        } else if (a == "--state-dir") {
-            st = optValue(o.stateDir);
-        } else if (a == "--runtime-dir") {
-            st = optValue(o.runtimeDir);
-        } else if (a == "--bus-address") {
-            st = optValue(o.busAddress);
-        } else if (a == "--example-request") {
+            break;
+        case kConfig:
+            o.configFile = opt.value;
+            break;
+        case kCgroupRoot:
+            o.cgroupRoot = opt.value;
+            break;
+        case kProcRoot:
+            o.procRoot = opt.value;
+            break;
+        case kStateDir:
+            o.stateDir = opt.value;
+            break;
+        case kRuntimeDir:
+            o.runtimeDir = opt.value;
+            break;
+        case kBusAddress:
+            o.busAddress = opt.value;
+            break;
+        case kExampleRequest:
             sawExample = true;
-            st = value(o.exampleRequest);
-            if (auto size = config::parseSize(o.exampleRequest); st && !size) {
+            o.exampleRequest = opt.value;
+            if (auto size = config::parseSize(opt.value); !size) {
                 st = invalid("--example-request: " + size.error().what);
             }
-        } else if (a == "--example-limit") {
+            break;
+        case kExampleLimit:
             sawExample = true;
-            st = value(o.exampleLimit);
-            if (auto limit = config::parseLimit(o.exampleLimit); st && !limit) {
+            o.exampleLimit = opt.value;
+            if (auto limit = config::parseLimit(opt.value); !limit) {
                 st = invalid("--example-limit: " + limit.error().what);
             }
-        } else {
-            return invalid("unknown option '" + std::string(args[i]) + "' (see --help)");
+            break;
+        default:
+            break;
         }
         if (!st) {
             return st.error();

@@ -14,6 +14,7 @@
 #include "memqos/io/config_loader.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
+#include "memqos/parse/command_line.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -60,13 +61,16 @@ Options:
   --env-file FILE    read the GANETI_* variables from FILE (KEY=VALUE lines)
                      instead of the environment
   --dry-run          print what would be done; no D-Bus calls
-  --help, --version
+  -h, --help, --version
+A value may follow its option as --opt=VALUE or --opt VALUE; -- ends the
+options. The hook takes no other arguments.
 
 Exit status: 0 allowed / nothing to do / record updated; 1 refused (pre) or
 the record could not be updated (post: Ganeti shows it as a warning);
-64 usage error, or no GANETI_HOOKS_PHASE (not run by Ganeti). A Ganeti
-environment the hook cannot read is handled like an unanswered pre-hook
-(WhenUnreachable) and fails a post-hook (exit 1).
+64 usage error (an unknown option, a missing value), or no
+GANETI_HOOKS_PHASE (not run by Ganeti). A Ganeti environment the hook cannot
+read is handled like an unanswered pre-hook (WhenUnreachable) and fails a
+post-hook (exit 1).
 )";
 
 struct Options {
@@ -366,46 +370,74 @@ int run(const Options& o) {
     return status;
 }
 
+enum OptionId : int {
+    kOptHelp = 'h',
+    kOptVersion = 256,
+    kOptConfig,
+    kOptNoDropIns,
+    kOptNodeName,
+    kOptBusAddress,
+    kOptEnvFile,
+    kOptDryRun,
+};
+
+constexpr parse::OptionSpec kOptionSpecs[] = {
+    {"help", parse::OptionArg::None, kOptHelp, 'h', true},
+    {"version", parse::OptionArg::None, kOptVersion, 0, true},
+    {"config", parse::OptionArg::Required, kOptConfig},
+    {"no-drop-ins", parse::OptionArg::None, kOptNoDropIns},
+    {"node-name", parse::OptionArg::Required, kOptNodeName},
+    {"bus-address", parse::OptionArg::Required, kOptBusAddress},
+    {"env-file", parse::OptionArg::Required, kOptEnvFile},
+    {"dry-run", parse::OptionArg::None, kOptDryRun},
+};
+
+// nullopt: run; else the exit status (--help, --version, a usage error).
 std::optional<int> parseArgs(int argc, char** argv, Options& o) {
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        const auto value = [&](std::optional<std::string>& out) {
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "memqos-ganeti-hook: %s needs a value (see --help)\n",
-                             a.c_str());
-                return false;
-            }
-            out = argv[++i];
-            return true;
-        };
-        if (a == "--help" || a == "-h") {
+    constexpr const char* kProgram = "memqos-ganeti-hook";
+    // Parsed like memqosd's options, without getopt's '+' (stop at the first
+    // operand): Ganeti runs hooks with no arguments at all (the operation is
+    // in GANETI_* variables) and the hook takes no operands, so there is no
+    // command line after ours to leave alone; an operand anywhere is a usage
+    // error either way, and permuting lets "--help" or "--dry-run" work
+    // wherever an operator typed them, as for memqosd.
+    auto line =
+        parse::parseCommandLine(std::vector<std::string>(argv + 1, argv + argc), kOptionSpecs);
+    if (!line || !line->operands.empty()) {
+        const std::string error =
+            !line ? line.error().what : "unexpected argument '" + line->operands.front() + "'";
+        std::fprintf(stderr, "%s: %s\n%s\n", kProgram, error.c_str(),
+                     parse::helpHint(kProgram).c_str());
+        return kExitUsage;
+    }
+    for (const auto& opt : line->options) {
+        switch (opt.id) {
+        case kOptHelp:
             std::fputs(kUsage, stdout);
             return kExitOk;
-        }
-        if (a == "--version") {
-            std::printf("memqos-ganeti-hook %s\n", MEMQOS_VERSION);
+        case kOptVersion:
+            std::printf("%s %s\n", kProgram, MEMQOS_VERSION);
             return kExitOk;
-        }
-        bool ok = true;
-        if (a == "--config") {
-            ok = value(o.config);
-        } else if (a == "--no-drop-ins") {
+        case kOptConfig:
+            o.config = opt.value;
+            break;
+        case kOptNoDropIns:
             o.dropIns = false;
-        } else if (a == "--node-name") {
-            ok = value(o.nodeName);
-        } else if (a == "--bus-address") {
-            ok = value(o.busAddress);
-        } else if (a == "--env-file") {
-            ok = value(o.envFile);
-        } else if (a == "--dry-run") {
+            break;
+        case kOptNodeName:
+            o.nodeName = opt.value;
+            break;
+        case kOptBusAddress:
+            o.busAddress = opt.value;
+            break;
+        case kOptEnvFile:
+            o.envFile = opt.value;
+            break;
+        case kOptDryRun:
             o.dryRun = true;
-        } else {
-            std::fprintf(stderr, "memqos-ganeti-hook: unknown argument '%s' (see --help)\n",
-                         a.c_str());
-            ok = false;
-        }
-        if (!ok) {
-            return kExitUsage;
+            break;
+        default:
+            break;
         }
     }
     return std::nullopt;

@@ -17,7 +17,8 @@ namespace memqos::io {
 namespace {
 
 static_assert(INI_HANDLER_LINENO == 0,
-              "Debian's inih passes no line numbers; this code relies on that signature");
+              "Debian's inih passes no line numbers (we count lines in our reader); this code "
+              "relies on that handler signature");
 static_assert(kMaxConfigLineBytes == INI_MAX_LINE - 3,
               "inih needs room for \"\\r\\n\\0\" after a line");
 // inih's MAX_SECTION (ini.c, not exported): longer section names are cut.
@@ -28,15 +29,44 @@ struct ParseFailure {
     std::string reason;
 };
 
-struct Collector {
+// inih's reader and handler state. inih asks the reader for one line, calls
+// the handler for the Key=value on it (if any), and only then asks for the
+// next line, so `line` is the number of the line the handler is called for:
+// the line numbers Debian's inih does not pass (INI_HANDLER_LINENO=0).
+// precheck() makes sure every line fits inih's buffer whole, so one read is
+// one line.
+struct Reading {
     const std::string* file;
+    std::string_view rest;           // text not yet given to inih
+    int line = 0;                    // lines given to inih so far
+    const std::vector<int>* headers; // lines of the "[section]" headers, ascending
+    std::size_t nextHeader = 0;
+    int sectionLine = 0;
     std::vector<config::ConfigEntry> entries;
 };
 
+// ini_reader: like fgets(3) over `rest`.
+char* readLine(char* str, int num, void* stream) noexcept {
+    auto* r = static_cast<Reading*>(stream);
+    if (r->rest.empty() || num < 2)
+        return nullptr;
+    std::size_t n = r->rest.find('\n');
+    n = n == std::string_view::npos ? r->rest.size() : n + 1;
+    n = std::min(n, static_cast<std::size_t>(num - 1));
+    r->rest.copy(str, n);
+    str[n] = '\0';
+    r->rest.remove_prefix(n);
+    ++r->line;
+    return str;
+}
+
 // Called by inih for every name=value; the strings live only during the call.
 int onEntry(void* user, const char* section, const char* name, const char* value) noexcept {
-    auto* c = static_cast<Collector*>(user);
-    c->entries.push_back(config::ConfigEntry{*c->file, section, name, value});
+    auto* r = static_cast<Reading*>(user);
+    while (r->nextHeader < r->headers->size() && (*r->headers)[r->nextHeader] <= r->line)
+        r->sectionLine = (*r->headers)[r->nextHeader++];
+    r->entries.push_back(config::ConfigEntry{*r->file, section, name, value, r->line,
+                                             *section != '\0' ? r->sectionLine : 0});
     return 1;
 }
 
@@ -68,8 +98,9 @@ std::size_t findCharsOrComment(std::string_view s, std::string_view chars) {
 
 // Refuses what inih would silently get wrong (see config_loader.hpp). It
 // follows inih's line model: comments and blank lines do not end a value, a
-// section header does.
-std::optional<ParseFailure> precheck(std::string_view text) {
+// section header does. Appends the line numbers of the section headers to
+// `headers`.
+std::optional<ParseFailure> precheck(std::string_view text, std::vector<int>& headers) {
     bool afterKey = false; // inih's non-empty prev_name
     int lineno = 0;
     std::size_t pos = 0;
@@ -105,6 +136,7 @@ std::optional<ParseFailure> precheck(std::string_view text) {
                     return ParseFailure{lineno, "section name too long (at most " +
                                                     std::to_string(kMaxSectionBytes) + " bytes)"};
                 afterKey = false;
+                headers.push_back(lineno);
             }
             continue; // a header without ']' is inih's syntax error
         }
@@ -117,18 +149,18 @@ std::optional<ParseFailure> precheck(std::string_view text) {
 
 std::variant<std::vector<config::ConfigEntry>, ParseFailure>
 parseText(std::string_view text, const std::string& fileName) {
-    if (auto failure = precheck(text))
+    std::vector<int> headers;
+    if (auto failure = precheck(text, headers))
         return *failure;
-    Collector collector{&fileName, {}};
-    // ini_parse_string: the text is already in memory (read once through the
-    // fd whose owner and mode were checked), and precheck saw the same bytes.
-    std::string copy(text);
-    int rc = ini_parse_string(copy.c_str(), onEntry, &collector);
+    // Our reader over the text already in memory (read once through the fd
+    // whose owner and mode were checked): precheck saw the same bytes.
+    Reading reading{&fileName, text, 0, &headers, 0, 0, {}};
+    int rc = ini_parse_stream(readLine, &reading, onEntry, &reading);
     if (rc > 0)
         return ParseFailure{rc, "syntax error (expected [Section], Key=value or a # comment)"};
     if (rc < 0)
         return ParseFailure{0, "inih failed (" + std::to_string(rc) + ")"};
-    return std::move(collector.entries);
+    return std::move(reading.entries);
 }
 
 std::string where(const std::string& file, int line) {

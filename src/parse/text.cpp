@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/parse/text.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -18,19 +19,50 @@ std::string_view trim(std::string_view s) noexcept {
     return s;
 }
 
+namespace {
+
+char asciiLower(char c) noexcept {
+    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+} // namespace
+
 bool equalsIgnoreCase(std::string_view a, std::string_view b) noexcept {
-    const auto lower = [](char c) {
-        return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    };
     if (a.size() != b.size()) {
         return false;
     }
     for (std::size_t i = 0; i < a.size(); ++i) {
-        if (lower(a[i]) != lower(b[i])) {
+        if (asciiLower(a[i]) != asciiLower(b[i])) {
             return false;
         }
     }
     return true;
+}
+
+std::size_t editDistance(std::string_view a, std::string_view b) {
+    // Three rows of the Wagner–Fischer table: the previous two (for a
+    // transposition) and the current one.
+    std::vector<std::size_t> before(b.size() + 1);
+    std::vector<std::size_t> prev(b.size() + 1);
+    std::vector<std::size_t> cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        prev[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const bool same = asciiLower(a[i - 1]) == asciiLower(b[j - 1]);
+            std::size_t d = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same ? 0 : 1)});
+            if (i > 1 && j > 1 && asciiLower(a[i - 1]) == asciiLower(b[j - 2]) &&
+                asciiLower(a[i - 2]) == asciiLower(b[j - 1])) {
+                d = std::min(d, before[j - 2] + 1);
+            }
+            cur[j] = d;
+        }
+        std::swap(before, prev);
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
 }
 
 bool isBlank(std::string_view s) noexcept {

@@ -4,18 +4,25 @@
 
 Usage: check_config.py MEMQOSD FIXTURES_DIR
 
-Every fixture is copied into a fresh mkdtemp directory with mode 0644 (git
-checkouts under umask 002 are group-writable, which memqosd rightly refuses)
-and checked with `memqosd --check-config --config COPY`:
+Every finding is one line "FILE:LINE: SEVERITY: message"; an error fails
+the check (exit 78), a warning never does (exit 0). Every fixture is copied
+into a fresh mkdtemp directory with mode 0644 (git checkouts under umask 002
+are group-writable, which memqosd rightly refuses) and checked with
+`memqosd --check-config --config COPY`; its first line is
+"# expect: :LINE: message":
 
-  good/*.conf  exit 0, nothing on stderr
-  bad/*.conf   exit 78, stderr has the "# expect: ..." text of the first line
-  warn/*.conf  exit 78 (every problem counts under --check-config), stderr
-               has the expected text
+  good/*.conf     exit 0, nothing on stderr
+  bad/*.conf      exit 78, stderr has "COPY:LINE: error: message"
+  unknown/*.conf  what start-up ignores with a warning: exit 78, stderr has
+                  "COPY:LINE: error: message" and says "would be ignored"
+  warn/*.conf     exit 0, stderr has "COPY:LINE: warning: message"
 
-plus: a world-writable config exits 78; a missing --config file exits 78; a
-drop-in in FILE.d/ is read after FILE (and can make it fail); --no-drop-ins
-skips it. Prints TAP; exits non-zero if any case failed.
+and no output of --check-config says "ignoring" (nothing is ignored in a
+check). Plus: a world-writable config exits 78; a missing --config file exits
+78; a drop-in in FILE.d/ is read after FILE (and can make it fail);
+--no-drop-ins skips it; misspelt keys and sections get a suggestion;
+--print plans against FIXTURES_DIR/proc/plan/meminfo (--proc-root), never
+this host's. Prints TAP; exits non-zero if any case failed.
 """
 
 import os
@@ -36,7 +43,10 @@ class Runner:
         self.n = 0
         self.failed = 0
 
-    def check(self, name, args, want_exit, want_text=None, want_quiet=False):
+    def check(self, name, args, want_exit, want_text=None, want_quiet=False, want_err=(),
+              want_out=(), unwanted=()):
+        """want_text: in stdout or stderr; want_err / want_out: each in that
+        stream; unwanted: in neither."""
         self.n += 1
         cmd = [self.memqosd, "--check-config"] + args
         try:
@@ -51,6 +61,9 @@ class Runner:
             why.append(f"exit {p.returncode}, want {want_exit}")
         if want_text is not None and want_text not in out + err:
             why.append(f"output lacks {want_text!r}")
+        why += [f"stderr lacks {t!r}" for t in want_err if t not in err]
+        why += [f"stdout lacks {t!r}" for t in want_out if t not in out]
+        why += [f"output has {t!r}" for t in ("ignoring",) + tuple(unwanted) if t in out + err]
         if want_quiet and err.strip():
             why.append("stderr not empty")
         if why:
@@ -96,21 +109,28 @@ def main():
     memqosd, fixtures = sys.argv[1], os.path.join(sys.argv[2], "config")
     r = Runner(memqosd)
 
-    for kind, want_exit in (("good", EX_OK), ("bad", EX_CONFIG), ("warn", EX_CONFIG)):
+    fixture_kinds = (("good", EX_OK, None), ("bad", EX_CONFIG, "error"),
+                     ("unknown", EX_CONFIG, "error"), ("warn", EX_OK, "warning"))
+    for kind, want_exit, severity in fixture_kinds:
         d = os.path.join(fixtures, kind)
         for fn in sorted(os.listdir(d)):
             if not fn.endswith(".conf"):
                 continue
             src = os.path.join(d, fn)
-            want = None if kind == "good" else expectation(src)
-            if kind != "good" and not want:
+            want = expectation(src)
+            m = re.fullmatch(r":(\d+): (.+)", want or "")
+            if kind != "good" and not m:
                 r.n += 1
-                r.fail(f"{kind}/{fn}", "first line must be '# expect: ...'")
+                r.fail(f"{kind}/{fn}", "first line must be '# expect: :LINE: message'")
                 continue
             with tempfile.TemporaryDirectory(prefix="memqos-cli-") as tmp:
                 os.chmod(tmp, 0o755)
                 conf = copy_to(tmp, src)
-                r.check(f"{kind}/{fn}", ["--config", conf], want_exit, want, want_quiet=(kind == "good"))
+                diag = [] if kind == "good" else [f"{conf}:{m.group(1)}: {severity}: {m.group(2)}"]
+                if kind == "unknown":
+                    diag.append("would be ignored")
+                r.check(f"{kind}/{fn}", ["--config", conf], want_exit, want_quiet=(kind == "good"),
+                        want_err=diag)
 
     with tempfile.TemporaryDirectory(prefix="memqos-cli-") as tmp:
         os.chmod(tmp, 0o755)
@@ -133,16 +153,109 @@ def main():
         r.check("good drop-in", ["--config", conf], EX_OK, want_quiet=True)
         write(os.path.join(dropins, "20-bad.conf"), "[Overcommit]\nMemoryRatio=abc\n")
         r.check("bad drop-in is read", ["--config", conf], EX_CONFIG,
-                "20-bad.conf: [Overcommit] MemoryRatio=abc: not a number (expected a ratio ≥ 1.0, e.g. 1.5)")
+                want_err=[f"{dropins}/20-bad.conf:2: error: [Overcommit] MemoryRatio=abc: not a "
+                          "number (expected a ratio ≥ 1.0, e.g. 1.5)",
+                          "memqosd: 1 error, 0 warnings: the configuration is invalid"])
         r.check("--no-drop-ins skips it", ["--config", conf, "--no-drop-ins"], EX_OK, want_quiet=True)
         write(os.path.join(dropins, "20-bad.conf"), "[Manager]\nFrobnicate=1\n")
         r.check("unknown key in a drop-in", ["--config", conf], EX_CONFIG,
-                "20-bad.conf: [Manager] Frobnicate=1: unknown key")
+                want_err=[f"{dropins}/20-bad.conf:2: error: [Manager] Frobnicate=1: unknown key, "
+                          "would be ignored"])
         os.remove(os.path.join(dropins, "20-bad.conf"))
         r.check("--example-request that is not a size", ["--config", conf, "--print",
                 "--example-request=lots"], EX_USAGE, "--example-request: not a size")
         r.check("--example-limit without --print", ["--config", conf, "--example-limit=2G"],
                 EX_USAGE, "go with --check-config --print")
+        os.remove(os.path.join(dropins, "10-good.conf"))
+        os.rmdir(dropins)
+
+        # Severity: a warning never fails the check, an error always does.
+        write(conf, "[Class.dedicated]\nKillable=yes\n")
+        r.check("a warning alone passes", ["--config", conf], EX_OK,
+                want_err=[f"{conf}:2: warning: [Class.dedicated] Killable=yes: class has "
+                          "Protection=min but is killable",
+                          "memqosd: 0 errors, 1 warning: the configuration is valid"])
+        write(conf, "[Class.dedicated]\nKillable=yes\n[Manager]\nInterval=0\n")
+        r.check("an error fails, with the warning", ["--config", conf], EX_CONFIG,
+                want_err=[f"{conf}:2: warning: [Class.dedicated] Killable=yes",
+                          f"{conf}:4: error: [Manager] Interval=0: must be greater than 0",
+                          "memqosd: 1 error, 1 warning: the configuration is invalid"])
+
+        # Misspelt names: a suggestion, and where a key belongs.
+        for text, line, want in (
+            ("[Reclaim]\nStalTarget=0.2%\n", 2,
+             "error: [Reclaim] StalTarget=0.2%: unknown key, would be ignored (did you mean "
+             "'StallTarget'?)"),
+            ("[Overcommit]\nMemRatio=1.5\n", 2, "did you mean 'MemoryRatio'?"),
+            ("[Manager]\nStallTarget=1%\n", 2,
+             "error: [Manager] StallTarget=1%: unknown key, would be ignored ('StallTarget' is a "
+             "key of [Reclaim])"),
+            ("\n[Reclam]\nEnabled=no\n", 2,
+             "error: [Reclam]: unknown section, would be ignored (did you mean '[Reclaim]'?)"),
+            ("[Clas.shared]\nSwap=no\n", 1, "did you mean '[Class.shared]'?"),
+            ("[Rule.web]\nMatch=web*.service\nClass=sahred\n", 3,
+             "error: [Rule.web] Class=sahred: no such class (classes: system, dedicated, shared, "
+             "reclaimed; did you mean 'shared'?)"),
+        ):
+            write(conf, text)
+            r.check(f"suggestion: {want}", ["--config", conf], EX_CONFIG,
+                    want_err=[f"{conf}:{line}: " + want if want.startswith("error") else want,
+                              f"{conf}:{line}: error: "])
+
+        # --print plans against the fixture's meminfo: MemTotal 16 GiB, SwapTotal 2 GiB.
+        proc = os.path.join(sys.argv[2], "proc", "plan")
+        mem_total, swap_total = 16 * 2**30, 2 * 2**30
+        write(conf, "[Overcommit]\nMemoryRatio=1.5\nNodeReserved=10%\nFailoverReserve=2G\n"
+                    "SwapCheck=refuse\n")
+        node_reserved = mem_total // 10000 * 1000 + mem_total % 10000 * 1000 // 10000
+        available = mem_total - node_reserved           # no services: this is no running daemon
+        capacity = available * 3 // 2                   # × MemoryRatio, rounded down
+        swap_needed = (available + 1) // 2              # (ratio − 1) × available, rounded up
+        assert (node_reserved, available, capacity, swap_needed) == (
+            1717986918, 15461882266, 23192823399, 7730941133)
+        row = "#   {:<26} {:<26} {}"
+        r.check("--print: planning rows against the fixture meminfo",
+                ["--config", conf, "--no-drop-ins", "--print", f"--proc-root={proc}"], EX_OK,
+                want_out=[
+                    f"# Planning against this host's memory ({proc}/meminfo)",
+                    row.format("MemTotal", "16.0 GiB (17179869184)", "").rstrip(),
+                    row.format("SwapTotal", "2.0 GiB (2147483648)", "").rstrip(),
+                    row.format("NodeReserved=10%", f"1.6 GiB ({node_reserved})",
+                               f"set in {conf}:3"),
+                    row.format("available", f"14.4 GiB ({available})", "MemTotal − NodeReserved"),
+                    row.format("MemoryRatio=1.5", "", f"set in {conf}:2"),
+                    row.format("VM capacity", f"21.6 GiB ({capacity})", "available × MemoryRatio"),
+                    row.format("FailoverReserve=2G", "2.0 GiB (2147483648)", f"set in {conf}:4"),
+                    row.format("for instances", f"19.6 GiB ({capacity - 2 * 2**30})", "VM capacity"),
+                    row.format("swap needed", f"7.2 GiB ({swap_needed})",
+                               "(MemoryRatio − 1) × available; SwapTotal is 5.2 GiB short: "
+                               "SwapCheck=refuse would refuse every VM placement"),
+                    row.format("Level1MemAvailable=10%", f"1.6 GiB ({node_reserved})",
+                               "MemAvailable below it; default"),
+                    row.format("SwapUsedKill=90%", "1.8 GiB (1932735283)", "of SwapTotal; default"),
+                    # which file set each key, in the effective configuration
+                    f"# set in {conf}:2\nMemoryRatio=1.5\n",
+                    f"# set in {conf}:5\nSwapCheck=refuse\n",
+                    "\nVMOverhead=0\n",
+                ],
+                want_err=[f"{conf}:5: warning: [Overcommit] SwapCheck=refuse: this host's "
+                          "SwapTotal 2.0 GiB (2147483648) is below the 7.2 GiB (7730941133) "
+                          "that MemoryRatio=1.5 needs",
+                          "memqosd: 0 errors, 1 warning: the configuration is valid"],
+                unwanted=["NodeReserved=10%: reserves"])
+        write(conf, "[Overcommit]\nMemoryRatio=1.5\n")
+        r.check("--print: SwapCheck=warn with too little swap is no finding",
+                ["--config", conf, "--no-drop-ins", "--print", f"--proc-root={proc}"], EX_OK,
+                want_quiet=True,
+                want_out=["SwapTotal is 5.5 GiB short: SwapCheck=warn would add a warning to "
+                          "every VM placement"])
+        write(conf, "[Overcommit]\n\nNodeReserved=16G\n")
+        r.check("--print: NodeReserved of all MemTotal",
+                ["--config", conf, "--no-drop-ins", "--print", f"--proc-root={proc}"], EX_OK,
+                want_err=[f"{conf}:3: warning: [Overcommit] NodeReserved=16G: reserves 16.0 GiB "
+                          "(17179869184), at least this host's MemTotal 16.0 GiB (17179869184): "
+                          "nothing is left for VMs, memqosd would refuse every VM placement"],
+                want_out=[row.format("available", "0 B (0)", "MemTotal")])
 
     # The configuration examples operators copy: every ```ini block of the
     # README and every .EX block with a [Section] of memqosd.conf(5).

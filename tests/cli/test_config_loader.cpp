@@ -163,9 +163,26 @@ TEST(ParseIniText, CollectsEntriesInOrder) {
     auto r =
         parseIniText("top=0\n[Manager]\nDryRun = yes ; comment\n[Reclaim]\nEnabled=no\n", "f.conf");
     ASSERT_TRUE(r.ok()) << r.error().what;
-    EXPECT_EQ(*r, (std::vector<ConfigEntry>{{"f.conf", "", "top", "0"},
-                                            {"f.conf", "Manager", "DryRun", "yes"},
-                                            {"f.conf", "Reclaim", "Enabled", "no"}}));
+    EXPECT_EQ(*r, (std::vector<ConfigEntry>{{"f.conf", "", "top", "0", 1, 0},
+                                            {"f.conf", "Manager", "DryRun", "yes", 3, 2},
+                                            {"f.conf", "Reclaim", "Enabled", "no", 5, 4}}));
+}
+
+// Debian's inih gives the handler no line numbers; our reader counts them:
+// blank, comment and header lines count, a CRLF file counts like an LF one,
+// a repeated section header is the one above the key.
+TEST(ParseIniText, EntriesCarryTheLinesOfTheirKeyAndSection) {
+    auto r = parseIniText("# c\r\n\r\n[Manager]\r\n; c\r\nDryRun=yes\r\n\r\n[Reclaim]\r\n"
+                          "Enabled=no\r\n[Manager]\r\n  Interval=2s\r\nMetricsFile=" +
+                              std::string(150, 'x') + "\r\nStateDirectory=/s",
+                          "f.conf");
+    ASSERT_TRUE(r.ok()) << r.error().what;
+    ASSERT_EQ(r->size(), 5u);
+    const std::vector<std::pair<int, int>> want{{5, 3}, {8, 7}, {10, 9}, {11, 9}, {12, 9}};
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ((*r)[i].line, want[i].first) << (*r)[i].key;
+        EXPECT_EQ((*r)[i].sectionLine, want[i].second) << (*r)[i].key;
+    }
 }
 
 struct SyntaxCase {
@@ -245,7 +262,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ParseIniText, BomAndCrlfAreInvisible) {
     auto r = parseIniText("\xEF\xBB\xBF[Manager]\r\nDryRun=yes\r\n", "f.conf");
     ASSERT_TRUE(r.ok());
-    EXPECT_EQ(*r, (std::vector<ConfigEntry>{{"f.conf", "Manager", "DryRun", "yes"}}));
+    EXPECT_EQ(*r, (std::vector<ConfigEntry>{{"f.conf", "Manager", "DryRun", "yes", 2, 1}}));
 }
 
 // --- readIniFile -------------------------------------------------------------
@@ -256,7 +273,7 @@ TEST(ReadIniFile, ReadsAFile) {
     auto r = readIniFile(dir.path() / "a.conf");
     ASSERT_TRUE(r.ok()) << r.error().what;
     EXPECT_EQ(*r, (std::vector<ConfigEntry>{
-                      {(dir.path() / "a.conf").string(), "Manager", "DryRun", "yes"}}));
+                      {(dir.path() / "a.conf").string(), "Manager", "DryRun", "yes", 2, 1}}));
 }
 
 TEST(ReadIniFile, MissingFileIsENOENT) {
@@ -365,7 +382,7 @@ TEST(LoadConfig, ProblemsNameTheDropInTheyComeFrom) {
     EXPECT_EQ(formatted(c.validated, Severity::Error),
               std::vector<std::string>{
                   (dir.path() / "memqosd.conf.d/50-x.conf").string() +
-                  ": [Overcommit] MemoryRatio=abc: not a number (expected a ratio ≥ 1.0, e.g. "
+                  ":2: [Overcommit] MemoryRatio=abc: not a number (expected a ratio ≥ 1.0, e.g. "
                   "1.5)"});
     EXPECT_EQ(c.validated.config.overcommit.memoryRatio, 1.5); // the bad value does not apply
 }
@@ -496,12 +513,13 @@ TEST(LoadConfig, StrictMakesUnknownKeysErrors) {
     EXPECT_FALSE(lax.validated.hasErrors());
     EXPECT_EQ(formatted(lax.validated, Severity::Warning),
               std::vector<std::string>{main.string() +
-                                       ": [Manager] Frobnicate=1: unknown key, ignoring"});
+                                       ":2: [Manager] Frobnicate=1: unknown key, ignoring"});
     LoadOptions o = optionsFor(main);
     o.strict = true;
     LoadedConfig strict = loadConfig(o);
     EXPECT_EQ(formatted(strict.validated, Severity::Error),
-              std::vector<std::string>{main.string() + ": [Manager] Frobnicate=1: unknown key"});
+              std::vector<std::string>{
+                  main.string() + ":2: [Manager] Frobnicate=1: unknown key, would be ignored"});
 }
 
 // --- fixtures: tests/fixtures/config/{good,bad,warn}/*.conf -----------------
@@ -569,9 +587,14 @@ TEST(Fixtures, BadOnesAreErrorsWithTheExpectedMessage) {
     }
 }
 
+// warn/: warnings everywhere; unknown/: what start-up skips with a warning
+// (and --check-config calls an error: below).
 TEST(Fixtures, WarnOnesAreWarningsWithTheExpectedMessage) {
     auto files = confFiles(test::fixturesDir() / "config/warn");
-    EXPECT_GE(files.size(), 3u);
+    auto unknown = confFiles(test::fixturesDir() / "config/unknown");
+    EXPECT_GE(files.size(), 1u);
+    EXPECT_GE(unknown.size(), 5u);
+    files.insert(files.end(), unknown.begin(), unknown.end());
     for (const auto& f : files) {
         SCOPED_TRACE(f.filename().string());
         TempDir dir;
@@ -582,6 +605,23 @@ TEST(Fixtures, WarnOnesAreWarningsWithTheExpectedMessage) {
         EXPECT_TRUE(anyContains(formatted(c.validated, Severity::Warning), want))
             << "want: " << want << "\ngot:\n"
             << allProblems(c.validated);
+    }
+}
+
+TEST(Fixtures, UnknownOnesAreErrorsWhenStrict) {
+    for (const auto& f : confFiles(test::fixturesDir() / "config/unknown")) {
+        SCOPED_TRACE(f.filename().string());
+        TempDir dir;
+        std::string want = expectation(readAll(f));
+        fs::path copy = dir.path() / f.filename();
+        writeMode(copy, readAll(f), 0644);
+        LoadOptions o = optionsFor(copy);
+        o.strict = true;
+        LoadedConfig c = loadConfig(o);
+        EXPECT_TRUE(anyContains(formatted(c.validated, Severity::Error), want))
+            << "want: " << want << "\ngot:\n"
+            << allProblems(c.validated);
+        EXPECT_TRUE(formatted(c.validated, Severity::Warning).empty()) << allProblems(c.validated);
     }
 }
 

@@ -64,15 +64,47 @@ TEST_P(OptionsBad, RejectedWithReason) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, OptionsBad,
-    testing::Values(BadCase{{"--frobnicate"}, "unknown option '--frobnicate'"},
-                    BadCase{{"--config"}, "--config needs a value"},
-                    BadCase{{"--config="}, "--config needs a non-empty value"},
-                    BadCase{{"--dry-run=yes"}, "--dry-run takes no value"},
-                    BadCase{{"--print"}, "--print goes with --check-config"},
-                    BadCase{{"--check-config", "--print", "--example-request=lots"},
-                            "--example-request: not a size"},
-                    BadCase{{"--check-config", "--print", "--example-limit", "-1"},
-                            "--example-limit: "},
-                    BadCase{{"--check-config", "--example-request=1G"},
-                            "go with --check-config --print"},
-                    BadCase{{"extra"}, "unknown option 'extra'"}));
+    testing::Values(
+        BadCase{{"--frobnicate"}, "unrecognized option '--frobnicate'"},
+        BadCase{{"--frobnicate=1"}, "unrecognized option '--frobnicate'"},
+        BadCase{{"-x"}, "invalid option -- 'x'"},
+        BadCase{{"--config"}, "option '--config' requires an argument"},
+        BadCase{{"--check-config", "--config"}, "option '--config' requires an argument"},
+        BadCase{{"--config="}, "option '--config' needs a non-empty value"},
+        BadCase{{"--dry-run=yes"}, "option '--dry-run' doesn't allow an argument"},
+        BadCase{{"--print"}, "--print goes with --check-config"},
+        BadCase{{"--check-config", "--print", "--example-request=lots"},
+                "--example-request: not a size"},
+        BadCase{{"--check-config", "--print", "--example-limit", "-1"}, "--example-limit: "},
+        BadCase{{"--check-config", "--example-request=1G"}, "go with --check-config --print"},
+        BadCase{{"extra"}, "unexpected argument 'extra'"},
+        BadCase{{"--", "--dry-run"}, "unexpected argument '--dry-run'"},
+        BadCase{{"--dry-run", "--", "x"}, "unexpected argument 'x'"}));
+
+// getopt_long: both spellings of a value, a unique prefix, options in any
+// order, "--" alone.
+TEST(Options, ValueFormsAndOrderAreEquivalent) {
+    const std::vector<std::vector<std::string>> forms{
+        {"--check-config", "--print", "--config", "/c", "--example-request", "1G", "--proc-root",
+         "/p"},
+        {"--check-config", "--print", "--config=/c", "--example-request=1G", "--proc-root=/p"},
+        {"--proc-root=/p", "--example-request", "1G", "--print", "--config=/c", "--check-config",
+         "--"},
+        {"--check", "--pri", "--conf", "/c", "--example-r=1G", "--proc=/p"},
+    };
+    for (const auto& args : forms) {
+        auto o = parseOptions(args);
+        ASSERT_TRUE(o.ok()) << o.error().what;
+        EXPECT_EQ(o->mode, Mode::CheckConfig);
+        EXPECT_TRUE(o->print);
+        EXPECT_EQ(o->configFile.value_or(""), "/c");
+        EXPECT_EQ(o->procRoot.value_or(""), "/p");
+        EXPECT_EQ(o->exampleRequest, "1G");
+    }
+}
+
+TEST(Options, HelpAndVersionStopAtOnce) {
+    EXPECT_EQ(parseOptions({"--help", "--frobnicate"})->mode, Mode::Help);
+    EXPECT_EQ(parseOptions({"--version", "extra"})->mode, Mode::Version);
+    EXPECT_FALSE(parseOptions({"--frobnicate", "--help"}).ok());
+}

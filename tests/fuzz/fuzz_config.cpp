@@ -7,6 +7,7 @@
 #include "memqos/config/config.hpp"
 #include "memqos/io/config_loader.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -27,6 +28,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!entries) {
         check(entries.error().what.rfind("fuzz.conf", 0) == 0);
         return 0;
+    }
+    // Our reader's line numbers: in the text, ascending, a key below its
+    // section header.
+    const auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
+    int previous = 0;
+    for (const auto& e : *entries) {
+        check(e.line > previous && e.line <= lines);
+        check(e.sectionLine < e.line && (e.sectionLine > 0) == !e.section.empty());
+        previous = e.line;
     }
     for (bool strict : {false, true}) {
         auto v = memqos::config::validateConfig(*entries, memqos::config::ValidateOptions{strict});

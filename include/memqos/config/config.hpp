@@ -12,8 +12,12 @@
 #include "memqos/core/types.hpp"
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace memqos::config {
@@ -104,40 +108,70 @@ struct ConfigEntry {
     std::string section;
     std::string key;
     std::string value;
+    int line = 0;        // 1-based line of the key in `file`; 0 = unknown
+    int sectionLine = 0; // line of its "[section]" header; 0 = none or unknown
     bool operator==(const ConfigEntry&) const = default;
 };
 
+// What a finding means, the same at start-up and under --check-config: an
+// Error stops memqosd from starting (exit 78; a reload keeps the old
+// configuration) and fails --check-config (exit 78); a Warning is logged,
+// never stops anything and never fails --check-config. --check-config
+// (ValidateOptions::strict) raises what start-up would skip — an unknown
+// section or key, a key outside a section — to an Error, so a typo cannot
+// pass the check and silently leave a default in force.
 enum class Severity { Warning, Error };
+
+// "error" / "warning"
+std::string_view toString(Severity severity);
 
 struct ConfigProblem {
     Severity severity = Severity::Error;
     std::string file; // empty for problems of the embedded defaults
-    int line = 0;     // 1-based line in file, 0 = unknown (inih gives none per key)
+    int line = 0;     // 1-based line in file (of the key, else of its section), 0 = none
     std::string section;
     std::string key;
     std::string value;
     std::string reason;
-    // "FILE: [Section] Key=value: reason". Parts that are empty are left
-    // out: "FILE: [Section]: reason", "FILE: reason", "FILE:LINE: reason"
-    // when line is set, "[Section] Key=value: reason" without a file.
+    // "FILE:LINE: [Section] Key=value: reason". Parts that are empty are left
+    // out: "FILE:LINE: [Section]: reason", "FILE: reason" (no line),
+    // "[Section] Key=value: reason" without a file.
     std::string format() const;
+    // As --check-config prints it, with the severity after the place, as
+    // compilers do: "FILE:LINE: error: [Section] Key=value: reason",
+    // "warning: [VM] DefaultClass=x: reason" without a file.
+    std::string diagnostic() const;
+};
+
+// Where a key's value came from: the last file (and line) that set it.
+struct KeySource {
+    std::string file;
+    int line = 0;
 };
 
 struct Validated {
     Config config;
     std::vector<ConfigProblem> problems;
+    // Every key a file set to a good value, by {section, key} ("Overcommit",
+    // "MemoryRatio"; "Class.shared", "Rank"); keys not here have their
+    // embedded default (or, for a new class, that of the least protected
+    // tier).
+    std::map<std::pair<std::string, std::string>, KeySource> sources;
     bool hasErrors() const;
 };
 
 struct ValidateOptions {
-    // Unknown sections and keys are Errors instead of Warnings
-    // (memqosd --check-config).
+    // --check-config: unknown sections and keys, and keys outside a
+    // section, are Errors instead of Warnings, and the reasons say what the
+    // daemon would do ("would be ignored") instead of what it does
+    // ("ignoring").
     bool strict = false;
 };
 
 // Starts from the embedded defaults and applies entries in order (later
 // wins). Unknown sections and keys are Warnings (callers that want them to be
-// errors — --check-config — say so); bad values are Errors and leave the
+// errors — --check-config — say so) with a suggestion when a known name is
+// close ("did you mean 'StallTarget'?"); bad values are Errors and leave the
 // default in place. Cross-field checks run last.
 //
 // Sections: [Manager] [Overcommit] [Pressure] [Reclaim] [Ganeti] [VM],
@@ -149,6 +183,11 @@ Validated validateConfig(const std::vector<ConfigEntry>& entries,
 // The effective configuration as INI text, every key, in conf/memqosd.conf's
 // order; validateConfig(<entries of renderConfig(c)>).config == c.
 std::string renderConfig(const Config& config);
+// The same, with a comment line "# NOTE" before each key for which
+// note(section, key) returns a non-empty NOTE (section "Class.shared" for a
+// class's keys): still the same configuration when read back.
+using KeyNote = std::function<std::string(const std::string& section, const std::string& key)>;
+std::string renderConfig(const Config& config, const KeyNote& note);
 
 // Every key the validator knows, in conf/memqosd.conf's order. Per-class and
 // per-rule keys are listed once with section "Class.<name>" / "Rule.<name>".

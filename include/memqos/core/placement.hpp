@@ -38,6 +38,10 @@ Bytes availableMemory(const PlacementInput& in);
 // VMs can be paged out; 0 for ratio ≤ 1. Saturates at UINT64_MAX.
 Bytes requiredSwap(Bytes available, double memoryRatio);
 
+// floor(ratio · available): the memory the VMs may claim in total, the
+// failover reserve included (checkPlacement's "ratio · available").
+Bytes vmCapacity(Bytes available, double memoryRatio);
+
 // What to do when swap is below requiredSwap() ([Overcommit] SwapCheck).
 enum class SwapCheck { Off, Warn, Refuse };
 

@@ -4,8 +4,9 @@
 // lists and validates them (config::validateConfig).
 //
 // What packaged inih (Debian 12: libinih1 r55) does, and what we do about it:
-//  - the handler gets no line numbers (INI_HANDLER_LINENO=0): entries carry
-//    none; only syntax errors have one (ini_parse's return value);
+//  - the handler gets no line numbers (INI_HANDLER_LINENO=0): we feed inih
+//    through our own line reader and count, so every entry carries the line
+//    of its key and of its section header (ConfigEntry::line, sectionLine);
 //  - an indented line after Key=value continues that value (the handler is
 //    called again with the same key, so the last line would silently win):
 //    refused here as a syntax error;

@@ -33,6 +33,12 @@ constexpr bool isSpace(char c) noexcept {
 
 // ASCII case-insensitive equality (names, keys, units; no locale).
 bool equalsIgnoreCase(std::string_view a, std::string_view b) noexcept;
+// The number of single-character insertions, deletions, substitutions and
+// transpositions of two neighbours that turn `a` into `b`, ASCII case
+// ignored (optimal string alignment distance): "StalTarget" -> "StallTarget"
+// is 1, "Intervla" -> "Interval" is 1, "dryrun" -> "DryRun" is 0. For
+// "did you mean" suggestions.
+std::size_t editDistance(std::string_view a, std::string_view b);
 
 // `s` without leading and trailing whitespace (as isSpace).
 std::string_view trim(std::string_view s) noexcept;

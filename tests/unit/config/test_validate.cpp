@@ -261,19 +261,85 @@ TEST(Unknown, KeyInAnotherCaseIsNamed) {
     Validated v = validateConfig({entry("Manager", "dryrun", "yes")});
     EXPECT_EQ(formatted(v, Severity::Warning),
               std::vector<std::string>{
-                  "test.conf: [Manager] dryrun=yes: unknown key, ignoring (did you mean DryRun?)"});
+                  "test.conf: [Manager] dryrun=yes: unknown key, ignoring (did you mean "
+                  "'DryRun'?)"});
     EXPECT_FALSE(v.config.manager.dryRun);
 }
 
-TEST(Unknown, KeyOfAnotherSectionIsUnknown) {
+TEST(Unknown, KeyOfAnotherSectionIsUnknownAndItsSectionNamed) {
     Validated v =
         validateConfig({entry("Reclaim", "DryRun", "yes"), entry("Class.shared", "Match", "x"),
-                        entry("Rule.web", "Rank", "1")});
+                        entry("Rule.web", "Rank", "1"), entry("Pressure", "interval", "1s")});
     auto w = formatted(v, Severity::Warning);
-    ASSERT_EQ(w.size(), 3u) << allProblems(v);
-    EXPECT_EQ(w[0], "test.conf: [Reclaim] DryRun=yes: unknown key, ignoring");
-    EXPECT_EQ(w[1], "test.conf: [Class.shared] Match=x: unknown key, ignoring");
-    EXPECT_EQ(w[2], "test.conf: [Rule.web] Rank=1: unknown key, ignoring");
+    ASSERT_EQ(w.size(), 4u) << allProblems(v);
+    EXPECT_EQ(w[0], "test.conf: [Reclaim] DryRun=yes: unknown key, ignoring ('DryRun' is a key "
+                    "of [Manager])");
+    EXPECT_EQ(w[1], "test.conf: [Class.shared] Match=x: unknown key, ignoring ('Match' is a key "
+                    "of [Rule.<name>] sections)");
+    EXPECT_EQ(w[2], "test.conf: [Rule.web] Rank=1: unknown key, ignoring ('Rank' is a key of "
+                    "[Class.<name>] sections)");
+    EXPECT_EQ(w[3], "test.conf: [Pressure] interval=1s: unknown key, ignoring ('Interval' is a "
+                    "key of [Manager] and [Reclaim])");
+}
+
+// Misspelt names: the closest known one by edit distance, when it is close
+// enough to be a typo of it (1 edit for names up to 4 letters, 2 up to 8, 3
+// beyond).
+TEST(Unknown, MisspeltKeyGetsTheClosestName) {
+    struct Case {
+        std::string section;
+        std::string key;
+        std::string suggestion; // "" = none
+    };
+    for (const auto& c : std::vector<Case>{
+             {"Reclaim", "StalTarget", "StallTarget"},     // a letter missing
+             {"Reclaim", "StallTraget", "StallTarget"},    // two letters swapped
+             {"Manager", "Intervall", "Interval"},         // one too many
+             {"Overcommit", "MemRatio", "MemoryRatio"},    // 3 edits of 11 letters
+             {"Overcommit", "MemoryRatoi", "MemoryRatio"}, // two letters swapped
+             {"Class.shared", "Rnak", "Rank"},
+             {"Class.shared", "Rnk", "Rank"},
+             {"Rule.web", "Limits", "Limit"},
+             {"Manager", "Frobnicate", ""},
+             {"Class.shared", "Xy", ""},
+             {"Class.shared", "Swop", "Swap"},
+             {"Class.shared", "Sw", ""}, // 2 edits of a 4-letter name
+         }) {
+        Validated v = validateConfig({entry(c.section, c.key, "1")});
+        // (a rule without Match= and Class= has problems of its own)
+        auto p = std::find_if(v.problems.begin(), v.problems.end(),
+                              [&](const ConfigProblem& q) { return q.key == c.key; });
+        ASSERT_NE(p, v.problems.end()) << allProblems(v);
+        const std::string& reason = p->reason;
+        if (c.suggestion.empty()) {
+            EXPECT_EQ(reason.find("did you mean"), std::string::npos) << reason;
+        } else {
+            EXPECT_EQ(reason, "unknown key, ignoring (did you mean '" + c.suggestion + "'?)")
+                << c.key;
+        }
+    }
+}
+
+TEST(Unknown, MisspeltSectionGetsTheClosestName) {
+    Validated v =
+        validateConfig({entry("Reclam", "Enabled", "no"), entry("Clas.shared", "Swap", "no"),
+                        entry(" Manager ", "DryRun", "yes"), entry("OOM", "A", "1")});
+    EXPECT_EQ(formatted(v, Severity::Warning),
+              (std::vector<std::string>{
+                  "test.conf: [Reclam]: unknown section, ignoring (did you mean '[Reclaim]'?)",
+                  "test.conf: [Clas.shared]: unknown section, ignoring (did you mean "
+                  "'[Class.shared]'?)",
+                  "test.conf: [ Manager ]: unknown section, ignoring (did you mean '[Manager]'?)",
+                  "test.conf: [OOM]: unknown section, ignoring"}));
+}
+
+TEST(Unknown, MisspeltClassNameGetsTheClosestClass) {
+    Validated v = validateConfig(
+        {entry("Rule.web", "Match", "web*.service"), entry("Rule.web", "Class", "sahred")});
+    EXPECT_EQ(formatted(v, Severity::Error),
+              std::vector<std::string>{
+                  "test.conf: [Rule.web] Class=sahred: no such class (classes: system, dedicated, "
+                  "shared, reclaimed; did you mean 'shared'?)"});
 }
 
 TEST(Unknown, SectionIsOneWarningPerFile) {
@@ -291,26 +357,82 @@ TEST(Unknown, SectionInAnotherCaseIsNamed) {
         validateConfig({entry("manager", "DryRun", "yes"), entry("class.shared", "Swap", "no")});
     EXPECT_EQ(formatted(v, Severity::Warning),
               (std::vector<std::string>{
-                  "test.conf: [manager]: unknown section, ignoring (did you mean [Manager]?)",
+                  "test.conf: [manager]: unknown section, ignoring (did you mean '[Manager]'?)",
                   "test.conf: [class.shared]: unknown section, ignoring (did you mean "
-                  "[Class.shared]?)"}));
+                  "'[Class.shared]'?)"}));
 }
 
 TEST(Unknown, KeyOutsideASection) {
     Validated v = validateConfig({entry("", "DryRun", "yes")});
     EXPECT_EQ(formatted(v, Severity::Warning),
-              std::vector<std::string>{"test.conf: DryRun=yes: key outside a section, ignoring"});
+              std::vector<std::string>{"test.conf: DryRun=yes: key outside a section, ignoring "
+                                       "('DryRun' is a key of [Manager])"});
 }
 
-TEST(Unknown, StrictMakesThemErrors) {
-    Validated v = validateConfig(
-        {entry("Manager", "Frobnicate", "1"), entry("OOM", "A", "1"), entry("", "B", "2")},
-        ValidateOptions{.strict = true});
+// --check-config: errors, and what the daemon would do, never "ignoring".
+TEST(Unknown, StrictMakesThemErrorsThatSayWhatWouldHappen) {
+    Validated v = validateConfig({entry("Manager", "Frobnicate", "1"), entry("OOM", "A", "1"),
+                                  entry("", "B", "2"), entry("Manager", "dryrun", "yes"),
+                                  entry("Class.Big", "Rank", "9")},
+                                 ValidateOptions{.strict = true});
     EXPECT_EQ(formatted(v, Severity::Error),
-              (std::vector<std::string>{"test.conf: [Manager] Frobnicate=1: unknown key",
-                                        "test.conf: [OOM]: unknown section",
-                                        "test.conf: B=2: key outside a section"}));
+              (std::vector<std::string>{
+                  "test.conf: [Manager] Frobnicate=1: unknown key, would be ignored",
+                  "test.conf: [OOM]: unknown section, would be ignored",
+                  "test.conf: B=2: key outside a section, would be ignored",
+                  "test.conf: [Manager] dryrun=yes: unknown key, would be ignored (did you mean "
+                  "'DryRun'?)",
+                  "test.conf: [Class.Big]: invalid class name (expected a lowercase letter, then "
+                  "lowercase letters, digits or '_', at most 32; no '-': systemd reads it as "
+                  "slice hierarchy), the section would be ignored"}));
     EXPECT_TRUE(formatted(v, Severity::Warning).empty());
+    for (const auto& p : v.problems)
+        EXPECT_EQ(p.reason.find("ignoring"), std::string::npos) << p.reason;
+}
+
+// Problems carry the line of their key, or of their section's header.
+TEST(Lines, ProblemsNameTheLineOfTheKeyOrSection) {
+    auto at = [](std::string section, std::string key, std::string value, int line,
+                 int sectionLine) {
+        ConfigEntry e = entry(std::move(section), std::move(key), std::move(value));
+        e.line = line;
+        e.sectionLine = sectionLine;
+        return e;
+    };
+    Validated v = validateConfig({at("Overcommit", "MemoryRatio", "abc", 3, 1),
+                                  at("OOM", "A", "1", 7, 6), at("Rule.web", "Match", "x*", 10, 9),
+                                  at("Class.batch", "Rank", "7", 13, 12),
+                                  at("Class.batch2", "Rank", "7", 16, 15)});
+    auto e = formatted(v, Severity::Error);
+    ASSERT_EQ(e.size(), 3u) << allProblems(v);
+    EXPECT_EQ(e[0], "test.conf:3: [Overcommit] MemoryRatio=abc: not a number (expected a ratio "
+                    "≥ 1.0, e.g. 1.5)");
+    EXPECT_EQ(e[1], "test.conf:16: [Class.batch2] Rank=7: same rank as class batch (each class "
+                    "needs its own rank)");
+    EXPECT_EQ(e[2], "test.conf:9: [Rule.web]: missing Class= (e.g. Class=shared)");
+    EXPECT_EQ(formatted(v, Severity::Warning),
+              std::vector<std::string>{"test.conf:6: [OOM]: unknown section, ignoring"});
+    ASSERT_TRUE(v.sources.count({"Class.batch", "Rank"}));
+    EXPECT_EQ(v.sources.at({"Class.batch", "Rank"}).line, 13);
+    EXPECT_EQ(v.sources.at({"Class.batch", "Rank"}).file, "test.conf");
+    EXPECT_FALSE(v.sources.count({"Overcommit", "MemoryRatio"})); // a bad value sets nothing
+}
+
+TEST(Format, DiagnosticPutsTheSeverityAfterThePlace) {
+    ConfigProblem p;
+    p.severity = Severity::Error;
+    p.file = "f.conf";
+    p.line = 7;
+    p.section = "Manager";
+    p.key = "DryRun";
+    p.value = "x";
+    p.reason = "why";
+    EXPECT_EQ(p.diagnostic(), "f.conf:7: error: [Manager] DryRun=x: why");
+    p.severity = Severity::Warning;
+    p.line = 0;
+    EXPECT_EQ(p.diagnostic(), "f.conf: warning: [Manager] DryRun=x: why");
+    p.file.clear();
+    EXPECT_EQ(p.diagnostic(), "warning: [Manager] DryRun=x: why");
 }
 
 // --- order -------------------------------------------------------------------

@@ -28,6 +28,22 @@ TEST(TextCase, EqualsIgnoreCaseIsAsciiOnly) {
     EXPECT_FALSE(text::equalsIgnoreCase("\xc4", "\xe4")); // no locale: Ä is not ä
 }
 
+TEST(TextEditDistance, CountsEditsAndAdjacentSwapsIgnoringCase) {
+    EXPECT_EQ(text::editDistance("", ""), 0u);
+    EXPECT_EQ(text::editDistance("", "abc"), 3u);
+    EXPECT_EQ(text::editDistance("abc", ""), 3u);
+    EXPECT_EQ(text::editDistance("dryrun", "DryRun"), 0u);
+    EXPECT_EQ(text::editDistance("StalTarget", "StallTarget"), 1u);  // insertion
+    EXPECT_EQ(text::editDistance("Intervall", "Interval"), 1u);      // deletion
+    EXPECT_EQ(text::editDistance("Swop", "Swap"), 1u);               // substitution
+    EXPECT_EQ(text::editDistance("StallTraget", "StallTarget"), 1u); // adjacent swap
+    EXPECT_EQ(text::editDistance("MemRatio", "MemoryRatio"), 3u);
+    EXPECT_EQ(text::editDistance("kitten", "sitting"), 3u);
+    EXPECT_EQ(text::editDistance("ca", "abc"), 3u); // optimal string alignment, not 2
+    EXPECT_EQ(text::editDistance("Frobnicate", "Interval"),
+              text::editDistance("Interval", "Frobnicate"));
+}
+
 TEST(TextLines, TrailingNewlineAddsNoLine) {
     EXPECT_EQ(allLines("a\nb\n"), (std::vector<std::string>{"a", "b"}));
     EXPECT_EQ(allLines("a\nb"), (std::vector<std::string>{"a", "b"}));

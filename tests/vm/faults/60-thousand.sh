@@ -56,7 +56,7 @@ rc=0
 out=$(memqosd --check-config 2>&1) || rc=$?
 echo "$out" | head -3
 ((rc == 78)) || fail "--check-config exited $rc, expected 78"
-grep -q "$dir/60-bad.conf: \[Rule.bad\] Class=nosuch: no such class" <<<"$out" ||
+grep -q "$dir/60-bad.conf:3: error: \[Rule.bad\] Class=nosuch: no such class" <<<"$out" ||
   fail "--check-config does not name the file and section"
 ((${#out} < 1000)) || fail "--check-config's answer is ${#out} bytes long"
 ok "--check-config names $dir/60-bad.conf [Rule.bad]"
