@@ -603,12 +603,37 @@ void Manager::startClassSlices() {
         if (core::findClass(defaults, cls.name) != nullptr) {
             continue;
         }
-        systemd_.startTransientSlice(cls.slice(), [slice = cls.slice()](Status st) {
-            if (!st) {
-                log::warning("Cannot start the class slice {SLICE}: {ERROR}", "SLICE", slice,
-                             "ERROR", st.error().what);
-            }
-        });
+        startClassSlice(cls.slice());
+    }
+}
+
+void Manager::startClassSlice(const std::string& slice) {
+    slicesToStart_.insert(slice);
+    systemd_.startTransientSlice(slice, [this, slice](Status st) {
+        if (st) {
+            slicesToStart_.erase(slice);
+            return;
+        }
+        log::warning("Cannot start the class slice {SLICE}: {ERROR}; trying again when systemd "
+                     "reloads or comes back on the bus",
+                     "SLICE", slice, "ERROR", st.error().what);
+    });
+}
+
+void Manager::startUnstartedSlices() {
+    // Only classes still in the configuration: a reload may have removed one.
+    std::vector<std::string> again;
+    for (const auto& cls : config_.classes) {
+        if (slicesToStart_.contains(cls.slice())) {
+            again.push_back(cls.slice());
+        }
+    }
+    slicesToStart_.clear();
+    if (!again.empty()) {
+        log::info("Starting {COUNT} class slice(s) again", "COUNT", again.size());
+    }
+    for (const auto& slice : again) {
+        startClassSlice(slice);
     }
 }
 
@@ -616,6 +641,7 @@ void Manager::onSystemdReloaded() {
     // A daemon-reload re-reads unit files; runtime properties survive it, but
     // re-sending is cheap and covers units whose files changed under us.
     log::info("systemd reloaded; re-applying tiers");
+    startUnstartedSlices();
     applied_.clear();
     refreshAllThenReconcile();
 }

@@ -265,6 +265,8 @@ private:
     void removeOwnDropIns(const std::string& unit, const io::MemoryProperties& props,
                           const std::vector<std::string>& keep) const;
     void startClassSlices();
+    void startClassSlice(const std::string& slice);
+    void startUnstartedSlices();
     void sampleSystem();
     // Live numbers; instances leave out the one named `exclude`.
     core::PlacementInput placementInput(std::string_view exclude = {}) const;
@@ -353,6 +355,9 @@ private:
     std::filesystem::path runtimeDropInDir_ = "/run/systemd/system.control";
     std::set<std::string> learning_;  // units being looked up for originals_
     std::set<std::string> restoring_; // units being given their own values back
+    // Class slices whose StartTransientUnit failed (systemd off the bus, a
+    // timeout): started again when systemd reloads or comes back.
+    std::set<std::string> slicesToStart_;
     bool discovered_ = false;         // start() found every workload it can
     std::map<std::string, Bytes> classCurrent_;
     core::SystemSample system_;

@@ -28,6 +28,7 @@ public:
     std::vector<std::vector<std::string>> startedArgv;
     std::vector<std::string> getUnitCalls;
     std::vector<std::string> startedSlicesOnly;  // startTransientSlice
+    Status failSlice = okStatus();               // answer of startTransientSlice
     Status failSet = okStatus();                 // answer of setUnitProperties
     struct ScopeCall {
         std::string unit;
@@ -112,7 +113,8 @@ public:
     }
     void startTransientSlice(const std::string& slice, Done done) override {
         startedSlicesOnly.push_back(slice);
-        later([done] { done(okStatus()); });
+        Status st = failSlice;
+        later([done, st] { done(st); });
     }
     void killUnit(const std::string& unit, int signal, Done done) override {
         killCalls.emplace_back(unit, signal);

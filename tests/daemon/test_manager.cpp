@@ -483,6 +483,34 @@ TEST_F(ManagerStoreTest, ClassesFromTheConfigGetTransientSlices) {
     EXPECT_EQ(systemd_.lastSet("db.service")->memoryMin, std::optional<Bytes>(256 * kMiB));
 }
 
+TEST_F(ManagerStoreTest, ASliceStartThatFailedIsTriedAgainWhenSystemdComesBack) {
+    // 1000 slice starts once made systemd drop off the bus: the calls in
+    // flight got NoReply and those slices stayed unstarted until a reload.
+    for (const char* name : {"gold", "iron"}) {
+        core::ClassPolicy c;
+        c.name = name;
+        c.rank = name[0] == 'g' ? 5 : 6;
+        config_.classes.push_back(c);
+    }
+    systemd_.failSlice = invalid("org.freedesktop.DBus.Error.NoReply: systemd left");
+    auto m = makeManager();
+    systemd_.flush();
+    EXPECT_EQ(systemd_.startedSlicesOnly,
+              (std::vector<std::string>{"memqos-gold.slice", "memqos-iron.slice"}));
+    // systemd is back (its owner watch and a daemon-reload both end here).
+    systemd_.failSlice = okStatus();
+    systemd_.startedSlicesOnly.clear();
+    systemd_.events.reloaded();
+    systemd_.flush();
+    EXPECT_EQ(systemd_.startedSlicesOnly,
+              (std::vector<std::string>{"memqos-gold.slice", "memqos-iron.slice"}));
+    // Started now: a further reload asks for nothing.
+    systemd_.startedSlicesOnly.clear();
+    systemd_.events.reloaded();
+    systemd_.flush();
+    EXPECT_TRUE(systemd_.startedSlicesOnly.empty());
+}
+
 TEST_F(ManagerStoreTest, TickSamplesUsageAndNode) {
     auto m = makeManager();
     ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
