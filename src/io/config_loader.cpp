@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/io/config_loader.hpp"
 
+#include "memqos/io/fd.hpp"
+
 #include <ini.h>
 
 #include <algorithm>
@@ -166,21 +168,6 @@ parseText(std::string_view text, const std::string& fileName) {
 std::string where(const std::string& file, int line) {
     return line > 0 ? file + ":" + std::to_string(line) : file;
 }
-
-class Fd {
-public:
-    explicit Fd(int fd) noexcept : fd_(fd) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() {
-        if (fd_ >= 0)
-            ::close(fd_);
-    }
-    int get() const noexcept { return fd_; }
-
-private:
-    int fd_;
-};
 
 struct OpenedFile {
     struct stat st {};
