@@ -242,7 +242,8 @@ template <typename Append>
 Result<ValueArray> BusClient::call(const char* path, const char* interface, const char* member,
                                    std::string_view expectedSignature, Append&& append) {
     sd_bus_message* raw = nullptr;
-    int r = sd_bus_message_new_method_call(bus_.get(), &raw, kBusName, path, interface, member);
+    int r = sd_bus_message_new_method_call(bus_.get(), &raw, io::bus_names::kBusName, path,
+                                           interface, member);
     MessagePtr request(raw);
     if (r < 0) {
         return classifyCallError({}, {}, -r, member);
@@ -272,6 +273,13 @@ Result<ValueArray> BusClient::call(const char* path, const char* interface, cons
     return out;
 }
 
+template <typename Append>
+Result<ValueArray> BusClient::callManager(const char* member, std::string_view expectedSignature,
+                                          Append&& append) {
+    return call(io::bus_names::kManagerPath, io::bus_names::kManagerInterface, member,
+                expectedSignature, std::forward<Append>(append));
+}
+
 Result<PropertyMap> BusClient::getAll(const std::string& path, const char* interface) {
     auto out = call(path.c_str(), "org.freedesktop.DBus.Properties", "GetAll", "a{sv}",
                     [&](sd_bus_message* m) { return sd_bus_message_append(m, "s", interface); });
@@ -282,7 +290,7 @@ Result<PropertyMap> BusClient::getAll(const std::string& path, const char* inter
 }
 
 Result<std::vector<ClassRef>> BusClient::listClasses() {
-    auto out = call(kManagerPath, kManagerInterface, "ListClasses", "a(so)", appendNothing);
+    auto out = callManager("ListClasses", "a(so)", appendNothing);
     if (!out) {
         return out.error();
     }
@@ -290,7 +298,7 @@ Result<std::vector<ClassRef>> BusClient::listClasses() {
 }
 
 Result<std::vector<WorkloadRef>> BusClient::listWorkloads() {
-    auto out = call(kManagerPath, kManagerInterface, "ListWorkloads", "a(ssso)", appendNothing);
+    auto out = callManager("ListWorkloads", "a(ssso)", appendNothing);
     if (!out) {
         return out.error();
     }
@@ -299,7 +307,7 @@ Result<std::vector<WorkloadRef>> BusClient::listWorkloads() {
 
 Result<std::string> BusClient::assignWorkload(const std::string& id, const std::string& className,
                                               Bytes request, Bytes limit, bool persist) {
-    auto out = call(kManagerPath, kManagerInterface, "AssignWorkload", "o", [&](sd_bus_message* m) {
+    auto out = callManager("AssignWorkload", "o", [&](sd_bus_message* m) {
         return sd_bus_message_append(m, "ssttb", id.c_str(), className.c_str(),
                                      static_cast<std::uint64_t>(request),
                                      static_cast<std::uint64_t>(limit), persist ? 1 : 0);
@@ -311,8 +319,9 @@ Result<std::string> BusClient::assignWorkload(const std::string& id, const std::
 }
 
 Status BusClient::unassignWorkload(const std::string& id) {
-    auto out = call(kManagerPath, kManagerInterface, "UnassignWorkload", "",
-                    [&](sd_bus_message* m) { return sd_bus_message_append(m, "s", id.c_str()); });
+    auto out = callManager("UnassignWorkload", "", [&](sd_bus_message* m) {
+        return sd_bus_message_append(m, "s", id.c_str());
+    });
     if (!out) {
         return out.error();
     }
@@ -320,7 +329,7 @@ Status BusClient::unassignWorkload(const std::string& id) {
 }
 
 Result<Bytes> BusClient::reclaim(const std::string& id, Bytes bytes) {
-    auto out = call(kManagerPath, kManagerInterface, "Reclaim", "t", [&](sd_bus_message* m) {
+    auto out = callManager("Reclaim", "t", [&](sd_bus_message* m) {
         return sd_bus_message_append(m, "st", id.c_str(), static_cast<std::uint64_t>(bytes));
     });
     if (!out) {
@@ -335,7 +344,7 @@ Result<Bytes> BusClient::reclaim(const std::string& id, Bytes bytes) {
 Result<std::string> BusClient::runWorkload(const std::string& name, const std::string& className,
                                            Bytes request, Bytes limit,
                                            const std::vector<std::string>& argv) {
-    auto out = call(kManagerPath, kManagerInterface, "RunWorkload", "o", [&](sd_bus_message* m) {
+    auto out = callManager("RunWorkload", "o", [&](sd_bus_message* m) {
         int r = sd_bus_message_append(m, "sstt", name.c_str(), className.c_str(),
                                       static_cast<std::uint64_t>(request),
                                       static_cast<std::uint64_t>(limit));
@@ -358,7 +367,7 @@ Result<std::string> BusClient::runWorkload(const std::string& name, const std::s
 Result<PlacementVerdict> BusClient::verifyPlacement(Bytes memory, Bytes minMemory,
                                                     const PlacementOptions& options) {
     auto out =
-        call(kManagerPath, kManagerInterface, "VerifyPlacement", "ssa{st}", [&](sd_bus_message* m) {
+        callManager("VerifyPlacement", "ssa{st}", [&](sd_bus_message* m) {
             int r = sd_bus_message_append(m, "tt", static_cast<std::uint64_t>(memory),
                                           static_cast<std::uint64_t>(minMemory));
             if (r < 0 || (r = sd_bus_message_open_container(m, SD_BUS_TYPE_ARRAY, "{sv}")) < 0) {
@@ -392,7 +401,7 @@ Result<PlacementVerdict> BusClient::verifyPlacement(Bytes memory, Bytes minMemor
 
 Status BusClient::recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory,
                                  bool up) {
-    auto out = call(kManagerPath, kManagerInterface, "RecordInstance", "", [&](sd_bus_message* m) {
+    auto out = callManager("RecordInstance", "", [&](sd_bus_message* m) {
         return sd_bus_message_append(m, "sttb", name.c_str(), static_cast<std::uint64_t>(minMemory),
                                      static_cast<std::uint64_t>(maxMemory), up ? 1 : 0);
     });
@@ -403,8 +412,9 @@ Status BusClient::recordInstance(const std::string& name, Bytes minMemory, Bytes
 }
 
 Status BusClient::forgetInstance(const std::string& name) {
-    auto out = call(kManagerPath, kManagerInterface, "ForgetInstance", "",
-                    [&](sd_bus_message* m) { return sd_bus_message_append(m, "s", name.c_str()); });
+    auto out = callManager("ForgetInstance", "", [&](sd_bus_message* m) {
+        return sd_bus_message_append(m, "s", name.c_str());
+    });
     if (!out) {
         return out.error();
     }
@@ -412,7 +422,7 @@ Status BusClient::forgetInstance(const std::string& name) {
 }
 
 Result<std::vector<InstanceInfo>> BusClient::listInstances() {
-    auto out = call(kManagerPath, kManagerInterface, "ListInstances", "a(sttb)", appendNothing);
+    auto out = callManager("ListInstances", "a(sttb)", appendNothing);
     if (!out) {
         return out.error();
     }
@@ -420,7 +430,7 @@ Result<std::vector<InstanceInfo>> BusClient::listInstances() {
 }
 
 Result<std::vector<KillInfo>> BusClient::listKills() {
-    auto out = call(kManagerPath, kManagerInterface, "ListKills", "a(tsssa{st})", appendNothing);
+    auto out = callManager("ListKills", "a(tsssa{st})", appendNothing);
     if (!out) {
         return out.error();
     }
@@ -428,7 +438,7 @@ Result<std::vector<KillInfo>> BusClient::listKills() {
 }
 
 Result<std::vector<Finding>> BusClient::verify() {
-    auto out = call(kManagerPath, kManagerInterface, "Verify", "a(sss)", appendNothing);
+    auto out = callManager("Verify", "a(sss)", appendNothing);
     if (!out) {
         return out.error();
     }
@@ -436,7 +446,7 @@ Result<std::vector<Finding>> BusClient::verify() {
 }
 
 Result<std::vector<std::string>> BusClient::reload() {
-    auto out = call(kManagerPath, kManagerInterface, "Reload", "as", appendNothing);
+    auto out = callManager("Reload", "as", appendNothing);
     if (!out) {
         return out.error();
     }
@@ -454,7 +464,7 @@ Result<bool> BusClient::daemonOnBus() {
     sd_bus_message* rawReply = nullptr;
     const int r = sd_bus_call_method(bus_.get(), "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                      "org.freedesktop.DBus", "NameHasOwner", error.get(), &rawReply,
-                                     "s", kBusName);
+                                     "s", io::bus_names::kBusName);
     MessagePtr reply(rawReply);
     if (r < 0) {
         return classifyCallError(error.name(), error.message(), -r, "NameHasOwner");

@@ -5,6 +5,7 @@
 // read into Value trees and mapped by reply.hpp; every failure is an Error
 // classified by bus_error.hpp, so the exit status follows from it.
 
+#include "memqos/io/bus_names.hpp"
 #include "memqos/util/result.hpp"
 
 #include <memory>
@@ -21,12 +22,6 @@ struct sd_bus;
 struct sd_bus_message;
 
 namespace memqos::ctl {
-
-inline constexpr const char* kBusName = "org.memqos1";
-inline constexpr const char* kManagerPath = "/org/memqos1";
-inline constexpr const char* kManagerInterface = "org.memqos1.Manager";
-inline constexpr const char* kClassInterface = "org.memqos1.Class";
-inline constexpr const char* kWorkloadInterface = "org.memqos1.Workload";
 
 // Reads the rest of `m`'s current container (the body at top level) as one
 // Value per element. Returns a negative errno on a malformed message.
@@ -79,6 +74,10 @@ private:
     template <typename Append>
     Result<ValueArray> call(const char* path, const char* interface, const char* member,
                             std::string_view expectedSignature, Append&& append);
+    // call() on the Manager object.
+    template <typename Append>
+    Result<ValueArray> callManager(const char* member, std::string_view expectedSignature,
+                                   Append&& append);
 
     std::unique_ptr<sd_bus, Unref> bus_;
 };

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "monitor.hpp"
 
+#include "memqos/io/bus_names.hpp"
+
 #include <systemd/sd-bus.h>
 
 #include <array>
@@ -125,9 +127,12 @@ int runMonitor(BusClient& client, Format format) {
         const char* member;
     };
     static constexpr std::array<Match, 3> kMatches{{
-        {kBusName, kManagerPath, kManagerInterface, "PressureLevelChanged"},
-        {kBusName, kManagerPath, kManagerInterface, "WorkloadKilled"},
-        {kBusName, kManagerPath, "org.freedesktop.DBus.Properties", "PropertiesChanged"},
+        {io::bus_names::kBusName, io::bus_names::kManagerPath, io::bus_names::kManagerInterface,
+         "PressureLevelChanged"},
+        {io::bus_names::kBusName, io::bus_names::kManagerPath, io::bus_names::kManagerInterface,
+         "WorkloadKilled"},
+        {io::bus_names::kBusName, io::bus_names::kManagerPath, "org.freedesktop.DBus.Properties",
+         "PropertiesChanged"},
     }};
     std::vector<SlotPtr> slots;
     for (const auto& match : kMatches) {
@@ -143,12 +148,12 @@ int runMonitor(BusClient& client, Format format) {
     }
     {
         sd_bus_slot* slot = nullptr;
-        const int r = sd_bus_add_match(bus, &slot,
-                                       "type='signal',sender='org.freedesktop.DBus',"
-                                       "path='/org/freedesktop/DBus',"
-                                       "interface='org.freedesktop.DBus',"
-                                       "member='NameOwnerChanged',arg0='org.memqos1'",
-                                       onSignal, &ctx);
+        const std::string rule = std::string("type='signal',sender='org.freedesktop.DBus',"
+                                             "path='/org/freedesktop/DBus',"
+                                             "interface='org.freedesktop.DBus',"
+                                             "member='NameOwnerChanged',arg0='") +
+                                 io::bus_names::kBusName + "'";
+        const int r = sd_bus_add_match(bus, &slot, rule.c_str(), onSignal, &ctx);
         if (r < 0) {
             const Error e = classifyCallError({}, {}, -r, "AddMatch");
             writeErr("memqosctl: " + e.what + "\n");

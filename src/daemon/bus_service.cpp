@@ -2,6 +2,7 @@
 #include "bus_service.hpp"
 
 #include "memqos/core/placement.hpp"
+#include "memqos/io/bus_names.hpp"
 #include "memqos/io/log.hpp"
 
 #include <algorithm>
@@ -12,6 +13,15 @@
 #include <set>
 
 namespace memqos::daemon {
+
+using io::bus_names::kBusName;
+using io::bus_names::kClassInterface;
+using io::bus_names::kClassPrefix;
+using io::bus_names::kManagerInterface;
+using io::bus_names::kManagerPath;
+using io::bus_names::kWorkloadInterface;
+using io::bus_names::kWorkloadPrefix;
+
 namespace {
 
 BusService& self(void* userdata) { return *static_cast<BusService*>(userdata); }
