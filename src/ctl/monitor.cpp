@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "monitor.hpp"
 
+#include "memqos/io/bus_message.hpp"
 #include "memqos/io/bus_names.hpp"
 
 #include <systemd/sd-bus.h>
@@ -21,11 +22,6 @@ namespace {
 struct MonitorContext {
     Format format;
 };
-
-struct SlotUnref {
-    void operator()(sd_bus_slot* s) const { sd_bus_slot_unref(s); }
-};
-using SlotPtr = std::unique_ptr<sd_bus_slot, SlotUnref>;
 
 std::int64_t realtimeNowUsec() {
     timespec ts{};
@@ -134,7 +130,7 @@ int runMonitor(BusClient& client, Format format) {
         {io::bus_names::kBusName, io::bus_names::kManagerPath, "org.freedesktop.DBus.Properties",
          "PropertiesChanged"},
     }};
-    std::vector<SlotPtr> slots;
+    std::vector<io::SlotPtr> slots;
     for (const auto& match : kMatches) {
         sd_bus_slot* slot = nullptr;
         const int r = sd_bus_match_signal(bus, &slot, match.sender, match.path, match.interface,
