@@ -31,22 +31,13 @@ Error fail(std::string_view what, std::string_view hint) {
     return invalid(std::move(s));
 }
 
-bool isBlank(char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
-}
 bool isDigit(char c) {
     return c >= '0' && c <= '9';
 }
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && isBlank(s.front()))
-        s.remove_prefix(1);
-    while (!s.empty() && isBlank(s.back()))
-        s.remove_suffix(1);
-    return s;
-}
-
 using parse::text::equalsIgnoreCase;
+// A value without the blanks (and newlines) around it.
+using parse::text::trimText;
 
 // The text in double quotes, non-printable bytes as \xNN, cut at 32 bytes
 // (the whole value is in the message already; this names the bad part).
@@ -214,7 +205,7 @@ const Unit* findUnit(const std::array<Unit, N>& units, std::string_view name) {
 
 // A percent: number, optional blanks, '%'. Returns the decimal.
 Result<Decimal> scanPercent(std::string_view text, std::string_view hint) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     auto d = scanDecimal(s);
     if (!d)
         return fail("not a percentage", hint);
@@ -252,7 +243,7 @@ Result<Permyriad> permyriadImpl(std::string_view text, std::string_view hint) {
 
 template <typename E, std::size_t N>
 Result<E> enumImpl(std::string_view text, const std::array<EnumName<E>, N>& names) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     for (const auto& n : names)
         if (equalsIgnoreCase(n.name, s))
             return n.value;
@@ -307,7 +298,7 @@ bool isPrintable(char c) {
 // --- sizes -----------------------------------------------------------------
 
 Result<Bytes> parseSize(std::string_view text) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     auto d = scanDecimal(s);
     if (!d)
         return fail("not a size", kSizeHint);
@@ -332,7 +323,7 @@ Result<Bytes> parseSize(std::string_view text) {
 }
 
 Result<SizeSpec> parseSizeSpec(std::string_view text) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     if (!s.empty() && s.back() == '%') {
         auto p =
             permyriadImpl(s, "expected a size such as 1G or a percentage of MemTotal such as 5%");
@@ -351,7 +342,7 @@ Result<SizeSpec> parseSizeSpec(std::string_view text) {
 }
 
 Result<Limit> parseLimit(std::string_view text) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     if (equalsIgnoreCase(s, "max") || equalsIgnoreCase(s, "infinity"))
         return Limit{};
     auto b = parseSize(s);
@@ -366,7 +357,7 @@ Result<Limit> parseLimit(std::string_view text) {
 // --- durations -------------------------------------------------------------
 
 Result<Usec> parseDuration(std::string_view text) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     auto d = scanDecimal(s);
     if (!d)
         return fail("not a duration", kDurationHint);
@@ -398,7 +389,7 @@ Result<double> parsePercent(std::string_view text) {
 }
 
 Result<std::optional<double>> parseOptionalPercent(std::string_view text) {
-    if (isOff(trim(text)))
+    if (isOff(trimText(text)))
         return std::optional<double>{};
     auto p = percentImpl(text, "expected e.g. 10% or 0.5%, or off");
     if (!p)
@@ -411,7 +402,7 @@ Result<Permyriad> parsePermyriad(std::string_view text) {
 }
 
 Result<std::optional<Permyriad>> parseOptionalPermyriad(std::string_view text) {
-    if (isOff(trim(text)))
+    if (isOff(trimText(text)))
         return std::optional<Permyriad>{};
     auto p = permyriadImpl(text, "expected e.g. 10% or 0.5%, or off");
     if (!p)
@@ -420,7 +411,7 @@ Result<std::optional<Permyriad>> parseOptionalPermyriad(std::string_view text) {
 }
 
 Result<bool> parseBool(std::string_view text) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     for (std::string_view t : {"yes", "true", "on", "1"})
         if (equalsIgnoreCase(s, t))
             return true;
@@ -431,7 +422,7 @@ Result<bool> parseBool(std::string_view text) {
 }
 
 Result<double> parseRatio(std::string_view text) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     auto d = scanDecimal(s);
     if (!d || !s.empty())
         return fail("not a number", kRatioHint);
@@ -448,7 +439,7 @@ Result<double> parseRatio(std::string_view text) {
 }
 
 Result<std::optional<Permyriad>> parseFactor(std::string_view text) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     if (isOff(s))
         return std::optional<Permyriad>{};
     if (!s.empty() && s.back() == '%') {
@@ -472,7 +463,7 @@ Result<std::optional<Permyriad>> parseFactor(std::string_view text) {
 // --- integers, enums, strings ---------------------------------------------
 
 Result<std::int64_t> parseInt(std::string_view text, std::int64_t min, std::int64_t max) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     std::string hint =
         "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max);
     std::int64_t v = 0;
@@ -488,7 +479,7 @@ Result<std::int64_t> parseInt(std::string_view text, std::int64_t min, std::int6
 }
 
 Result<std::optional<int>> parseOomScoreAdjust(std::string_view text) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     if (equalsIgnoreCase(s, "burstable"))
         return std::optional<int>{};
     std::int64_t v = 0;
@@ -502,7 +493,7 @@ Result<std::optional<int>> parseOomScoreAdjust(std::string_view text) {
 }
 
 Result<std::string> parseOptionalFile(std::string_view text) {
-    if (trim(text).empty())
+    if (trimText(text).empty())
         return std::string();
     auto p = parseAbsolutePath(text);
     if (p && p->ends_with('/'))
@@ -512,7 +503,7 @@ Result<std::string> parseOptionalFile(std::string_view text) {
 }
 
 Result<std::string> parseAbsolutePath(std::string_view text) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     if (s.empty() || s.front() != '/')
         return fail("not an absolute path", "expected e.g. /sys/fs/cgroup");
     if (s.size() > 4095)
@@ -535,7 +526,7 @@ Result<std::string> parseAbsolutePath(std::string_view text) {
 }
 
 Result<std::string> parseGlob(std::string_view text) {
-    std::string_view s = trim(text);
+    std::string_view s = trimText(text);
     if (s.empty())
         return fail("empty pattern", "expected a glob such as nginx*.service or vm:web-*");
     if (s.size() > 255)

@@ -39,7 +39,7 @@ int fail(const Error& error) {
 }
 
 int status(BusClient& client, Format format, Legend legend) {
-    auto props = client.getAll(kManagerPath, kManagerInterface);
+    auto props = client.getAll(io::bus_names::kManagerPath, io::bus_names::kManagerInterface);
     if (!props) {
         return fail(props.error());
     }

@@ -11,11 +11,7 @@
 namespace memqos::ctl {
 namespace {
 
-// Owns an sd_bus_message reference.
-struct MessageUnref {
-    void operator()(sd_bus_message* m) const { sd_bus_message_unref(m); }
-};
-using MessagePtr = std::unique_ptr<sd_bus_message, MessageUnref>;
+using io::MessagePtr;
 
 // Owns an sd_bus_error.
 class BusError {
@@ -32,63 +28,37 @@ private:
     sd_bus_error error_{}; // = SD_BUS_ERROR_NULL, which is a C99 compound literal
 };
 
+// Reads a basic value that sd-bus stores as a T and keeps it as a U (one of
+// Value's alternatives).
+template <typename T, typename U = T>
+int readAs(sd_bus_message* m, char type, Value& out) {
+    T x{};
+    const int r = sd_bus_message_read_basic(m, type, &x);
+    out.v = static_cast<U>(x);
+    return r;
+}
+
 int readBasic(sd_bus_message* m, char type, Value& out) {
     switch (type) {
-    case SD_BUS_TYPE_BYTE: {
-        std::uint8_t x = 0;
-        const int r = sd_bus_message_read_basic(m, type, &x);
-        out.v = static_cast<std::uint64_t>(x);
-        return r;
-    }
-    case SD_BUS_TYPE_BOOLEAN: {
-        int x = 0;
-        const int r = sd_bus_message_read_basic(m, type, &x);
-        out.v = x != 0;
-        return r;
-    }
-    case SD_BUS_TYPE_INT16: {
-        std::int16_t x = 0;
-        const int r = sd_bus_message_read_basic(m, type, &x);
-        out.v = static_cast<std::int64_t>(x);
-        return r;
-    }
-    case SD_BUS_TYPE_UINT16: {
-        std::uint16_t x = 0;
-        const int r = sd_bus_message_read_basic(m, type, &x);
-        out.v = static_cast<std::uint64_t>(x);
-        return r;
-    }
+    case SD_BUS_TYPE_BYTE:
+        return readAs<std::uint8_t, std::uint64_t>(m, type, out);
+    case SD_BUS_TYPE_BOOLEAN:
+        return readAs<int, bool>(m, type, out);
+    case SD_BUS_TYPE_INT16:
+        return readAs<std::int16_t, std::int64_t>(m, type, out);
+    case SD_BUS_TYPE_UINT16:
+        return readAs<std::uint16_t, std::uint64_t>(m, type, out);
     case SD_BUS_TYPE_INT32:
-    case SD_BUS_TYPE_UNIX_FD: {
-        std::int32_t x = 0;
-        const int r = sd_bus_message_read_basic(m, type, &x);
-        out.v = static_cast<std::int64_t>(x);
-        return r;
-    }
-    case SD_BUS_TYPE_UINT32: {
-        std::uint32_t x = 0;
-        const int r = sd_bus_message_read_basic(m, type, &x);
-        out.v = static_cast<std::uint64_t>(x);
-        return r;
-    }
-    case SD_BUS_TYPE_INT64: {
-        std::int64_t x = 0;
-        const int r = sd_bus_message_read_basic(m, type, &x);
-        out.v = x;
-        return r;
-    }
-    case SD_BUS_TYPE_UINT64: {
-        std::uint64_t x = 0;
-        const int r = sd_bus_message_read_basic(m, type, &x);
-        out.v = x;
-        return r;
-    }
-    case SD_BUS_TYPE_DOUBLE: {
-        double x = 0;
-        const int r = sd_bus_message_read_basic(m, type, &x);
-        out.v = x;
-        return r;
-    }
+    case SD_BUS_TYPE_UNIX_FD:
+        return readAs<std::int32_t, std::int64_t>(m, type, out);
+    case SD_BUS_TYPE_UINT32:
+        return readAs<std::uint32_t, std::uint64_t>(m, type, out);
+    case SD_BUS_TYPE_INT64:
+        return readAs<std::int64_t>(m, type, out);
+    case SD_BUS_TYPE_UINT64:
+        return readAs<std::uint64_t>(m, type, out);
+    case SD_BUS_TYPE_DOUBLE:
+        return readAs<double>(m, type, out);
     case SD_BUS_TYPE_STRING:
     case SD_BUS_TYPE_OBJECT_PATH:
     case SD_BUS_TYPE_SIGNATURE: {
@@ -191,6 +161,11 @@ int appendNothing(sd_bus_message* /*m*/) {
     return 0;
 }
 
+// Maps an empty reply: for methods without out-arguments.
+Status noReply(const ValueArray& /*out*/) {
+    return okStatus();
+}
+
 } // namespace
 
 int readValues(sd_bus_message* m, ValueArray& out) {
@@ -208,10 +183,6 @@ int readValues(sd_bus_message* m, ValueArray& out) {
         }
         out.push_back(std::move(v));
     }
-}
-
-void BusClient::Unref::operator()(sd_bus* bus) const {
-    sd_bus_flush_close_unref(bus);
 }
 
 Result<BusClient> BusClient::connect(const BusChoice& choice) {
@@ -242,7 +213,8 @@ template <typename Append>
 Result<ValueArray> BusClient::call(const char* path, const char* interface, const char* member,
                                    std::string_view expectedSignature, Append&& append) {
     sd_bus_message* raw = nullptr;
-    int r = sd_bus_message_new_method_call(bus_.get(), &raw, kBusName, path, interface, member);
+    int r = sd_bus_message_new_method_call(bus_.get(), &raw, io::bus_names::kBusName, path,
+                                           interface, member);
     MessagePtr request(raw);
     if (r < 0) {
         return classifyCallError({}, {}, -r, member);
@@ -272,6 +244,18 @@ Result<ValueArray> BusClient::call(const char* path, const char* interface, cons
     return out;
 }
 
+template <typename Append, typename Map>
+std::invoke_result_t<Map&, const ValueArray&>
+BusClient::callManager(const char* member, std::string_view expectedSignature, Append&& append,
+                       Map&& map) {
+    auto out = call(io::bus_names::kManagerPath, io::bus_names::kManagerInterface, member,
+                    expectedSignature, std::forward<Append>(append));
+    if (!out) {
+        return out.error();
+    }
+    return map(*out);
+}
+
 Result<PropertyMap> BusClient::getAll(const std::string& path, const char* interface) {
     auto out = call(path.c_str(), "org.freedesktop.DBus.Properties", "GetAll", "a{sv}",
                     [&](sd_bus_message* m) { return sd_bus_message_append(m, "s", interface); });
@@ -282,83 +266,69 @@ Result<PropertyMap> BusClient::getAll(const std::string& path, const char* inter
 }
 
 Result<std::vector<ClassRef>> BusClient::listClasses() {
-    auto out = call(kManagerPath, kManagerInterface, "ListClasses", "a(so)", appendNothing);
-    if (!out) {
-        return out.error();
-    }
-    return classRefsFromReply(*out);
+    return callManager("ListClasses", "a(so)", appendNothing, classRefsFromReply);
 }
 
 Result<std::vector<WorkloadRef>> BusClient::listWorkloads() {
-    auto out = call(kManagerPath, kManagerInterface, "ListWorkloads", "a(ssso)", appendNothing);
-    if (!out) {
-        return out.error();
-    }
-    return workloadRefsFromReply(*out);
+    return callManager("ListWorkloads", "a(ssso)", appendNothing, workloadRefsFromReply);
 }
 
 Result<std::string> BusClient::assignWorkload(const std::string& id, const std::string& className,
                                               Bytes request, Bytes limit, bool persist) {
-    auto out = call(kManagerPath, kManagerInterface, "AssignWorkload", "o", [&](sd_bus_message* m) {
-        return sd_bus_message_append(m, "ssttb", id.c_str(), className.c_str(),
-                                     static_cast<std::uint64_t>(request),
-                                     static_cast<std::uint64_t>(limit), persist ? 1 : 0);
-    });
-    if (!out) {
-        return out.error();
-    }
-    return objectPathFromReply(*out, "AssignWorkload");
+    return callManager(
+        "AssignWorkload", "o",
+        [&](sd_bus_message* m) {
+            return sd_bus_message_append(m, "ssttb", id.c_str(), className.c_str(),
+                                         static_cast<std::uint64_t>(request),
+                                         static_cast<std::uint64_t>(limit), persist ? 1 : 0);
+        },
+        [](const ValueArray& out) { return objectPathFromReply(out, "AssignWorkload"); });
 }
 
 Status BusClient::unassignWorkload(const std::string& id) {
-    auto out = call(kManagerPath, kManagerInterface, "UnassignWorkload", "",
-                    [&](sd_bus_message* m) { return sd_bus_message_append(m, "s", id.c_str()); });
-    if (!out) {
-        return out.error();
-    }
-    return okStatus();
+    return callManager(
+        "UnassignWorkload", "",
+        [&](sd_bus_message* m) { return sd_bus_message_append(m, "s", id.c_str()); }, noReply);
 }
 
 Result<Bytes> BusClient::reclaim(const std::string& id, Bytes bytes) {
-    auto out = call(kManagerPath, kManagerInterface, "Reclaim", "t", [&](sd_bus_message* m) {
-        return sd_bus_message_append(m, "st", id.c_str(), static_cast<std::uint64_t>(bytes));
-    });
-    if (!out) {
-        return out.error();
-    }
-    if (out->size() != 1) {
-        return Error{std::errc::protocol_error, "Reclaim: unexpected reply"};
-    }
-    return Bytes{(*out)[0].asU64()};
+    return callManager(
+        "Reclaim", "t",
+        [&](sd_bus_message* m) {
+            return sd_bus_message_append(m, "st", id.c_str(), static_cast<std::uint64_t>(bytes));
+        },
+        [](const ValueArray& out) -> Result<Bytes> {
+            if (out.size() != 1) {
+                return Error{std::errc::protocol_error, "Reclaim: unexpected reply"};
+            }
+            return Bytes{out[0].asU64()};
+        });
 }
 
 Result<std::string> BusClient::runWorkload(const std::string& name, const std::string& className,
                                            Bytes request, Bytes limit,
                                            const std::vector<std::string>& argv) {
-    auto out = call(kManagerPath, kManagerInterface, "RunWorkload", "o", [&](sd_bus_message* m) {
-        int r = sd_bus_message_append(m, "sstt", name.c_str(), className.c_str(),
-                                      static_cast<std::uint64_t>(request),
-                                      static_cast<std::uint64_t>(limit));
-        if (r < 0 || (r = sd_bus_message_open_container(m, SD_BUS_TYPE_ARRAY, "s")) < 0) {
-            return r;
-        }
-        for (const auto& a : argv) {
-            if ((r = sd_bus_message_append_basic(m, SD_BUS_TYPE_STRING, a.c_str())) < 0) {
+    return callManager(
+        "RunWorkload", "o",
+        [&](sd_bus_message* m) {
+            const int r = sd_bus_message_append(m, "sstt", name.c_str(), className.c_str(),
+                                                static_cast<std::uint64_t>(request),
+                                                static_cast<std::uint64_t>(limit));
+            if (r < 0) {
                 return r;
             }
-        }
-        return sd_bus_message_close_container(m);
-    });
-    if (!out) {
-        return out.error();
-    }
-    return objectPathFromReply(*out, "RunWorkload");
+            return io::appendArray(m, "s", argv, [](sd_bus_message* mm, const std::string& a) {
+                return sd_bus_message_append_basic(mm, SD_BUS_TYPE_STRING, a.c_str());
+            });
+        },
+        [](const ValueArray& out) { return objectPathFromReply(out, "RunWorkload"); });
 }
 
 Result<PlacementVerdict> BusClient::verifyPlacement(Bytes memory, Bytes minMemory,
                                                     const PlacementOptions& options) {
-    auto out =
-        call(kManagerPath, kManagerInterface, "VerifyPlacement", "ssa{st}", [&](sd_bus_message* m) {
+    return callManager(
+        "VerifyPlacement", "ssa{st}",
+        [&](sd_bus_message* m) {
             int r = sd_bus_message_append(m, "tt", static_cast<std::uint64_t>(memory),
                                           static_cast<std::uint64_t>(minMemory));
             if (r < 0 || (r = sd_bus_message_open_container(m, SD_BUS_TYPE_ARRAY, "{sv}")) < 0) {
@@ -383,70 +353,51 @@ Result<PlacementVerdict> BusClient::verifyPlacement(Bytes memory, Bytes minMemor
                 }
             }
             return sd_bus_message_close_container(m);
-        });
-    if (!out) {
-        return out.error();
-    }
-    return placementFromReply(*out);
+        },
+        placementFromReply);
 }
 
 Status BusClient::recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory,
                                  bool up) {
-    auto out = call(kManagerPath, kManagerInterface, "RecordInstance", "", [&](sd_bus_message* m) {
-        return sd_bus_message_append(m, "sttb", name.c_str(), static_cast<std::uint64_t>(minMemory),
-                                     static_cast<std::uint64_t>(maxMemory), up ? 1 : 0);
-    });
-    if (!out) {
-        return out.error();
-    }
-    return okStatus();
+    return callManager(
+        "RecordInstance", "",
+        [&](sd_bus_message* m) {
+            return sd_bus_message_append(m, "sttb", name.c_str(),
+                                         static_cast<std::uint64_t>(minMemory),
+                                         static_cast<std::uint64_t>(maxMemory), up ? 1 : 0);
+        },
+        noReply);
 }
 
 Status BusClient::forgetInstance(const std::string& name) {
-    auto out = call(kManagerPath, kManagerInterface, "ForgetInstance", "",
-                    [&](sd_bus_message* m) { return sd_bus_message_append(m, "s", name.c_str()); });
-    if (!out) {
-        return out.error();
-    }
-    return okStatus();
+    return callManager(
+        "ForgetInstance", "",
+        [&](sd_bus_message* m) { return sd_bus_message_append(m, "s", name.c_str()); }, noReply);
 }
 
 Result<std::vector<InstanceInfo>> BusClient::listInstances() {
-    auto out = call(kManagerPath, kManagerInterface, "ListInstances", "a(sttb)", appendNothing);
-    if (!out) {
-        return out.error();
-    }
-    return instancesFromReply(*out);
+    return callManager("ListInstances", "a(sttb)", appendNothing, instancesFromReply);
 }
 
 Result<std::vector<KillInfo>> BusClient::listKills() {
-    auto out = call(kManagerPath, kManagerInterface, "ListKills", "a(tsssa{st})", appendNothing);
-    if (!out) {
-        return out.error();
-    }
-    return killsFromReply(*out);
+    return callManager("ListKills", "a(tsssa{st})", appendNothing, killsFromReply);
 }
 
 Result<std::vector<Finding>> BusClient::verify() {
-    auto out = call(kManagerPath, kManagerInterface, "Verify", "a(sss)", appendNothing);
-    if (!out) {
-        return out.error();
-    }
-    return findingsFromReply(*out);
+    return callManager("Verify", "a(sss)", appendNothing, findingsFromReply);
 }
 
 Result<std::vector<std::string>> BusClient::reload() {
-    auto out = call(kManagerPath, kManagerInterface, "Reload", "as", appendNothing);
-    if (!out) {
-        return out.error();
-    }
-    std::vector<std::string> notes;
-    if (!out->empty() && std::holds_alternative<ValueArray>(out->front().v)) {
-        for (const auto& v : std::get<ValueArray>(out->front().v)) {
-            notes.push_back(v.asString());
-        }
-    }
-    return notes;
+    return callManager("Reload", "as", appendNothing,
+                       [](const ValueArray& out) -> Result<std::vector<std::string>> {
+                           std::vector<std::string> notes;
+                           if (!out.empty() && std::holds_alternative<ValueArray>(out.front().v)) {
+                               for (const auto& v : std::get<ValueArray>(out.front().v)) {
+                                   notes.push_back(v.asString());
+                               }
+                           }
+                           return notes;
+                       });
 }
 
 Result<bool> BusClient::daemonOnBus() {
@@ -454,7 +405,7 @@ Result<bool> BusClient::daemonOnBus() {
     sd_bus_message* rawReply = nullptr;
     const int r = sd_bus_call_method(bus_.get(), "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                      "org.freedesktop.DBus", "NameHasOwner", error.get(), &rawReply,
-                                     "s", kBusName);
+                                     "s", io::bus_names::kBusName);
     MessagePtr reply(rawReply);
     if (r < 0) {
         return classifyCallError(error.name(), error.message(), -r, "NameHasOwner");

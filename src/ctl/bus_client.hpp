@@ -5,28 +5,22 @@
 // read into Value trees and mapped by reply.hpp; every failure is an Error
 // classified by bus_error.hpp, so the exit status follows from it.
 
+#include "memqos/io/bus_message.hpp"
+#include "memqos/io/bus_names.hpp"
 #include "memqos/util/result.hpp"
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "command.hpp"
 #include "model.hpp"
 #include "reply.hpp"
 
-struct sd_bus;
-struct sd_bus_message;
-
 namespace memqos::ctl {
-
-inline constexpr const char* kBusName = "org.memqos1";
-inline constexpr const char* kManagerPath = "/org/memqos1";
-inline constexpr const char* kManagerInterface = "org.memqos1.Manager";
-inline constexpr const char* kClassInterface = "org.memqos1.Class";
-inline constexpr const char* kWorkloadInterface = "org.memqos1.Workload";
 
 // Reads the rest of `m`'s current container (the body at top level) as one
 // Value per element. Returns a negative errno on a malformed message.
@@ -69,9 +63,6 @@ public:
     sd_bus* raw() const { return bus_.get(); }
 
 private:
-    struct Unref {
-        void operator()(sd_bus* bus) const;
-    };
     explicit BusClient(sd_bus* bus) : bus_(bus) {}
 
     // Calls `member` and reads the whole reply body. `expectedSignature` is
@@ -79,8 +70,13 @@ private:
     template <typename Append>
     Result<ValueArray> call(const char* path, const char* interface, const char* member,
                             std::string_view expectedSignature, Append&& append);
+    // call() on the Manager object, its reply mapped by `map` (one of
+    // reply.hpp's xFromReply): an error of the call is returned as it is.
+    template <typename Append, typename Map>
+    std::invoke_result_t<Map&, const ValueArray&>
+    callManager(const char* member, std::string_view expectedSignature, Append&& append, Map&& map);
 
-    std::unique_ptr<sd_bus, Unref> bus_;
+    io::BusPtr bus_;
 };
 
 } // namespace memqos::ctl

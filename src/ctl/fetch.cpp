@@ -31,7 +31,7 @@ Result<std::vector<ClassInfo>> fetchClasses(BusClient& client) {
     if (!refs) {
         return refs.error();
     }
-    return fetchAll(client, *refs, kClassInterface, classFromProperties);
+    return fetchAll(client, *refs, io::bus_names::kClassInterface, classFromProperties);
 }
 
 Result<std::vector<WorkloadInfo>> fetchWorkloads(BusClient& client) {
@@ -39,7 +39,7 @@ Result<std::vector<WorkloadInfo>> fetchWorkloads(BusClient& client) {
     if (!refs) {
         return refs.error();
     }
-    return fetchAll(client, *refs, kWorkloadInterface, workloadFromProperties);
+    return fetchAll(client, *refs, io::bus_names::kWorkloadInterface, workloadFromProperties);
 }
 
 } // namespace memqos::ctl

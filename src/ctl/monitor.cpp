@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "monitor.hpp"
 
+#include "memqos/io/bus_message.hpp"
+#include "memqos/io/bus_names.hpp"
+
 #include <systemd/sd-bus.h>
 
 #include <array>
@@ -19,11 +22,6 @@ namespace {
 struct MonitorContext {
     Format format;
 };
-
-struct SlotUnref {
-    void operator()(sd_bus_slot* s) const { sd_bus_slot_unref(s); }
-};
-using SlotPtr = std::unique_ptr<sd_bus_slot, SlotUnref>;
 
 std::int64_t realtimeNowUsec() {
     timespec ts{};
@@ -125,11 +123,14 @@ int runMonitor(BusClient& client, Format format) {
         const char* member;
     };
     static constexpr std::array<Match, 3> kMatches{{
-        {kBusName, kManagerPath, kManagerInterface, "PressureLevelChanged"},
-        {kBusName, kManagerPath, kManagerInterface, "WorkloadKilled"},
-        {kBusName, kManagerPath, "org.freedesktop.DBus.Properties", "PropertiesChanged"},
+        {io::bus_names::kBusName, io::bus_names::kManagerPath, io::bus_names::kManagerInterface,
+         "PressureLevelChanged"},
+        {io::bus_names::kBusName, io::bus_names::kManagerPath, io::bus_names::kManagerInterface,
+         "WorkloadKilled"},
+        {io::bus_names::kBusName, io::bus_names::kManagerPath, "org.freedesktop.DBus.Properties",
+         "PropertiesChanged"},
     }};
-    std::vector<SlotPtr> slots;
+    std::vector<io::SlotPtr> slots;
     for (const auto& match : kMatches) {
         sd_bus_slot* slot = nullptr;
         const int r = sd_bus_match_signal(bus, &slot, match.sender, match.path, match.interface,
@@ -143,12 +144,12 @@ int runMonitor(BusClient& client, Format format) {
     }
     {
         sd_bus_slot* slot = nullptr;
-        const int r = sd_bus_add_match(bus, &slot,
-                                       "type='signal',sender='org.freedesktop.DBus',"
-                                       "path='/org/freedesktop/DBus',"
-                                       "interface='org.freedesktop.DBus',"
-                                       "member='NameOwnerChanged',arg0='org.memqos1'",
-                                       onSignal, &ctx);
+        const std::string rule = std::string("type='signal',sender='org.freedesktop.DBus',"
+                                             "path='/org/freedesktop/DBus',"
+                                             "interface='org.freedesktop.DBus',"
+                                             "member='NameOwnerChanged',arg0='") +
+                                 io::bus_names::kBusName + "'";
+        const int r = sd_bus_add_match(bus, &slot, rule.c_str(), onSignal, &ctx);
         if (r < 0) {
             const Error e = classifyCallError({}, {}, -r, "AddMatch");
             writeErr("memqosctl: " + e.what + "\n");

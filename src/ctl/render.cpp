@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "render.hpp"
 
+#include "memqos/io/bus_names.hpp"
+
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -519,7 +521,7 @@ std::string renderEvent(const Event& event, Format format) {
         }
     } else if (event.kind == "PropertiesChanged") {
         if (const std::string iface = arg(event, "interface").asString();
-            !iface.empty() && iface != "org.memqos1.Manager") {
+            !iface.empty() && iface != io::bus_names::kManagerInterface) {
             line += " " + iface + ":";
         }
         if (const auto* changed = std::get_if<ValueObject>(&arg(event, "changed").v)) {

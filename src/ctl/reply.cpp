@@ -38,38 +38,71 @@ const ValueArray* listArgument(const ValueArray& out) {
     return out.size() == 1 ? asArray(out[0]) : nullptr;
 }
 
+// The reply of a list method, one array of `signature` ("(sttb)"): each
+// element made into a T by `make(element)` -> Result<T>; its first error is
+// the reply's.
+template <typename T, typename Make>
+Result<std::vector<T>> listReply(const ValueArray& out, std::string_view member,
+                                 std::string_view signature, Make make) {
+    const ValueArray* list = listArgument(out);
+    if (list == nullptr) {
+        return malformedReply(member, "expected one array a" + std::string(signature));
+    }
+    std::vector<T> items;
+    for (const auto& entry : *list) {
+        Result<T> item = make(entry);
+        if (!item) {
+            return item.error();
+        }
+        items.push_back(std::move(*item));
+    }
+    return items;
+}
+
+// listReply() for elements that are structs of strings, `signature`
+// "(so)", "(ssso)", "(sss)": each one's fields made into a T by `make`.
+// `element` names one in the error ("an entry").
+template <typename T, typename Make>
+Result<std::vector<T>> stringStructs(const ValueArray& out, std::string_view member,
+                                     std::string_view signature, std::string_view element,
+                                     Make make) {
+    std::vector<std::string> f;
+    return listReply<T>(out, member, signature, [&](const Value& entry) -> Result<T> {
+        if (!stringStruct(entry, signature.size() - 2, f)) {
+            return malformedReply(member,
+                                  std::string(element) + " is not " + std::string(signature));
+        }
+        return make(f);
+    });
+}
+
+// The a{st} `numbers` appended to `out`; an error names the first whose
+// value is not a uint64.
+Status readNumbers(const ValueObject& numbers, std::string_view member,
+                   std::vector<std::pair<std::string, std::uint64_t>>& out) {
+    for (const auto& [k, v] : numbers) {
+        const auto* n = std::get_if<std::uint64_t>(&v.v);
+        if (n == nullptr) {
+            return malformedReply(member, "number '" + k + "' is not a uint64");
+        }
+        out.emplace_back(k, *n);
+    }
+    return okStatus();
+}
+
 } // namespace
 
 Result<std::vector<ClassRef>> classRefsFromReply(const ValueArray& out) {
-    const ValueArray* list = listArgument(out);
-    if (list == nullptr) {
-        return malformedReply("ListClasses", "expected one array a(so)");
-    }
-    std::vector<ClassRef> refs;
-    std::vector<std::string> f;
-    for (const auto& entry : *list) {
-        if (!stringStruct(entry, 2, f)) {
-            return malformedReply("ListClasses", "an entry is not (so)");
-        }
-        refs.push_back({f[0], f[1]});
-    }
-    return refs;
+    return stringStructs<ClassRef>(out, "ListClasses", "(so)", "an entry", [](const auto& f) {
+        return ClassRef{f[0], f[1]};
+    });
 }
 
 Result<std::vector<WorkloadRef>> workloadRefsFromReply(const ValueArray& out) {
-    const ValueArray* list = listArgument(out);
-    if (list == nullptr) {
-        return malformedReply("ListWorkloads", "expected one array a(ssso)");
-    }
-    std::vector<WorkloadRef> refs;
-    std::vector<std::string> f;
-    for (const auto& entry : *list) {
-        if (!stringStruct(entry, 4, f)) {
-            return malformedReply("ListWorkloads", "an entry is not (ssso)");
-        }
-        refs.push_back({f[0], f[1], f[2], f[3]});
-    }
-    return refs;
+    return stringStructs<WorkloadRef>(out, "ListWorkloads", "(ssso)", "an entry",
+                                      [](const auto& f) {
+                                          return WorkloadRef{f[0], f[1], f[2], f[3]};
+                                      });
 }
 
 Result<PlacementVerdict> placementFromReply(const ValueArray& out) {
@@ -80,12 +113,8 @@ Result<PlacementVerdict> placementFromReply(const ValueArray& out) {
     }
     PlacementVerdict p{*verdict, *message, {}};
     if (const ValueObject* numbers = asObject(out[2])) {
-        for (const auto& [k, v] : *numbers) {
-            const auto* n = std::get_if<std::uint64_t>(&v.v);
-            if (n == nullptr) {
-                return malformedReply("VerifyPlacement", "number '" + k + "' is not a uint64");
-            }
-            p.numbers.emplace_back(k, *n);
+        if (auto ok = readNumbers(*numbers, "VerifyPlacement", p.numbers); !ok) {
+            return ok.error();
         }
     } else if (out[2].size() != 0 || !std::holds_alternative<ValueArray>(out[2].v)) {
         // An empty a{st} reads as an empty array: accepted.
@@ -95,19 +124,9 @@ Result<PlacementVerdict> placementFromReply(const ValueArray& out) {
 }
 
 Result<std::vector<Finding>> findingsFromReply(const ValueArray& out) {
-    const ValueArray* list = listArgument(out);
-    if (list == nullptr) {
-        return malformedReply("Verify", "expected one array a(sss)");
-    }
-    std::vector<Finding> findings;
-    std::vector<std::string> f;
-    for (const auto& entry : *list) {
-        if (!stringStruct(entry, 3, f)) {
-            return malformedReply("Verify", "a finding is not (sss)");
-        }
-        findings.push_back({f[0], f[1], f[2]});
-    }
-    return findings;
+    return stringStructs<Finding>(out, "Verify", "(sss)", "a finding", [](const auto& f) {
+        return Finding{f[0], f[1], f[2]};
+    });
 }
 
 Result<std::string> objectPathFromReply(const ValueArray& out, std::string_view member) {
@@ -134,54 +153,40 @@ Result<PropertyMap> propertiesFromReply(const ValueArray& out) {
 }
 
 Result<std::vector<InstanceInfo>> instancesFromReply(const ValueArray& out) {
-    const ValueArray* list = listArgument(out);
-    if (list == nullptr) {
-        return malformedReply("ListInstances", "expected one array a(sttb)");
-    }
-    std::vector<InstanceInfo> instances;
-    for (const auto& entry : *list) {
-        const ValueArray* f = asArray(entry);
-        const std::string* name = f != nullptr && f->size() == 4 ? asString((*f)[0]) : nullptr;
-        const auto* min = name != nullptr ? std::get_if<std::uint64_t>(&(*f)[1].v) : nullptr;
-        const auto* max = name != nullptr ? std::get_if<std::uint64_t>(&(*f)[2].v) : nullptr;
-        const auto* up = name != nullptr ? std::get_if<bool>(&(*f)[3].v) : nullptr;
-        if (min == nullptr || max == nullptr || up == nullptr) {
-            return malformedReply("ListInstances", "an entry is not (sttb)");
-        }
-        instances.push_back({*name, *min, *max, *up});
-    }
-    return instances;
+    return listReply<InstanceInfo>(
+        out, "ListInstances", "(sttb)", [](const Value& entry) -> Result<InstanceInfo> {
+            const ValueArray* f = asArray(entry);
+            const std::string* name = f != nullptr && f->size() == 4 ? asString((*f)[0]) : nullptr;
+            const auto* min = name != nullptr ? std::get_if<std::uint64_t>(&(*f)[1].v) : nullptr;
+            const auto* max = name != nullptr ? std::get_if<std::uint64_t>(&(*f)[2].v) : nullptr;
+            const auto* up = name != nullptr ? std::get_if<bool>(&(*f)[3].v) : nullptr;
+            if (min == nullptr || max == nullptr || up == nullptr) {
+                return malformedReply("ListInstances", "an entry is not (sttb)");
+            }
+            return InstanceInfo{*name, *min, *max, *up};
+        });
 }
 
 Result<std::vector<KillInfo>> killsFromReply(const ValueArray& out) {
-    const ValueArray* list = listArgument(out);
-    if (list == nullptr) {
-        return malformedReply("ListKills", "expected one array a(tsssa{st})");
-    }
-    std::vector<KillInfo> kills;
-    for (const auto& entry : *list) {
-        const ValueArray* f = asArray(entry);
-        const auto* time = f != nullptr && f->size() == 5 ? std::get_if<std::uint64_t>(&(*f)[0].v)
-                                                          : nullptr;
-        const std::string* id = time != nullptr ? asString((*f)[1]) : nullptr;
-        const std::string* cls = id != nullptr ? asString((*f)[2]) : nullptr;
-        const std::string* reason = cls != nullptr ? asString((*f)[3]) : nullptr;
-        if (reason == nullptr) {
-            return malformedReply("ListKills", "an entry is not (tsssa{st})");
-        }
-        KillInfo k{*time, *id, *cls, *reason, {}};
-        if (const ValueObject* numbers = asObject((*f)[4])) {
-            for (const auto& [key, v] : *numbers) {
-                const auto* n = std::get_if<std::uint64_t>(&v.v);
-                if (n == nullptr) {
-                    return malformedReply("ListKills", "number '" + key + "' is not a uint64");
-                }
-                k.numbers.emplace_back(key, *n);
+    return listReply<KillInfo>(
+        out, "ListKills", "(tsssa{st})", [](const Value& entry) -> Result<KillInfo> {
+            const ValueArray* f = asArray(entry);
+            const auto* time =
+                f != nullptr && f->size() == 5 ? std::get_if<std::uint64_t>(&(*f)[0].v) : nullptr;
+            const std::string* id = time != nullptr ? asString((*f)[1]) : nullptr;
+            const std::string* cls = id != nullptr ? asString((*f)[2]) : nullptr;
+            const std::string* reason = cls != nullptr ? asString((*f)[3]) : nullptr;
+            if (reason == nullptr) {
+                return malformedReply("ListKills", "an entry is not (tsssa{st})");
             }
-        }
-        kills.push_back(std::move(k));
-    }
-    return kills;
+            KillInfo k{*time, *id, *cls, *reason, {}};
+            if (const ValueObject* numbers = asObject((*f)[4])) {
+                if (auto ok = readNumbers(*numbers, "ListKills", k.numbers); !ok) {
+                    return ok.error();
+                }
+            }
+            return k;
+        });
 }
 
 } // namespace memqos::ctl

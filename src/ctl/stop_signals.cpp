@@ -8,7 +8,6 @@
 #include <string>
 #include <sys/signalfd.h>
 #include <unistd.h>
-#include <utility>
 
 namespace memqos::ctl {
 
@@ -29,21 +28,13 @@ Result<StopSignals> StopSignals::block() {
     return StopSignals(fd);
 }
 
-StopSignals::StopSignals(StopSignals&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-
-StopSignals::~StopSignals() {
-    if (fd_ >= 0) {
-        close(fd_);
-    }
-}
-
 bool StopSignals::wait(int timeoutMs) const {
-    pollfd pfd{fd_, POLLIN, 0};
+    pollfd pfd{fd_.get(), POLLIN, 0};
     if (poll(&pfd, 1, timeoutMs) <= 0 || (pfd.revents & POLLIN) == 0) {
         return false;
     }
     signalfd_siginfo info{};
-    [[maybe_unused]] const auto n = read(fd_, &info, sizeof info);
+    [[maybe_unused]] const auto n = read(fd_.get(), &info, sizeof info);
     return true;
 }
 

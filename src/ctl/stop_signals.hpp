@@ -4,6 +4,7 @@
 // from a signalfd, so a loop sees them between its steps, never inside a bus
 // call, and exits 0.
 
+#include "memqos/io/fd.hpp"
 #include "memqos/util/result.hpp"
 
 namespace memqos::ctl {
@@ -14,20 +15,14 @@ public:
     // "cannot block signals: ..." or "signalfd: ...".
     static Result<StopSignals> block();
 
-    StopSignals(StopSignals&& other) noexcept;
-    StopSignals& operator=(StopSignals&&) = delete;
-    StopSignals(const StopSignals&) = delete;
-    StopSignals& operator=(const StopSignals&) = delete;
-    ~StopSignals();
-
-    int fd() const { return fd_; } // readable when a signal is pending
+    int fd() const { return fd_.get(); } // readable when a signal is pending
     // Waits up to timeoutMs (-1: forever) for a signal; true when one came
     // (it is consumed). EINTR counts as no signal.
     bool wait(int timeoutMs) const;
 
 private:
     explicit StopSignals(int fd) : fd_(fd) {}
-    int fd_;
+    io::Fd fd_; // move-only, closed with this
 };
 
 } // namespace memqos::ctl

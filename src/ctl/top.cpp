@@ -16,7 +16,7 @@ namespace memqos::ctl {
 namespace {
 
 Result<TopFrame> fetchFrame(BusClient& client) {
-    auto props = client.getAll(kManagerPath, kManagerInterface);
+    auto props = client.getAll(io::bus_names::kManagerPath, io::bus_names::kManagerInterface);
     if (!props) {
         return props.error();
     }

@@ -3,6 +3,8 @@
 // Errors the D-Bus API returns: a name under org.memqos1.Error and a message
 // that says what was wrong (and, where it helps, what to do).
 
+#include "memqos/io/bus_names.hpp"
+
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,7 +18,7 @@ struct ApiError {
 };
 
 inline ApiError apiError(std::string_view shortName, std::string message) {
-    return ApiError{"org.memqos1.Error." + std::string(shortName), std::move(message)};
+    return ApiError{io::bus_names::kErrorPrefix + std::string(shortName), std::move(message)};
 }
 
 template <typename T>

@@ -2,6 +2,8 @@
 #include "bus_service.hpp"
 
 #include "memqos/core/placement.hpp"
+#include "memqos/io/bus_message.hpp"
+#include "memqos/io/bus_names.hpp"
 #include "memqos/io/log.hpp"
 
 #include <algorithm>
@@ -12,6 +14,15 @@
 #include <set>
 
 namespace memqos::daemon {
+
+using io::bus_names::kBusName;
+using io::bus_names::kClassInterface;
+using io::bus_names::kClassPrefix;
+using io::bus_names::kManagerInterface;
+using io::bus_names::kManagerPath;
+using io::bus_names::kWorkloadInterface;
+using io::bus_names::kWorkloadPrefix;
+
 namespace {
 
 BusService& self(void* userdata) { return *static_cast<BusService*>(userdata); }
@@ -145,6 +156,22 @@ int setError(sd_bus_error* err, const ApiError& e) {
     return sd_bus_error_set(err, e.name.c_str(), busText(e.message).c_str());
 }
 
+// Replies to the call `m` with its one out-argument, an array of `contents`
+// holding one element per item (io::appendArray's `each`), and sends it.
+template <typename Items, typename Each>
+int replyArray(sd_bus_message* m, const char* contents, const Items& items, Each&& each) {
+    sd_bus_message* raw = nullptr;
+    int r = sd_bus_message_new_method_return(m, &raw);
+    if (r < 0) {
+        return r;
+    }
+    io::MessagePtr reply(raw);
+    if ((r = io::appendArray(raw, contents, items, std::forward<Each>(each))) < 0) {
+        return r;
+    }
+    return sd_bus_send(nullptr, raw, nullptr);
+}
+
 // ---------------------------------------------------------------- Manager
 
 int getVersion(sd_bus*, const char*, const char*, const char*, sd_bus_message* reply, void*,
@@ -200,50 +227,21 @@ int listClasses(sd_bus_message* m, void* ud, sd_bus_error*) {
     auto classes = self(ud).manager().config().classes;
     std::sort(classes.begin(), classes.end(),
               [](const auto& a, const auto& b) { return a.rank > b.rank; });
-    io::MessagePtr reply;
-    sd_bus_message* raw = nullptr;
-    int r = sd_bus_message_new_method_return(m, &raw);
-    if (r < 0) {
-        return r;
-    }
-    reply.reset(raw);
-    if ((r = sd_bus_message_open_container(raw, 'a', "(so)")) < 0) {
-        return r;
-    }
-    for (const auto& c : classes) {
-        if ((r = sd_bus_message_append(raw, "(so)", c.name.c_str(),
-                                       classObjectPath(c.name).c_str())) < 0) {
-            return r;
-        }
-    }
-    if ((r = sd_bus_message_close_container(raw)) < 0) {
-        return r;
-    }
-    return sd_bus_send(nullptr, raw, nullptr);
+    return replyArray(m, "(so)", classes, [](sd_bus_message* reply, const auto& c) {
+        return sd_bus_message_append(reply, "(so)", c.name.c_str(),
+                                     classObjectPath(c.name).c_str());
+    });
 }
 
 int listWorkloads(sd_bus_message* m, void* ud, sd_bus_error*) {
-    sd_bus_message* raw = nullptr;
-    int r = sd_bus_message_new_method_return(m, &raw);
-    if (r < 0) {
-        return r;
-    }
-    io::MessagePtr reply(raw);
-    if ((r = sd_bus_message_open_container(raw, 'a', "(ssso)")) < 0) {
-        return r;
-    }
-    for (const auto& [id, w] : self(ud).manager().workloads()) {
-        const std::string kind(core::toString(w.workload.kind));
-        if ((r = sd_bus_message_append(raw, "(ssso)", id.c_str(), kind.c_str(),
-                                       w.workload.className.c_str(),
-                                       workloadObjectPath(id).c_str())) < 0) {
-            return r;
-        }
-    }
-    if ((r = sd_bus_message_close_container(raw)) < 0) {
-        return r;
-    }
-    return sd_bus_send(nullptr, raw, nullptr);
+    return replyArray(m, "(ssso)", self(ud).manager().workloads(),
+                      [](sd_bus_message* reply, const auto& entry) {
+                          const auto& [id, w] = entry;
+                          const std::string kind(core::toString(w.workload.kind));
+                          return sd_bus_message_append(reply, "(ssso)", id.c_str(), kind.c_str(),
+                                                       w.workload.className.c_str(),
+                                                       workloadObjectPath(id).c_str());
+                      });
 }
 
 int assignWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
@@ -351,16 +349,10 @@ int runWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
 }
 
 int appendNumbers(sd_bus_message* raw, const core::Numbers& numbers) {
-    int r = sd_bus_message_open_container(raw, 'a', "{st}");
-    if (r < 0) {
-        return r;
-    }
-    for (const auto& [k, v] : numbers) {
-        if ((r = sd_bus_message_append(raw, "{st}", k.c_str(), static_cast<std::uint64_t>(v))) < 0) {
-            return r;
-        }
-    }
-    return sd_bus_message_close_container(raw);
+    return io::appendArray(raw, "{st}", numbers, [](sd_bus_message* m, const auto& entry) {
+        const auto& [k, v] = entry;
+        return sd_bus_message_append(m, "{st}", k.c_str(), static_cast<std::uint64_t>(v));
+    });
 }
 
 int verifyPlacement(sd_bus_message* m, void* ud, sd_bus_error* err) {
@@ -449,25 +441,10 @@ int verifyPlacement(sd_bus_message* m, void* ud, sd_bus_error* err) {
 
 int verify(sd_bus_message* m, void* ud, sd_bus_error*) {
     const auto findings = self(ud).manager().verify();
-    sd_bus_message* raw = nullptr;
-    int r = sd_bus_message_new_method_return(m, &raw);
-    if (r < 0) {
-        return r;
-    }
-    io::MessagePtr reply(raw);
-    if ((r = sd_bus_message_open_container(raw, 'a', "(sss)")) < 0) {
-        return r;
-    }
-    for (const auto& f : findings) {
-        if ((r = sd_bus_message_append(raw, "(sss)", f.severity.c_str(), f.code.c_str(),
-                                       f.message.c_str())) < 0) {
-            return r;
-        }
-    }
-    if ((r = sd_bus_message_close_container(raw)) < 0) {
-        return r;
-    }
-    return sd_bus_send(nullptr, raw, nullptr);
+    return replyArray(m, "(sss)", findings, [](sd_bus_message* reply, const auto& f) {
+        return sd_bus_message_append(reply, "(sss)", f.severity.c_str(), f.code.c_str(),
+                                     f.message.c_str());
+    });
 }
 
 int recordInstance(sd_bus_message* m, void* ud, sd_bus_error* err) {
@@ -506,52 +483,30 @@ int forgetInstance(sd_bus_message* m, void* ud, sd_bus_error* err) {
 }
 
 int listInstances(sd_bus_message* m, void* ud, sd_bus_error*) {
-    sd_bus_message* raw = nullptr;
-    int r = sd_bus_message_new_method_return(m, &raw);
-    if (r < 0) {
+    return replyArray(m, "(sttb)", self(ud).manager().instances(),
+                      [](sd_bus_message* reply, const auto& entry) {
+                          const auto& [name, i] = entry;
+                          return sd_bus_message_append(reply, "(sttb)", name.c_str(),
+                                                       static_cast<std::uint64_t>(i.minMemory),
+                                                       static_cast<std::uint64_t>(i.maxMemory),
+                                                       static_cast<int>(i.up));
+                      });
+}
+
+// One (tsssa{st}) of ListKills.
+int appendKill(sd_bus_message* m, const io::KillRecord& k) {
+    int r = sd_bus_message_open_container(m, 'r', "tsssa{st}");
+    if (r < 0 ||
+        (r = sd_bus_message_append(m, "tsss", static_cast<std::uint64_t>(k.timeUsec), k.id.c_str(),
+                                   k.className.c_str(), k.reason.c_str())) < 0 ||
+        (r = appendNumbers(m, k.numbers)) < 0) {
         return r;
     }
-    io::MessagePtr reply(raw);
-    if ((r = sd_bus_message_open_container(raw, 'a', "(sttb)")) < 0) {
-        return r;
-    }
-    for (const auto& [name, i] : self(ud).manager().instances()) {
-        if ((r = sd_bus_message_append(raw, "(sttb)", name.c_str(),
-                                       static_cast<std::uint64_t>(i.minMemory),
-                                       static_cast<std::uint64_t>(i.maxMemory),
-                                       static_cast<int>(i.up))) < 0) {
-            return r;
-        }
-    }
-    if ((r = sd_bus_message_close_container(raw)) < 0) {
-        return r;
-    }
-    return sd_bus_send(nullptr, raw, nullptr);
+    return sd_bus_message_close_container(m);
 }
 
 int listKills(sd_bus_message* m, void* ud, sd_bus_error*) {
-    sd_bus_message* raw = nullptr;
-    int r = sd_bus_message_new_method_return(m, &raw);
-    if (r < 0) {
-        return r;
-    }
-    io::MessagePtr reply(raw);
-    if ((r = sd_bus_message_open_container(raw, 'a', "(tsssa{st})")) < 0) {
-        return r;
-    }
-    for (const auto& k : self(ud).manager().kills()) {
-        if ((r = sd_bus_message_open_container(raw, 'r', "tsssa{st}")) < 0 ||
-            (r = sd_bus_message_append(raw, "tsss", static_cast<std::uint64_t>(k.timeUsec),
-                                       k.id.c_str(), k.className.c_str(), k.reason.c_str())) < 0 ||
-            (r = appendNumbers(raw, k.numbers)) < 0 ||
-            (r = sd_bus_message_close_container(raw)) < 0) {
-            return r;
-        }
-    }
-    if ((r = sd_bus_message_close_container(raw)) < 0) {
-        return r;
-    }
-    return sd_bus_send(nullptr, raw, nullptr);
+    return replyArray(m, "(tsssa{st})", self(ud).manager().kills(), appendKill);
 }
 
 int reload(sd_bus_message* m, void* ud, sd_bus_error* err) {
@@ -640,6 +595,34 @@ const sd_bus_vtable kManagerVtable[] = {
     SD_BUS_VTABLE_END,
 };
 
+// ---------------------------------------------------------------- objects
+
+// A fallback vtable's find callback: 1 with the BusService as the object's
+// userdata when the object exists, else 0 (sd-bus answers UnknownObject).
+int foundObject(bool exists, void* ud, void** found) {
+    if (!exists) {
+        return 0;
+    }
+    *found = ud;
+    return 1;
+}
+
+// A node enumerator's answer: the path `pathOf(item)` of each item as a
+// NULL-terminated strv that sd-bus frees.
+template <typename Items, typename PathOf>
+int objectPaths(const Items& items, char*** nodes, PathOf pathOf) {
+    auto** out = static_cast<char**>(std::calloc(items.size() + 1, sizeof(char*))); // NOLINT
+    if (out == nullptr) {
+        return -ENOMEM;
+    }
+    std::size_t i = 0;
+    for (const auto& item : items) {
+        out[i++] = strdup(pathOf(item).c_str());
+    }
+    *nodes = out;
+    return 0;
+}
+
 // ---------------------------------------------------------------- Class
 
 const core::ClassPolicy* classAt(void* ud, const char* path) {
@@ -652,24 +635,12 @@ const core::ClassPolicy* classAt(void* ud, const char* path) {
 }
 
 int findClassObject(sd_bus*, const char* path, const char*, void* ud, void** found, sd_bus_error*) {
-    if (classAt(ud, path) == nullptr) {
-        return 0;
-    }
-    *found = ud;
-    return 1;
+    return foundObject(classAt(ud, path) != nullptr, ud, found);
 }
 
 int enumerateClasses(sd_bus*, const char*, void* ud, char*** nodes, sd_bus_error*) {
-    const auto& classes = self(ud).manager().config().classes;
-    auto** out = static_cast<char**>(std::calloc(classes.size() + 1, sizeof(char*))); // NOLINT
-    if (out == nullptr) {
-        return -ENOMEM;
-    }
-    for (std::size_t i = 0; i < classes.size(); ++i) {
-        out[i] = strdup(classObjectPath(classes[i].name).c_str());
-    }
-    *nodes = out;
-    return 0;
+    return objectPaths(self(ud).manager().config().classes, nodes,
+                       [](const auto& c) { return classObjectPath(c.name); });
 }
 
 int classProperty(sd_bus*, const char* path, const char*, const char* property,
@@ -700,16 +671,11 @@ int classProperty(sd_bus*, const char* path, const char*, const char* property,
         return sd_bus_message_append(reply, "s", c->slice().c_str());
     }
     if (p == "Workloads") {
-        int r = sd_bus_message_open_container(reply, 'a', "o");
-        if (r < 0) {
-            return r;
-        }
-        for (const auto& id : self(ud).manager().workloadsOfClass(c->name)) {
-            if ((r = sd_bus_message_append(reply, "o", workloadObjectPath(id).c_str())) < 0) {
-                return r;
-            }
-        }
-        return sd_bus_message_close_container(reply);
+        return io::appendArray(reply, "o", self(ud).manager().workloadsOfClass(c->name),
+                               [](sd_bus_message* msg, const std::string& id) {
+                                   return sd_bus_message_append(msg, "o",
+                                                                workloadObjectPath(id).c_str());
+                               });
     }
     if (p == "MemoryCurrent") {
         return appendT(reply, self(ud).manager().classMemoryCurrent(c->name));
@@ -753,25 +719,12 @@ const ManagedWorkload* workloadAt(void* ud, const char* path) {
 
 int findWorkloadObject(sd_bus*, const char* path, const char*, void* ud, void** found,
                        sd_bus_error*) {
-    if (workloadAt(ud, path) == nullptr) {
-        return 0;
-    }
-    *found = ud;
-    return 1;
+    return foundObject(workloadAt(ud, path) != nullptr, ud, found);
 }
 
 int enumerateWorkloads(sd_bus*, const char*, void* ud, char*** nodes, sd_bus_error*) {
-    const auto& all = self(ud).manager().workloads();
-    auto** out = static_cast<char**>(std::calloc(all.size() + 1, sizeof(char*))); // NOLINT
-    if (out == nullptr) {
-        return -ENOMEM;
-    }
-    std::size_t i = 0;
-    for (const auto& [id, w] : all) {
-        out[i++] = strdup(workloadObjectPath(id).c_str());
-    }
-    *nodes = out;
-    return 0;
+    return objectPaths(self(ud).manager().workloads(), nodes,
+                       [](const auto& entry) { return workloadObjectPath(entry.first); });
 }
 
 int workloadProperty(sd_bus*, const char* path, const char*, const char* property,

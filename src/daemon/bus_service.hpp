@@ -4,7 +4,8 @@
 // and Workload objects below it (fallback vtables: the objects follow the
 // Manager's state, nothing to register per workload), under an
 // org.freedesktop.DBus.ObjectManager at /org/memqos1. dbus/*.xml is the
-// contract; the bus suite compares it with this code's introspection.
+// contract; the bus suite compares it with this code's introspection. The
+// names are memqos/io/bus_names.hpp's.
 
 #include "manager.hpp"
 
@@ -15,14 +16,6 @@
 #include <vector>
 
 namespace memqos::daemon {
-
-inline constexpr const char* kBusName = "org.memqos1";
-inline constexpr const char* kManagerPath = "/org/memqos1";
-inline constexpr const char* kManagerInterface = "org.memqos1.Manager";
-inline constexpr const char* kClassPrefix = "/org/memqos1/class";
-inline constexpr const char* kClassInterface = "org.memqos1.Class";
-inline constexpr const char* kWorkloadPrefix = "/org/memqos1/workload";
-inline constexpr const char* kWorkloadInterface = "org.memqos1.Workload";
 
 std::string classObjectPath(const std::string& name);
 std::string workloadObjectPath(const std::string& id);

@@ -11,6 +11,7 @@
 #include "memqos/core/placement.hpp"
 #include "memqos/ganeti/hook.hpp"
 #include "memqos/io/bus.hpp"
+#include "memqos/io/bus_names.hpp"
 #include "memqos/io/config_loader.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
@@ -146,8 +147,9 @@ public:
             bus_ = std::move(*bus);
         }
         sd_bus_message* raw = nullptr;
-        int r = sd_bus_message_new_method_call(bus_.get(), &raw, "org.memqos1", "/org/memqos1",
-                                               "org.memqos1.Manager", member);
+        int r = sd_bus_message_new_method_call(bus_.get(), &raw, io::bus_names::kBusName,
+                                               io::bus_names::kManagerPath,
+                                               io::bus_names::kManagerInterface, member);
         if (r < 0) {
             return io::busError(r, std::string("cannot build ") + member);
         }
@@ -171,7 +173,7 @@ public:
             const std::string name = err.name != nullptr ? err.name : "";
             const std::string text = err.message != nullptr ? err.message : std::strerror(-r);
             sd_bus_error_free(&err);
-            if (name.starts_with("org.memqos1.Error.") ||
+            if (name.starts_with(io::bus_names::kErrorPrefix) ||
                 name == "org.freedesktop.DBus.Error.AccessDenied") {
                 out.errorName = name;
                 out.errorMessage = text;
@@ -267,7 +269,7 @@ int update(Daemon& d, const Plan& p, const Step& s) {
             p);
         return kExitRefused;
     }
-    if (reply->errorName == "org.memqos1.Error.NoSuchInstance") {
+    if (reply->errorName == std::string(io::bus_names::kErrorPrefix) + "NoSuchInstance") {
         return kExitOk; // nothing recorded to forget
     }
     if (!reply->errorName.empty()) {

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/io/config_loader.hpp"
 
+#include "memqos/io/fd.hpp"
+#include "memqos/parse/text.hpp"
+
 #include <ini.h>
 
 #include <algorithm>
@@ -74,14 +77,6 @@ bool isSpace(char c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
 }
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && isSpace(s.front()))
-        s.remove_prefix(1);
-    while (!s.empty() && isSpace(s.back()))
-        s.remove_suffix(1);
-    return s;
-}
-
 // Position of the first of `chars`, or of a ';' comment after a blank, as
 // inih's find_chars_or_comment().
 std::size_t findCharsOrComment(std::string_view s, std::string_view chars) {
@@ -122,7 +117,7 @@ std::optional<ParseFailure> precheck(std::string_view text, std::vector<int>& he
         if (lineno == 1 && line.substr(0, 3) == "\xEF\xBB\xBF")
             line.remove_prefix(3);
 
-        std::string_view start = trim(line);
+        std::string_view start = parse::text::trimText(line);
         if (start.empty() || start.front() == ';' || start.front() == '#')
             continue;
         if (afterKey && isSpace(line.front()))
@@ -142,7 +137,7 @@ std::optional<ParseFailure> precheck(std::string_view text, std::vector<int>& he
         }
         std::size_t sep = findCharsOrComment(start, "=:");
         if (sep != std::string_view::npos)
-            afterKey = !trim(start.substr(0, sep)).empty();
+            afterKey = !parse::text::trimText(start.substr(0, sep)).empty();
     }
     return std::nullopt;
 }
@@ -166,21 +161,6 @@ parseText(std::string_view text, const std::string& fileName) {
 std::string where(const std::string& file, int line) {
     return line > 0 ? file + ":" + std::to_string(line) : file;
 }
-
-class Fd {
-public:
-    explicit Fd(int fd) noexcept : fd_(fd) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() {
-        if (fd_ >= 0)
-            ::close(fd_);
-    }
-    int get() const noexcept { return fd_; }
-
-private:
-    int fd_;
-};
 
 struct OpenedFile {
     struct stat st {};

@@ -1,32 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/io/file.hpp"
 
+#include "memqos/io/fd.hpp"
+
 #include <array>
 #include <cerrno>
 #include <fcntl.h>
 #include <unistd.h>
 
 namespace memqos::io {
-namespace {
-
-// Closes the fd on every path out of readFile.
-class Fd {
-public:
-    explicit Fd(int fd) noexcept : fd_(fd) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() {
-        if (fd_ >= 0) {
-            ::close(fd_);
-        }
-    }
-    int get() const noexcept { return fd_; }
-
-private:
-    int fd_;
-};
-
-} // namespace
 
 Error errnoError(int err, const std::filesystem::path& path) {
     // std::errc's values are the errno values on POSIX.

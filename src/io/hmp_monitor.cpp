@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/io/hmp_monitor.hpp"
 
+#include "memqos/io/fd.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -23,24 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kPrompt = "(qemu) ";
 constexpr std::size_t kMaxQuoted = 80;
-
-class Socket {
-public:
-    explicit Socket(int fd) noexcept : fd_(fd) {}
-    Socket(Socket&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-    Socket(const Socket&) = delete;
-    Socket& operator=(const Socket&) = delete;
-    Socket& operator=(Socket&&) = delete;
-    ~Socket() {
-        if (fd_ >= 0) {
-            ::close(fd_);
-        }
-    }
-    int get() const noexcept { return fd_; }
-
-private:
-    int fd_;
-};
 
 Error socketError(std::errc code, const std::filesystem::path& socket, std::string_view what) {
     return makeError(code, socket.string() + ": " + std::string(what));
@@ -91,7 +75,7 @@ int waitFor(int fd, short events, Clock::time_point deadline) {
 }
 
 // One non-blocking connect; 0 or the errno.
-int connectOnce(const Socket& fd, const sockaddr_un& address, Clock::time_point deadline) {
+int connectOnce(const Fd& fd, const sockaddr_un& address, Clock::time_point deadline) {
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the sockets API
     const auto* sa = reinterpret_cast<const sockaddr*>(&address);
     if (::connect(fd.get(), sa, sizeof address) == 0) {
@@ -112,7 +96,7 @@ int connectOnce(const Socket& fd, const sockaddr_un& address, Clock::time_point 
     return error;
 }
 
-Result<Socket> connectMonitor(const std::filesystem::path& socket, Clock::time_point deadline) {
+Result<Fd> connectMonitor(const std::filesystem::path& socket, Clock::time_point deadline) {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     const std::string& path = socket.native();
@@ -123,7 +107,7 @@ Result<Socket> connectMonitor(const std::filesystem::path& socket, Clock::time_p
     std::copy(path.begin(), path.end(), std::begin(address.sun_path));
 
     for (int attempt = 0;; ++attempt) {
-        Socket fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+        Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
         if (fd.get() < 0) {
             return errnoError(errno, socket, "socket");
         }
@@ -144,7 +128,7 @@ Result<Socket> connectMonitor(const std::filesystem::path& socket, Clock::time_p
 }
 
 // Reads into `buffer` until it ends with the prompt.
-Status readToPrompt(const Socket& fd, std::string& buffer, Clock::time_point deadline,
+Status readToPrompt(const Fd& fd, std::string& buffer, Clock::time_point deadline,
                     const std::filesystem::path& socket, std::string_view stage) {
     std::array<char, 4096> chunk{};
     while (!std::string_view(buffer).ends_with(kPrompt)) {
@@ -181,7 +165,7 @@ Status readToPrompt(const Socket& fd, std::string& buffer, Clock::time_point dea
     return okStatus();
 }
 
-Status sendAll(const Socket& fd, std::string_view data, Clock::time_point deadline,
+Status sendAll(const Fd& fd, std::string_view data, Clock::time_point deadline,
                const std::filesystem::path& socket) {
     while (!data.empty()) {
         const ssize_t n = ::send(fd.get(), data.data(), data.size(), MSG_NOSIGNAL);

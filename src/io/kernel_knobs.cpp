@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/io/kernel_knobs.hpp"
 
+#include "memqos/io/fd.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/parse/text.hpp"
 
@@ -16,21 +17,20 @@ namespace {
 // One write(2) of `text`, as the kernel's single-write knobs want it.
 // Returns 0 or the errno.
 int writeOnce(const std::filesystem::path& path, const std::string& text) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
+    const Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd) {
         return errno;
     }
     int err = 0;
     ssize_t n = 0;
     do {
-        n = ::write(fd, text.data(), text.size());
+        n = ::write(fd.get(), text.data(), text.size());
     } while (n < 0 && errno == EINTR);
     if (n < 0) {
         err = errno;
     } else if (static_cast<std::size_t>(n) != text.size()) {
         err = EIO;
     }
-    ::close(fd);
     return err;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/io/psi_trigger.hpp"
 
+#include "memqos/io/fd.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
 
@@ -63,8 +64,8 @@ Status PsiTriggers::watch(const std::filesystem::path& file,
         return error;
     };
     for (const auto& spec : specs) {
-        const int fd = ::open(file.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) {
+        Fd fd(::open(file.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+        if (!fd) {
             const int err = errno;
             Error error = errnoError(err, file);
             error.what += hint(err);
@@ -73,22 +74,20 @@ Status PsiTriggers::watch(const std::filesystem::path& file,
         // Only procfs and cgroup2 pressure files take triggers; a write to any
         // other file (a test's fixture tree) would overwrite it.
         struct statfs sfs {};
-        if (::fstatfs(fd, &sfs) != 0 ||
+        if (::fstatfs(fd.get(), &sfs) != 0 ||
             (sfs.f_type != PROC_SUPER_MAGIC && sfs.f_type != CGROUP2_SUPER_MAGIC)) {
-            ::close(fd);
             return undo(makeError(std::errc::operation_not_supported,
                                   file.string() + ": not on procfs or cgroup2, no PSI trigger"));
         }
         // The kernel wants the whole trigger in one write, NUL included.
         const std::string line = core::triggerLine(spec);
-        if (::write(fd, line.c_str(), line.size() + 1) < 0) {
+        if (::write(fd.get(), line.c_str(), line.size() + 1) < 0) {
             const int err = errno;
-            ::close(fd);
             return undo(makeError(static_cast<std::errc>(err),
                                   file.string() + ": writing \"" + line +
                                       "\": " + std::generic_category().message(err) + hint(err)));
         }
-        if (auto st = add(fd, file.string()); !st) {
+        if (auto st = add(fd.release(), file.string()); !st) {
             return undo(st.error());
         }
         added.push_back(watches_.back());

@@ -2,6 +2,7 @@
 #include "memqos/io/state_store.hpp"
 
 #include "memqos/config/values.hpp"
+#include "memqos/io/fd.hpp"
 #include "memqos/io/file.hpp"
 
 #include <algorithm>
@@ -102,30 +103,6 @@ std::optional<core::WorkloadKind> parseKind(std::string_view s) {
 }
 
 // ---- files ----------------------------------------------------------------
-
-class Fd {
-public:
-    explicit Fd(int fd = -1) noexcept : fd_(fd) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() { reset(); }
-    int get() const noexcept { return fd_; }
-    void reset(int fd = -1) noexcept {
-        if (fd_ >= 0) {
-            ::close(fd_);
-        }
-        fd_ = fd;
-    }
-    // Closes now and reports close()'s error (it can report a failed write).
-    int close() noexcept {
-        const int r = fd_ >= 0 ? ::close(fd_) : 0;
-        fd_ = -1;
-        return r;
-    }
-
-private:
-    int fd_;
-};
 
 // mkdir -p with mode 0755 for the components we create.
 Status makeDirs(const std::filesystem::path& dir) {

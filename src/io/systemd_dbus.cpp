@@ -144,6 +144,44 @@ Result<MessagePtr> newManagerCall(sd_bus* bus, const char* path, const char* int
     return MessagePtr(raw);
 }
 
+// A Manager.`member` call with its arguments appended by `build(Appender&)`;
+// the error names `context` when building fails.
+template <typename Build>
+Result<MessagePtr> buildManagerCall(sd_bus* bus, const char* member, const std::string& context,
+                                    Build build) {
+    auto m = newManagerCall(bus, kManagerPath, kManagerInterface, member, context);
+    if (!m) {
+        return m.error();
+    }
+    Appender a(m->get());
+    build(a);
+    if (a.result() < 0) {
+        return busError(a.result(), context);
+    }
+    return m;
+}
+
+// StartTransientUnit(name, mode, properties, aux) for our units: `unit` in
+// mode "fail", the a(sv) opened with Description= and, when `slice` is
+// not empty, Slice=. The caller adds its own properties, then
+// endTransientUnit().
+void beginTransientUnit(Appender& a, const std::string& unit, const std::string& description,
+                        const std::string& slice) {
+    a.string(unit).append("s", "fail").open('a', "(sv)");
+    a.append("(sv)", "Description", "s", description.c_str());
+    if (!slice.empty()) {
+        a.append("(sv)", "Slice", "s", slice.c_str());
+    }
+}
+
+// MemoryAccounting=yes and the set ones of `props` close the a(sv); no
+// auxiliary units.
+void endTransientUnit(Appender& a, const MemoryProperties& props) {
+    a.append("(sv)", "MemoryAccounting", "b", 1);
+    appendMemoryProperties(a, props);
+    a.close().append("a(sa(sv))", 0);
+}
+
 // The interface that carries ControlGroup for a unit of this name.
 const char* cgroupInterface(std::string_view unit) {
     if (unit.ends_with(".service")) {
@@ -728,16 +766,13 @@ void SystemdDbus::setUnitProperties(const std::string& unit, const MemoryPropert
         postDone(std::move(done), invalid(what + ": unit name contains a NUL byte"));
         return;
     }
-    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "SetUnitProperties", what);
+    auto m = buildManagerCall(bus_, "SetUnitProperties", what, [&](Appender& a) {
+        a.string(unit).append("b", 1).open('a', "(sv)"); // runtime = true
+        appendMemoryProperties(a, props);
+        a.close();
+    });
     if (!m) {
         postDone(std::move(done), m.error());
-        return;
-    }
-    Appender a(m->get());
-    a.string(unit).append("b", 1).open('a', "(sv)"); // runtime = true
-    appendMemoryProperties(a, props);
-    if (a.close().result() < 0) {
-        postDone(std::move(done), busError(a.result(), what));
         return;
     }
     callForStatus(what, m->get(), std::move(done));
@@ -759,30 +794,19 @@ void SystemdDbus::startTransientService(const std::string& unit, const std::stri
         postDone(std::move(done), invalid(what + ": argument contains a NUL byte"));
         return;
     }
-    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "StartTransientUnit", what);
+    auto m = buildManagerCall(bus_, "StartTransientUnit", what, [&](Appender& a) {
+        beginTransientUnit(a, unit, "memqos workload " + unit, slice);
+        // ExecStart a(sasb): one command, path = argv[0], ignore-failure = false.
+        a.open('r', "sv").append("s", "ExecStart").open('v', "a(sasb)").open('a', "(sasb)");
+        a.open('r', "sasb").string(argv.front()).open('a', "s");
+        for (const auto& arg : argv) {
+            a.string(arg);
+        }
+        a.close().append("b", 0).close().close().close().close();
+        endTransientUnit(a, props);
+    });
     if (!m) {
         postDone(std::move(done), m.error());
-        return;
-    }
-    const std::string description = "memqos workload " + unit;
-    Appender a(m->get());
-    a.string(unit).append("s", "fail").open('a', "(sv)");
-    a.append("(sv)", "Description", "s", description.c_str());
-    if (!slice.empty()) {
-        a.append("(sv)", "Slice", "s", slice.c_str());
-    }
-    // ExecStart a(sasb): one command, path = argv[0], ignore-failure = false.
-    a.open('r', "sv").append("s", "ExecStart").open('v', "a(sasb)").open('a', "(sasb)");
-    a.open('r', "sasb").string(argv.front()).open('a', "s");
-    for (const auto& arg : argv) {
-        a.string(arg);
-    }
-    a.close().append("b", 0).close().close().close().close();
-    a.append("(sv)", "MemoryAccounting", "b", 1);
-    appendMemoryProperties(a, props);
-    a.close().append("a(sa(sv))", 0); // no auxiliary units
-    if (a.result() < 0) {
-        postDone(std::move(done), busError(a.result(), what));
         return;
     }
     callForStatus(what, m->get(), std::move(done));
@@ -794,19 +818,12 @@ void SystemdDbus::startTransientSlice(const std::string& slice, Done done) {
         postDone(std::move(done), invalid(what + ": not a slice name"));
         return;
     }
-    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "StartTransientUnit", what);
+    auto m = buildManagerCall(bus_, "StartTransientUnit", what, [&](Appender& a) {
+        beginTransientUnit(a, slice, "memqos class slice " + slice, {});
+        endTransientUnit(a, MemoryProperties{});
+    });
     if (!m) {
         postDone(std::move(done), m.error());
-        return;
-    }
-    const std::string description = "memqos class slice " + slice;
-    Appender a(m->get());
-    a.string(slice).append("s", "fail").open('a', "(sv)");
-    a.append("(sv)", "Description", "s", description.c_str());
-    a.append("(sv)", "MemoryAccounting", "b", 1);
-    a.close().append("a(sa(sv))", 0);
-    if (a.result() < 0) {
-        postDone(std::move(done), busError(a.result(), what));
         return;
     }
     callForStatus(what, m->get(), [done = std::move(done)](Status st) {
@@ -837,28 +854,18 @@ void SystemdDbus::startTransientScope(const std::string& unit, const std::string
         postDone(std::move(done), invalid(what + ": argument contains a NUL byte"));
         return;
     }
-    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "StartTransientUnit", what);
+    auto m = buildManagerCall(bus_, "StartTransientUnit", what, [&](Appender& a) {
+        beginTransientUnit(a, unit, description.empty() ? "memqos scope " + unit : description,
+                           slice);
+        a.open('r', "sv").append("s", "PIDs").open('v', "au").open('a', "u");
+        for (const std::uint32_t pid : pids) {
+            a.append("u", pid);
+        }
+        a.close().close().close();
+        endTransientUnit(a, props);
+    });
     if (!m) {
         postDone(std::move(done), m.error());
-        return;
-    }
-    const std::string text = description.empty() ? "memqos scope " + unit : description;
-    Appender a(m->get());
-    a.string(unit).append("s", "fail").open('a', "(sv)");
-    a.append("(sv)", "Description", "s", text.c_str());
-    if (!slice.empty()) {
-        a.append("(sv)", "Slice", "s", slice.c_str());
-    }
-    a.open('r', "sv").append("s", "PIDs").open('v', "au").open('a', "u");
-    for (const std::uint32_t pid : pids) {
-        a.append("u", pid);
-    }
-    a.close().close().close();
-    a.append("(sv)", "MemoryAccounting", "b", 1);
-    appendMemoryProperties(a, props);
-    a.close().append("a(sa(sv))", 0); // no auxiliary units
-    if (a.result() < 0) {
-        postDone(std::move(done), busError(a.result(), what));
         return;
     }
     auto sent = send(
@@ -887,14 +894,10 @@ void SystemdDbus::killUnit(const std::string& unit, int signal, Done done) {
         postDone(std::move(done), invalid(what + ": unit name contains a NUL byte"));
         return;
     }
-    auto m = newManagerCall(bus_, kManagerPath, kManagerInterface, "KillUnit", what);
+    auto m = buildManagerCall(bus_, "KillUnit", what,
+                              [&](Appender& a) { a.string(unit).append("si", "all", signal); });
     if (!m) {
         postDone(std::move(done), m.error());
-        return;
-    }
-    Appender a(m->get());
-    if (a.string(unit).append("si", "all", signal).result() < 0) {
-        postDone(std::move(done), busError(a.result(), what));
         return;
     }
     callForStatus(what, m->get(), std::move(done), Urgency::Urgent);

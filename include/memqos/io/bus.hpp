@@ -8,6 +8,7 @@
 //
 // Threading: everything here runs on the io_context's single thread.
 
+#include "memqos/io/bus_message.hpp" // BusPtr, MessagePtr, SlotPtr
 #include "memqos/util/result.hpp"
 
 // g++ 12 -O2 reports a "potential null pointer dereference" inside Boost
@@ -26,21 +27,6 @@
 #include <string>
 
 namespace memqos::io {
-
-struct BusDeleter {
-    void operator()(sd_bus* b) const noexcept { sd_bus_flush_close_unref(b); }
-};
-using BusPtr = std::unique_ptr<sd_bus, BusDeleter>;
-
-struct MessageDeleter {
-    void operator()(sd_bus_message* m) const noexcept { sd_bus_message_unref(m); }
-};
-using MessagePtr = std::unique_ptr<sd_bus_message, MessageDeleter>;
-
-struct SlotDeleter {
-    void operator()(sd_bus_slot* s) const noexcept { sd_bus_slot_unref(s); }
-};
-using SlotPtr = std::unique_ptr<sd_bus_slot, SlotDeleter>;
 
 // Opens the system bus, or `address` ("unix:path=…") when given (tests).
 // `description` names the connection in logs.
