@@ -42,26 +42,7 @@ using parse::text::trimText;
 // The text in double quotes, non-printable bytes as \xNN, cut at 32 bytes
 // (the whole value is in the message already; this names the bad part).
 std::string quoted(std::string_view s) {
-    constexpr std::size_t kMax = 32;
-    const bool cut = s.size() > kMax;
-    if (cut)
-        s = s.substr(0, kMax);
-    std::string out = "\"";
-    for (char c : s) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u >= 0x7f) {
-            constexpr std::string_view kHex = "0123456789abcdef";
-            out += "\\x";
-            out += kHex[u >> 4];
-            out += kHex[u & 0xf];
-        } else {
-            out += c;
-        }
-    }
-    if (cut)
-        out += "...";
-    out += '"';
-    return out;
+    return "\"" + parse::text::printable(s, 32) + "\"";
 }
 
 // "123.45": digits, then optionally '.' and at least one digit.

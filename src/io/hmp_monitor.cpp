@@ -2,6 +2,7 @@
 #include "memqos/io/hmp_monitor.hpp"
 
 #include "memqos/io/fd.hpp"
+#include "memqos/parse/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -38,16 +39,7 @@ Error errnoError(int err, const std::filesystem::path& socket, std::string_view 
 
 // At most kMaxQuoted bytes of `text`, for messages.
 std::string quote(std::string_view text) {
-    std::string out(text.substr(0, kMaxQuoted));
-    for (char& c : out) {
-        if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') {
-            c = '?';
-        }
-    }
-    if (text.size() > kMaxQuoted) {
-        out += "...";
-    }
-    return "\"" + out + "\"";
+    return "\"" + parse::text::printable(text, kMaxQuoted) + "\"";
 }
 
 // Milliseconds left until `deadline`, for poll(): 0 once it passed.

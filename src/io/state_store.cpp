@@ -4,6 +4,7 @@
 #include "memqos/config/values.hpp"
 #include "memqos/io/fd.hpp"
 #include "memqos/io/file.hpp"
+#include "memqos/parse/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -64,23 +65,7 @@ std::string_view trimBlanks(std::string_view s) {
 // Quotes a value for an error message with control bytes escaped, so a
 // corrupt file cannot inject lines into the journal.
 std::string quote(std::string_view s) {
-    constexpr std::size_t kMaxShown = 80;
-    std::string out = "'";
-    for (std::size_t i = 0; i < s.size() && i < kMaxShown; ++i) {
-        const auto b = static_cast<unsigned char>(s[i]);
-        if (b < 0x20 || b == 0x7f) {
-            out += "\\x";
-            out += kHex[b >> 4U];
-            out += kHex[b & 0xfU];
-        } else {
-            out += s[i];
-        }
-    }
-    if (s.size() > kMaxShown) {
-        out += "...";
-    }
-    out += "'";
-    return out;
+    return "'" + parse::text::printable(s, 80) + "'";
 }
 
 template <typename T>
