@@ -52,15 +52,6 @@ int hexValue(char c) {
     return -1; // uppercase is not what encodeFileName writes
 }
 
-std::string_view trimBlanks(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
 
 // Quotes a value for an error message with control bytes escaped, so a
 // corrupt file cannot inject lines into the journal.
@@ -524,7 +515,7 @@ Result<std::array<KeyValue, N>> parseKeyFile(std::string_view text,
         const std::string_view raw = text.substr(0, nl);
         text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
 
-        const std::string_view line = trimBlanks(raw);
+        const std::string_view line = parse::text::trim(raw);
         if (line.empty() || line.front() == '#') {
             continue;
         }
@@ -533,7 +524,7 @@ Result<std::array<KeyValue, N>> parseKeyFile(std::string_view text,
         if (eq == std::string_view::npos) {
             return invalid(where + quote(line) + ": expected Key=Value");
         }
-        const std::string_view key = trimBlanks(line.substr(0, eq));
+        const std::string_view key = parse::text::trim(line.substr(0, eq));
         const auto found = std::find(keys.begin(), keys.end(), key);
         if (found == keys.end()) {
             return invalid(where + "unknown key " + quote(key));
@@ -544,7 +535,7 @@ Result<std::array<KeyValue, N>> parseKeyFile(std::string_view text,
                            std::to_string(out[k].line) + ")");
         }
         seen[k] = true;
-        out[k] = KeyValue{k, trimBlanks(line.substr(eq + 1)), lineNo};
+        out[k] = KeyValue{k, parse::text::trim(line.substr(eq + 1)), lineNo};
     }
     for (std::size_t k = 0; k < N; ++k) {
         if (!seen[k]) {
