@@ -5,10 +5,12 @@
 
 #include "memqos/core/types.hpp"
 
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace memqos::core::detail {
 
@@ -91,6 +93,33 @@ inline std::string durationText(Usec d) {
     const std::uint64_t tenths = us / 100'000;
     return toText(tenths / 10) + (tenths % 10 == 0 ? std::string() : "." + toText(tenths % 10)) +
            "s";
+}
+
+// Bytes as wording::formatBytes shows them, for the pressure reasons that
+// are still worded here (until they move to the wording layer too).
+inline std::string formatBytes(Bytes b) {
+    if (b < kKiB) {
+        return toText(b) + " B";
+    }
+    constexpr std::array<std::pair<Bytes, const char*>, 4> kUnits{{
+        {kKiB, " KiB"},
+        {kMiB, " MiB"},
+        {kGiB, " GiB"},
+        {1024 * kGiB, " TiB"},
+    }};
+    std::size_t u = 0;
+    while (u + 1 < kUnits.size() && b >= kUnits[u + 1].first) {
+        ++u;
+    }
+    const auto tenthsOf = [b](Bytes unit) {
+        return static_cast<std::uint64_t>((U128{b} * 10 + unit / 2) / unit);
+    };
+    std::uint64_t tenths = tenthsOf(kUnits[u].first);
+    if (tenths >= 10240 && u + 1 < kUnits.size()) {
+        ++u;
+        tenths = tenthsOf(kUnits[u].first);
+    }
+    return toText(tenths / 10) + "." + toText(tenths % 10) + kUnits[u].second;
 }
 
 } // namespace memqos::core::detail

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/core/pressure.hpp"
 
-#include "memqos/core/placement.hpp"
 #include "memqos/core/victims.hpp"
 
 #include <algorithm>
@@ -14,6 +13,7 @@ namespace memqos::core {
 namespace {
 
 using detail::U128;
+using detail::formatBytes;
 using detail::pageFloor;
 using detail::permyriadOf;
 

@@ -7,6 +7,7 @@
 #include "memqos/config/reload.hpp"
 #include "memqos/core/oom_score.hpp"
 #include "memqos/io/log.hpp"
+#include "memqos/wording/bytes.hpp"
 
 #include <fnmatch.h>
 #include <unistd.h>
@@ -1011,15 +1012,17 @@ core::PlacementInput Manager::placementInput(std::string_view exclude) const {
     return in;
 }
 
-core::Verdict Manager::verifyPlacement(Bytes memory, Bytes /*minMemory*/,
-                                       const PlacementRequest& request) const {
+Manager::PlacementAnswer Manager::verifyPlacement(Bytes memory, Bytes /*minMemory*/,
+                                                  const PlacementRequest& request) const {
     auto in = placementInput(request.instance);
     if (request.failoverReserve) {
         in.reserved = *request.failoverReserve;
     }
     const core::PlacementPolicy policy{request.refuseSoft, config_.overcommit.swapCheck};
-    core::Verdict v = core::checkPlacement(
+    const core::Verdict verdict = core::checkPlacement(
         in, core::saturatingAdd(memory, config_.overcommit.vmOverhead), policy);
+    PlacementAnswer v{
+        .kind = verdict.kind, .message = wording::describe(verdict), .numbers = verdict.numbers};
     // VMs have no class before the libvirt integration: every candidate is
     // taken to land in a killable class.
     if (!pressure_.admissionOpen && !dryRun_) {
@@ -1032,7 +1035,7 @@ core::Verdict Manager::verifyPlacement(Bytes memory, Bytes /*minMemory*/,
     return v;
 }
 
-std::vector<core::Finding> Manager::verify() const {
+std::vector<wording::FindingText> Manager::verify() const {
     const auto in = placementInput();
     Bytes protectedMin = 0;
     std::map<std::string, core::ClassCoverage> coverage;
@@ -1057,7 +1060,7 @@ std::vector<core::Finding> Manager::verify() const {
             cov.push_back(c);
         }
     }
-    auto findings = core::verifyPlacement(in, protectedMin, cov);
+    auto findings = wording::describe(core::verifyPlacement(in, protectedMin, cov));
     ganetiFindings(findings);
     return findings;
 }
@@ -1444,7 +1447,7 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
         std::string text;
         for (const auto& c : decisions.consideredVictims) {
             text += (text.empty() ? "" : ", ") + c.id + " (" + c.className + ", usage " +
-                    core::formatBytes(c.usage) + ", swap " + core::formatBytes(c.swapUsage) + ")";
+                    wording::formatBytes(c.usage) + ", swap " + wording::formatBytes(c.swapUsage) + ")";
         }
         log::info("Kill candidates, best first: {CANDIDATES}", "CANDIDATES", text);
     }
