@@ -21,8 +21,8 @@ constexpr std::size_t kKinds = 5;
 
 struct Signal {
     Kind kind = Kind::Some;
-    bool on = false;   // at or past the threshold
-    bool held = false; // at or past the threshold relaxed by hysteresis
+    bool on = false;     // at or past the threshold
+    bool held = false;   // at or past the threshold relaxed by hysteresis
     PressureSignal fact; // what it compared
 };
 
@@ -222,8 +222,8 @@ KillWorkload killAction(const Snapshot& snap, const Candidate& victim, const Eva
 
 
 // The memory guard's cap for `cls` (see pressure.hpp), with its numbers.
-GuardCap guardCap(const Snapshot& snap, const PressureConfig& cfg,
-                                       const std::string& cls, Bytes page) {
+GuardCap guardCap(const Snapshot& snap, const PressureConfig& cfg, const std::string& cls,
+                  Bytes page) {
     const Bytes total = snap.system.mem.memTotal;
     Bytes others = 0;
     for (const auto& c : snap.classes) {

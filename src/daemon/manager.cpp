@@ -1439,7 +1439,8 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
         std::string text;
         for (const auto& c : decisions.consideredVictims) {
             text += (text.empty() ? "" : ", ") + c.id + " (" + c.className + ", usage " +
-                    wording::formatBytes(c.usage) + ", swap " + wording::formatBytes(c.swapUsage) + ")";
+                    wording::formatBytes(c.usage) + ", swap " +
+                    wording::formatBytes(c.swapUsage) + ")";
         }
         log::info("Kill candidates, best first: {CANDIDATES}", "CANDIDATES", text);
     }

@@ -34,16 +34,16 @@ std::string describe(const core::Verdict& v) {
                formatBytes(f.memTotal) + " of memory";
     case core::VerdictWhy::Fits:
         message = "fits: " + asked + ", " +
-                  formatBytes(detail::subOrZero(
-                      f.capacity, detail::saturate(U128{f.instances} + f.reserved))) +
+                  formatBytes(detail::subOrZero(f.capacity,
+                                                detail::saturate(U128{f.instances} + f.reserved))) +
                   " left under " + ratio + " after the failover reserve (available " +
                   formatBytes(f.available) + ", instances " + formatBytes(f.instances) +
                   ", reserved " + formatBytes(f.reserved) + ")";
         break;
     case core::VerdictWhy::OverRatio:
         message = "hard: " + asked + ", " +
-                  formatBytes(detail::subOrZero(f.capacity, f.instances)) + " left under " +
-                  ratio + " (available " + formatBytes(f.available) + ", instances " +
+                  formatBytes(detail::subOrZero(f.capacity, f.instances)) + " left under " + ratio +
+                  " (available " + formatBytes(f.available) + ", instances " +
                   formatBytes(f.instances) + ")";
         break;
     case core::VerdictWhy::NeedsReserve:
@@ -101,21 +101,19 @@ FindingText describe(const core::Finding& finding) {
         }
         if (c.sliceLow < c.membersLow) {
             what += (what.empty() ? "" : ", ") + std::string("memory.low ") +
-                    formatBytes(c.sliceLow) + " is below its members' " +
-                    formatBytes(c.membersLow);
+                    formatBytes(c.sliceLow) + " is below its members' " + formatBytes(c.membersLow);
         }
         message = "memqos-" + c.className + ".slice: " + what +
                   "; members are protected only up to the slice's value";
         break;
     }
     case core::FindingCode::Summary:
-        message = "memory " + formatBytes(f.memTotal) + ", node reserve " +
-                  formatBytes(f.nodeReserve) + ", services " + formatBytes(f.services) +
-                  ", available " + formatBytes(f.available) + ", instances " +
-                  formatBytes(f.instances) + " of " + formatBytes(f.capacity) +
-                  " allowed by memory ratio " + ratio + ", reserved " + formatBytes(f.reserved) +
-                  ", swap " + formatBytes(f.swapTotal) + " (" + formatBytes(f.swapRequired) +
-                  " needed)";
+        message =
+            "memory " + formatBytes(f.memTotal) + ", node reserve " + formatBytes(f.nodeReserve) +
+            ", services " + formatBytes(f.services) + ", available " + formatBytes(f.available) +
+            ", instances " + formatBytes(f.instances) + " of " + formatBytes(f.capacity) +
+            " allowed by memory ratio " + ratio + ", reserved " + formatBytes(f.reserved) +
+            ", swap " + formatBytes(f.swapTotal) + " (" + formatBytes(f.swapRequired) + " needed)";
         break;
     }
     return FindingText{.severity = std::string(core::severity(finding.code)),

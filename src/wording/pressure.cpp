@@ -15,9 +15,9 @@ namespace {
 
 // MemAvailable/MemTotal, floored, in permyriad.
 std::uint64_t availablePermyriad(Bytes memAvailable, Bytes memTotal) {
-    return memTotal == 0 ? 0
-                         : static_cast<std::uint64_t>(U128{memAvailable} * kPermyriadOne /
-                                                      memTotal);
+    return memTotal == 0
+               ? 0
+               : static_cast<std::uint64_t>(U128{memAvailable} * kPermyriadOne / memTotal);
 }
 
 std::string memAvailableText(const core::MemAvailableSignal& m, bool withBytes) {
@@ -154,12 +154,12 @@ std::string describe(const core::KillWorkload& k) {
     const auto* ladder = std::get_if<core::LadderKill>(&k.reason);
     const core::LadderKill none{};
     const core::LadderKill& l = ladder != nullptr ? *ladder : none;
-    const std::string why = l.signals.empty() ? "held by hysteresis, " + describe(l.readings)
-                                              : signalsText(l.signals);
-    return "kill " + v.id + " (class " + v.className + ", priority " +
-           std::to_string(v.priority) + "): usage " + formatBytes(v.usage) + ", request " +
-           formatBytes(v.request) + ", excess " + formatBytes(v.excess) + ", swap " +
-           formatBytes(v.swapUsage) + "; pressure level " + std::to_string(l.level) + ": " + why;
+    const std::string why =
+        l.signals.empty() ? "held by hysteresis, " + describe(l.readings) : signalsText(l.signals);
+    return "kill " + v.id + " (class " + v.className + ", priority " + std::to_string(v.priority) +
+           "): usage " + formatBytes(v.usage) + ", request " + formatBytes(v.request) +
+           ", excess " + formatBytes(v.excess) + ", swap " + formatBytes(v.swapUsage) +
+           "; pressure level " + std::to_string(l.level) + ": " + why;
 }
 
 } // namespace memqos::wording

@@ -18,7 +18,7 @@ namespace memqos::wording {
 namespace {
 
 using namespace memqos::core; // NOLINT(google-build-using-namespace): the core's types
-using namespace core::test; // NOLINT(google-build-using-namespace): unit literals
+using namespace core::test;   // NOLINT(google-build-using-namespace): unit literals
 
 constexpr Bytes kMax = std::numeric_limits<Bytes>::max();
 
@@ -150,39 +150,40 @@ TEST(WordingPlacement, SwapCheckWarnsOrRefuses) {
     const auto warn = checkPlacement(in, 1_GiB);
     EXPECT_EQ(warn.kind, VerdictKind::Fits);
     EXPECT_THAT(describe(warn), ::testing::EndsWith("; warning: swap 1.0 GiB is below the 7.0 GiB "
-                                                  "that memory ratio 2.00 needs"));
+                                                    "that memory ratio 2.00 needs"));
     const auto off = checkPlacement(in, 1_GiB, {.swapCheck = SwapCheck::Off});
     EXPECT_EQ(describe(off).find("warning"), std::string::npos) << describe(off);
     const auto refuse = checkPlacement(in, 1_GiB, {.swapCheck = SwapCheck::Refuse});
     EXPECT_EQ(refuse.kind, VerdictKind::Hard);
     EXPECT_EQ(describe(refuse), "hard: 1.0 GiB asked, but swap 1.0 GiB is below the 7.0 GiB that "
-                              "memory ratio 2.00 needs (SwapCheck=refuse)");
+                                "memory ratio 2.00 needs (SwapCheck=refuse)");
     in.swapTotal = 7_GiB;
     EXPECT_EQ(checkPlacement(in, 1_GiB, {.swapCheck = SwapCheck::Refuse}).kind, VerdictKind::Fits);
 }
 
 TEST(WordingPlacement, FindingMessagesCarryNumbers) {
     const auto findings = describe(verifyPlacement(withSwap(host(9_GiB, 1_GiB, 1.5), 2_GiB), 8_GiB,
-                                          {{"system", 1_GiB, 0, 2_GiB, 512_MiB}}));
+                                                   {{"system", 1_GiB, 0, 2_GiB, 512_MiB}}));
     ASSERT_EQ(findings.size(), 5U);
-    EXPECT_EQ(findings[0],
-              (FindingText{"error", "protection-exceeds-available",
-                       "protected memory (VMs' memory.min and memory.low) 8.0 GiB exceeds available 7.0 GiB: the kernel cannot "
-                       "honour every protection"}));
+    EXPECT_EQ(findings[0], (FindingText{"error", "protection-exceeds-available",
+                                        "protected memory (VMs' memory.min and memory.low) 8.0 GiB "
+                                        "exceeds available 7.0 GiB: the kernel cannot "
+                                        "honour every protection"}));
+    EXPECT_EQ(findings[1],
+              (FindingText{
+                  "warning", "swap-insufficient",
+                  "swap 2.0 GiB is below the 3.5 GiB that memory ratio 1.50 needs ((ratio − 1) × "
+                  "available 7.0 GiB)"}));
+    EXPECT_EQ(findings[2],
+              (FindingText{
+                  "warning", "overcommitted-beyond-swap",
+                  "instances 9.0 GiB + reserved 1.0 GiB exceed available 7.0 GiB + swap 2.0 GiB"}));
     EXPECT_EQ(
-        findings[1],
-        (FindingText{"warning", "swap-insufficient",
-                 "swap 2.0 GiB is below the 3.5 GiB that memory ratio 1.50 needs ((ratio − 1) × "
-                 "available 7.0 GiB)"}));
-    EXPECT_EQ(
-        findings[2],
-        (FindingText{"warning", "overcommitted-beyond-swap",
-                 "instances 9.0 GiB + reserved 1.0 GiB exceed available 7.0 GiB + swap 2.0 GiB"}));
-    EXPECT_EQ(findings[3],
-              (FindingText{"warning", "slice-protection-short",
-                       "memqos-system.slice: memory.min 1.0 GiB is below its members' 2.0 GiB, "
-                       "memory.low 0 B is below its members' 512.0 MiB; members are protected only "
-                       "up to the slice's value"}));
+        findings[3],
+        (FindingText{"warning", "slice-protection-short",
+                     "memqos-system.slice: memory.min 1.0 GiB is below its members' 2.0 GiB, "
+                     "memory.low 0 B is below its members' 512.0 MiB; members are protected only "
+                     "up to the slice's value"}));
     EXPECT_EQ(findings[4].severity, "info");
     EXPECT_EQ(
         findings[4].message,

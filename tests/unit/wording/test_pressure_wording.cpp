@@ -15,8 +15,8 @@
 namespace memqos::wording {
 namespace {
 
-using namespace memqos::core;       // NOLINT(google-build-using-namespace): the core's types
-using namespace core::test;         // NOLINT(google-build-using-namespace): unit literals
+using namespace memqos::core; // NOLINT(google-build-using-namespace): the core's types
+using namespace core::test;   // NOLINT(google-build-using-namespace): unit literals
 using std::chrono::seconds;
 
 constexpr Bytes kTotal = 16'000'000'000;
@@ -39,10 +39,10 @@ TEST(WordingPressure, LevelRoseNamesSignalAndNumbers) {
     EXPECT_EQ(describe(rose), "full avg10 32.5% ≥ 20% for 10s");
     EXPECT_EQ(describe(Note{LevelChanged{.from = 0, .to = 3, .reason = rose}}),
               "pressure level 0 → 3: full avg10 32.5% ≥ 20% for 10s");
-    EXPECT_EQ(describe(LevelReason{LevelRose{
-                  .signals = {PsiSignal{.full = false, .avg10 = 30, .threshold = 25},
-                              PsiSignal{.full = true, .avg10 = 6, .threshold = 5}},
-                  .duration = seconds(5)}}),
+    EXPECT_EQ(describe(LevelReason{
+                  LevelRose{.signals = {PsiSignal{.full = false, .avg10 = 30, .threshold = 25},
+                                        PsiSignal{.full = true, .avg10 = 6, .threshold = 5}},
+                            .duration = seconds(5)}}),
               "some avg10 30% ≥ 25%; full avg10 6% ≥ 5% for 5s");
     EXPECT_EQ(describe(LevelReason{LevelRose{.signals = {kAvailable150}, .duration = seconds(2)}}),
               "MemAvailable 1.5% ≤ 2% (228.9 MiB of 14.9 GiB) for 2s");
@@ -50,13 +50,12 @@ TEST(WordingPressure, LevelRoseNamesSignalAndNumbers) {
 }
 
 TEST(WordingPressure, RecoveryReason) {
-    const LevelReason fell = LevelFell{.from = 1,
-                                       .hysteresis = 2000,
-                                       .duration = seconds(10),
-                                       .readings = {.someAvg10 = 0,
-                                                    .fullAvg10 = 0,
-                                                    .memAvailable = kTotal / 2,
-                                                    .memTotal = kTotal}};
+    const LevelReason fell = LevelFell{
+        .from = 1,
+        .hysteresis = 2000,
+        .duration = seconds(10),
+        .readings = {
+            .someAvg10 = 0, .fullAvg10 = 0, .memAvailable = kTotal / 2, .memTotal = kTotal}};
     EXPECT_EQ(describe(fell), "below level 1 thresholds (hysteresis 20%) for 10s: some avg10 0%, "
                               "full avg10 0%, MemAvailable 50%");
     EXPECT_EQ(describe(Readings{}), "no readings");
@@ -65,13 +64,12 @@ TEST(WordingPressure, RecoveryReason) {
 }
 
 TEST(WordingPressure, WatermarkAndSwapSignals) {
-    EXPECT_EQ(describe(LevelReason{LevelRose{
-                  .signals = {WatermarkSignal{.zone = "Normal",
-                                              .node = 0,
-                                              .free = 1000 * 4096,
-                                              .watermark = 2000 * 4096,
-                                              .min = true}},
-                  .duration = seconds(10)}}),
+    EXPECT_EQ(describe(LevelReason{LevelRose{.signals = {WatermarkSignal{.zone = "Normal",
+                                                                         .node = 0,
+                                                                         .free = 1000 * 4096,
+                                                                         .watermark = 2000 * 4096,
+                                                                         .min = true}},
+                                             .duration = seconds(10)}}),
               "zone Normal (node 0) free 3.9 MiB < min watermark 7.8 MiB for 10s");
     EXPECT_EQ(describe(PressureSignal{WatermarkSignal{
                   .zone = "DMA32", .node = 1, .free = 0, .watermark = 4096, .min = false}}),
@@ -80,10 +78,10 @@ TEST(WordingPressure, WatermarkAndSwapSignals) {
                           .swapTotal = 4_GiB,
                           .threshold = 9000,
                           .memAvailable = kAvailable150};
-    EXPECT_EQ(describe(LevelReason{LevelRose{.signals = {kAvailable150, swap},
-                                             .duration = seconds(10)}}),
-              "MemAvailable 1.5% ≤ 2% (228.9 MiB of 14.9 GiB); swap used 95% ≥ 90% (3.8 GiB of 4.0 "
-              "GiB) with MemAvailable 1.5% ≤ 2% for 10s");
+    EXPECT_EQ(
+        describe(LevelReason{LevelRose{.signals = {kAvailable150, swap}, .duration = seconds(10)}}),
+        "MemAvailable 1.5% ≤ 2% (228.9 MiB of 14.9 GiB); swap used 95% ≥ 90% (3.8 GiB of 4.0 "
+        "GiB) with MemAvailable 1.5% ≤ 2% for 10s");
 }
 
 TEST(WordingPressure, Notes) {
@@ -116,7 +114,8 @@ TEST(WordingPressure, CapReasons) {
                .level = 2,
                .usage = 2_GiB,
                .previous = 0};
-    EXPECT_EQ(describe(c), "throttle at pressure level 2: usage 2.0 GiB, cap 1.9 GiB (guard 8.2 GiB)");
+    EXPECT_EQ(describe(c),
+              "throttle at pressure level 2: usage 2.0 GiB, cap 1.9 GiB (guard 8.2 GiB)");
     c.why = CapClass::Why::Guard;
     EXPECT_EQ(describe(c), "guard: MemTotal 14.9 GiB − other classes 6.0 GiB − reserved 0 B − "
                            "headroom 762.9 MiB = 8.2 GiB");
@@ -152,17 +151,17 @@ TEST(WordingPressure, KillReasons) {
     EXPECT_EQ(describe(k), "kill batch.service (class reclaimed, priority 0): usage 1.0 GiB, "
                            "request 0 B, excess 1.0 GiB, swap "
                            "100.0 MiB; pressure level 3: full avg10 50% ≥ 20%");
-    k.reason = LadderKill{.level = 3,
-                          .signals = {},
-                          .readings = {.someAvg10 = 1.5,
-                                       .fullAvg10 = 0.3,
-                                       .memAvailable = kTotal / 4,
-                                       .memTotal = kTotal}};
+    k.reason = LadderKill{
+        .level = 3,
+        .signals = {},
+        .readings = {
+            .someAvg10 = 1.5, .fullAvg10 = 0.3, .memAvailable = kTotal / 4, .memTotal = kTotal}};
     EXPECT_TRUE(describe(k).ends_with(
         "; pressure level 3: held by hysteresis, some avg10 1.5%, full avg10 0.3%, "
         "MemAvailable 25%"))
         << describe(k);
-    k.reason = StallKill{.share = 25.4, .threshold = 20, .duration = std::chrono::milliseconds(10300)};
+    k.reason =
+        StallKill{.share = 25.4, .threshold = 20, .duration = std::chrono::milliseconds(10300)};
     EXPECT_EQ(describe(k), "kill batch.service (class reclaimed): class reclaimed stalled at its "
                            "cap, full stall 25.4% of the time ≥ 20% for 10.3s; usage 1.0 GiB, "
                            "swap 100.0 MiB");
