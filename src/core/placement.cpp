@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/core/placement.hpp"
 
-#include <array>
 #include <cmath>
 
 #include "numeric.hpp"
@@ -36,11 +35,20 @@ std::uint64_t permilleUp(U128 part, Bytes whole) {
     return detail::saturate((part * 1000 + whole - 1) / whole);
 }
 
-std::string ratioText(std::uint64_t micro) {
-    // two decimals, rounded half up
-    const std::uint64_t hundredths = (micro + 5000) / 10000;
-    const std::uint64_t frac = hundredths % 100;
-    return detail::toText(hundredths / 100) + "." + (frac < 10 ? "0" : "") + detail::toText(frac);
+// The figures every verdict and finding carries.
+PlacementFigures figuresOf(const PlacementInput& in) {
+    const std::uint64_t micro = ratioMicro(in.memoryRatio);
+    const Bytes available = availableMemory(in);
+    return PlacementFigures{.memTotal = in.memTotal,
+                            .nodeReserve = in.nodeReserve,
+                            .services = in.services,
+                            .available = available,
+                            .instances = in.instances,
+                            .reserved = in.reserved,
+                            .ratioMicro = micro,
+                            .capacity = capacity(micro, available),
+                            .swapTotal = in.swapTotal,
+                            .swapRequired = requiredSwap(available, in.memoryRatio)};
 }
 
 } // namespace
@@ -75,29 +83,40 @@ std::string_view toString(VerdictKind k) {
     return "unknown";
 }
 
-std::string formatBytes(Bytes b) {
-    if (b < kKiB) {
-        return detail::toText(b) + " B";
+std::string_view toString(FindingCode c) {
+    switch (c) {
+    case FindingCode::NoMemoryAvailable:
+        return "no-memory-available";
+    case FindingCode::RatioExceeded:
+        return "ratio-exceeded";
+    case FindingCode::ProtectionExceedsAvailable:
+        return "protection-exceeds-available";
+    case FindingCode::SwapInsufficient:
+        return "swap-insufficient";
+    case FindingCode::OvercommittedBeyondSwap:
+        return "overcommitted-beyond-swap";
+    case FindingCode::SliceProtectionShort:
+        return "slice-protection-short";
+    case FindingCode::Summary:
+        return "summary";
     }
-    constexpr std::array<std::pair<Bytes, const char*>, 4> kUnits{{
-        {kKiB, " KiB"},
-        {kMiB, " MiB"},
-        {kGiB, " GiB"},
-        {1024 * kGiB, " TiB"},
-    }};
-    std::size_t u = 0;
-    while (u + 1 < kUnits.size() && b >= kUnits[u + 1].first) {
-        ++u;
+    return "summary";
+}
+
+std::string_view severity(FindingCode c) {
+    switch (c) {
+    case FindingCode::NoMemoryAvailable:
+    case FindingCode::RatioExceeded:
+    case FindingCode::ProtectionExceedsAvailable:
+        return "error";
+    case FindingCode::SwapInsufficient:
+    case FindingCode::OvercommittedBeyondSwap:
+    case FindingCode::SliceProtectionShort:
+        return "warning";
+    case FindingCode::Summary:
+        return "info";
     }
-    const auto tenthsOf = [b](Bytes unit) {
-        return static_cast<std::uint64_t>((U128{b} * 10 + unit / 2) / unit);
-    };
-    std::uint64_t tenths = tenthsOf(kUnits[u].first);
-    if (tenths >= 10240 && u + 1 < kUnits.size()) {
-        ++u;
-        tenths = tenthsOf(kUnits[u].first);
-    }
-    return detail::toText(tenths / 10) + "." + detail::toText(tenths % 10) + kUnits[u].second;
+    return "info";
 }
 
 Status validateInstanceName(std::string_view name) {
@@ -134,12 +153,15 @@ Bytes committedMemory(const std::vector<Instance>& instances, std::string_view e
 }
 
 Verdict checkPlacement(const PlacementInput& in, Bytes candidate, const PlacementPolicy& policy) {
-    const std::uint64_t micro = ratioMicro(in.memoryRatio);
-    const Bytes available = availableMemory(in);
+    const PlacementFigures fig = figuresOf(in);
+    const std::uint64_t micro = fig.ratioMicro;
+    const Bytes available = fig.available;
     const U128 after = U128{in.instances} + candidate;
     const U128 afterWithReserve = after + in.reserved;
 
     Verdict v;
+    v.candidate = candidate;
+    v.figures = fig;
     v.numbers = {
         {"memory_total", in.memTotal}, {"node_reserved", in.nodeReserve},
         {"services", in.services},     {"available", available},
@@ -153,55 +175,35 @@ Verdict checkPlacement(const PlacementInput& in, Bytes candidate, const Placemen
                                permilleUp(afterWithReserve, available));
     }
     v.numbers.emplace_back("swap_total", in.swapTotal);
-    v.numbers.emplace_back("swap_required", requiredSwap(available, in.memoryRatio));
+    v.numbers.emplace_back("swap_required", fig.swapRequired);
 
-    const std::string asked = formatBytes(candidate) + " asked";
     if (available == 0) {
         v.kind = VerdictKind::Hard;
-        v.message = "hard: " + asked + ", but node reserve " + formatBytes(in.nodeReserve) +
-                    " and services " + formatBytes(in.services) + " already take all " +
-                    formatBytes(in.memTotal) + " of memory";
+        v.why = VerdictWhy::NoMemoryAvailable;
         return v;
     }
 
     const U128 limit = U128{micro} * available; // ratio · available, in millionths
-    const Bytes cap = capacity(micro, available);
-    const std::string ratio = "memory ratio " + ratioText(micro);
     if (afterWithReserve * kMicro <= limit) {
         v.kind = VerdictKind::Fits;
-        v.message = "fits: " + asked + ", " +
-                    formatBytes(detail::subOrZero(
-                        cap, detail::saturate(U128{in.instances} + in.reserved))) +
-                    " left under " + ratio + " after the failover reserve (available " +
-                    formatBytes(available) + ", instances " + formatBytes(in.instances) +
-                    ", reserved " + formatBytes(in.reserved) + ")";
+        v.why = VerdictWhy::Fits;
     } else if (after * kMicro > limit) {
         v.kind = VerdictKind::Hard;
-        v.message = "hard: " + asked + ", " + formatBytes(detail::subOrZero(cap, in.instances)) +
-                    " left under " + ratio + " (available " + formatBytes(available) +
-                    ", instances " + formatBytes(in.instances) + ")";
+        v.why = VerdictWhy::OverRatio;
     } else {
         v.kind = VerdictKind::Soft;
-        v.message = "soft: " + asked + " fits under " + ratio + " (" +
-                    formatBytes(detail::subOrZero(cap, in.instances)) +
-                    " left) only by using the failover reserve of " + formatBytes(in.reserved) +
-                    " (available " + formatBytes(available) + ", instances " +
-                    formatBytes(in.instances) + ")";
+        v.why = VerdictWhy::NeedsReserve;
         if (policy.refuseSoft) {
             v.kind = VerdictKind::Hard;
-            v.message = "hard:" + v.message.substr(v.message.find(':') + 1) +
-                        " (soft violations are refused)";
+            v.softRefused = true;
         }
     }
-    const Bytes swapNeeded = requiredSwap(available, in.memoryRatio);
-    if (policy.swapCheck != SwapCheck::Off && in.swapTotal < swapNeeded) {
-        const std::string swap = "swap " + formatBytes(in.swapTotal) + " is below the " +
-                                 formatBytes(swapNeeded) + " that " + ratio + " needs";
+    if (policy.swapCheck != SwapCheck::Off && in.swapTotal < fig.swapRequired) {
         if (policy.swapCheck == SwapCheck::Refuse && v.kind != VerdictKind::Hard) {
             v.kind = VerdictKind::Hard;
-            v.message = "hard: " + asked + ", but " + swap + " (SwapCheck=refuse)";
+            v.why = VerdictWhy::SwapRefused;
         } else if (policy.swapCheck == SwapCheck::Warn) {
-            v.message += "; warning: " + swap;
+            v.swapShort = true;
         }
     }
     return v;
@@ -209,64 +211,35 @@ Verdict checkPlacement(const PlacementInput& in, Bytes candidate, const Placemen
 
 std::vector<Finding> verifyPlacement(const PlacementInput& in, Bytes protectedMin,
                                      const std::vector<ClassCoverage>& coverage) {
-    const std::uint64_t micro = ratioMicro(in.memoryRatio);
-    const Bytes available = availableMemory(in);
-    const Bytes cap = capacity(micro, available);
-    const Bytes swapNeeded = requiredSwap(available, in.memoryRatio);
-    const std::string ratio = ratioText(micro);
+    const PlacementFigures fig = figuresOf(in);
+    const Bytes available = fig.available;
     std::vector<Finding> out;
+    const auto add = [&](FindingCode code, const ClassCoverage& c = {}) {
+        out.push_back(
+            Finding{.code = code, .figures = fig, .protectedMin = protectedMin, .coverage = c});
+    };
 
     if (available == 0) {
-        out.push_back({"error", "no-memory-available",
-                       "node reserve " + formatBytes(in.nodeReserve) + " and services " +
-                           formatBytes(in.services) + " take all " + formatBytes(in.memTotal) +
-                           " of memory: nothing is left for VMs"});
+        add(FindingCode::NoMemoryAvailable);
     }
-    if (U128{in.instances} * kMicro > U128{micro} * available) {
-        out.push_back({"error", "ratio-exceeded",
-                       "instances " + formatBytes(in.instances) + " exceed memory ratio " + ratio +
-                           " × available " + formatBytes(available) + " = " + formatBytes(cap)});
+    if (U128{in.instances} * kMicro > U128{fig.ratioMicro} * available) {
+        add(FindingCode::RatioExceeded);
     }
     if (protectedMin > available) {
-        out.push_back({"error", "protection-exceeds-available",
-                       "protected memory (VMs' memory.min and memory.low) " + formatBytes(protectedMin) + " exceeds available " +
-                           formatBytes(available) + ": the kernel cannot honour every protection"});
+        add(FindingCode::ProtectionExceedsAvailable);
     }
-    if (in.swapTotal < swapNeeded) {
-        out.push_back({"warning", "swap-insufficient",
-                       "swap " + formatBytes(in.swapTotal) + " is below the " +
-                           formatBytes(swapNeeded) + " that memory ratio " + ratio +
-                           " needs ((ratio − 1) × available " + formatBytes(available) + ")"});
+    if (in.swapTotal < fig.swapRequired) {
+        add(FindingCode::SwapInsufficient);
     }
     if (U128{available} + in.swapTotal < U128{in.instances} + in.reserved) {
-        out.push_back({"warning", "overcommitted-beyond-swap",
-                       "instances " + formatBytes(in.instances) + " + reserved " +
-                           formatBytes(in.reserved) + " exceed available " +
-                           formatBytes(available) + " + swap " + formatBytes(in.swapTotal)});
+        add(FindingCode::OvercommittedBeyondSwap);
     }
     for (const auto& c : coverage) {
-        std::string what;
-        if (c.sliceMin < c.membersMin) {
-            what = "memory.min " + formatBytes(c.sliceMin) + " is below its members' " +
-                   formatBytes(c.membersMin);
-        }
-        if (c.sliceLow < c.membersLow) {
-            what += (what.empty() ? "" : ", ") + std::string("memory.low ") +
-                    formatBytes(c.sliceLow) + " is below its members' " + formatBytes(c.membersLow);
-        }
-        if (!what.empty()) {
-            out.push_back({"warning", "slice-protection-short",
-                           "memqos-" + c.className + ".slice: " + what +
-                               "; members are protected only up to the slice's value"});
+        if (c.sliceMin < c.membersMin || c.sliceLow < c.membersLow) {
+            add(FindingCode::SliceProtectionShort, c);
         }
     }
-    out.push_back(
-        {"info", "summary",
-         "memory " + formatBytes(in.memTotal) + ", node reserve " + formatBytes(in.nodeReserve) +
-             ", services " + formatBytes(in.services) + ", available " + formatBytes(available) +
-             ", instances " + formatBytes(in.instances) + " of " + formatBytes(cap) +
-             " allowed by memory ratio " + ratio + ", reserved " + formatBytes(in.reserved) +
-             ", swap " + formatBytes(in.swapTotal) + " (" + formatBytes(swapNeeded) + " needed)"});
+    add(FindingCode::Summary);
     return out;
 }
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/core/pressure.hpp"
 
-#include "memqos/core/placement.hpp"
 #include "memqos/core/victims.hpp"
 
 #include <algorithm>
@@ -22,9 +21,9 @@ constexpr std::size_t kKinds = 5;
 
 struct Signal {
     Kind kind = Kind::Some;
-    bool on = false;   // at or past the threshold
-    bool held = false; // at or past the threshold relaxed by hysteresis
-    std::string text;  // "full avg10 32.5% ≥ 20%"
+    bool on = false;     // at or past the threshold
+    bool held = false;   // at or past the threshold relaxed by hysteresis
+    PressureSignal fact; // what it compared
 };
 
 // Signals of levels 1..3 (index 0..2).
@@ -53,20 +52,6 @@ Usec elapsed(TimePoint now, TimePoint since) {
     return now > since ? now - since : Usec{0};
 }
 
-// MemAvailable/MemTotal, floored, in permyriad (for text only).
-std::uint64_t availablePermyriad(const MemInfo& m) {
-    return static_cast<std::uint64_t>(U128{m.memAvailable} * kPermyriadOne / m.memTotal);
-}
-
-std::string memAvailableText(const MemInfo& m, Permyriad threshold, bool withBytes) {
-    std::string text = "MemAvailable " + detail::permyriadText(availablePermyriad(m)) + " ≤ " +
-                       detail::permyriadText(threshold);
-    if (withBytes) {
-        text += " (" + formatBytes(m.memAvailable) + " of " + formatBytes(m.memTotal) + ")";
-    }
-    return text;
-}
-
 // memAvailable/memTotal ≤ threshold, and the same relaxed to
 // threshold/(1 − h): avail·(10000 − h) ≤ threshold·total.
 std::pair<bool, bool> memAvailableBelow(const MemInfo& m, Permyriad threshold,
@@ -88,32 +73,34 @@ Evaluation evaluate(const Snapshot& snap, const PressureConfig& cfg) {
     for (std::uint32_t level = 1; level <= kMaxPressureLevel; ++level) {
         const LevelThresholds& t = cfg.levels[level - 1];
         auto& out = ev.levels[level - 1];
-        const auto psi = [&](Kind kind, const char* name, double value, double threshold) {
+        const auto psi = [&](Kind kind, double value, double threshold) {
             out.push_back(Signal{.kind = kind,
                                  .on = value >= threshold,
                                  .held = value >= threshold * keepFraction,
-                                 .text = std::string(name) + " avg10 " +
-                                         detail::percentText(value) + " ≥ " +
-                                         detail::percentText(threshold)});
+                                 .fact = PsiSignal{.full = kind == Kind::Full,
+                                                   .avg10 = value,
+                                                   .threshold = threshold}});
         };
         if (sys.pressure && t.someAvg10) {
-            psi(Kind::Some, "some", sys.pressure->some.avg10, *t.someAvg10);
+            psi(Kind::Some, sys.pressure->some.avg10, *t.someAvg10);
         }
         if (sys.pressure && sys.pressure->full && t.fullAvg10) {
-            psi(Kind::Full, "full", sys.pressure->full->avg10, *t.fullAvg10);
+            psi(Kind::Full, sys.pressure->full->avg10, *t.fullAvg10);
         }
         if (t.memAvailableBelow && mem.memTotal > 0) {
             const auto [on, held] = memAvailableBelow(mem, *t.memAvailableBelow, keep);
             out.push_back(Signal{.kind = Kind::MemAvailable,
                                  .on = on,
                                  .held = held,
-                                 .text = memAvailableText(mem, *t.memAvailableBelow, true)});
+                                 .fact = MemAvailableSignal{.memAvailable = mem.memAvailable,
+                                                            .memTotal = mem.memTotal,
+                                                            .threshold = *t.memAvailableBelow}});
         }
         if (cfg.watermarks && level >= 2) {
             // Level 2 looks at the low watermark (kswapd wakes), level 3 at
             // min (allocations stall in direct reclaim).
             const bool useMin = level == 3;
-            Signal s{.kind = Kind::Watermark, .on = false, .held = false, .text = {}};
+            Signal s{.kind = Kind::Watermark, .on = false, .held = false, .fact = {}};
             for (const auto& z : sys.zones) {
                 if (z.managedPages == 0) {
                     continue; // empty zones report zero watermarks
@@ -123,10 +110,11 @@ Evaluation evaluate(const Snapshot& snap, const PressureConfig& cfg) {
                 const bool held =
                     keep == 0 || U128{z.freePages} * kPermyriadOne < U128{mark} * keep;
                 if (on && !s.on) {
-                    s.text = "zone " + z.name + " (node " + std::to_string(z.node) + ") free " +
-                             formatBytes(detail::saturate(U128{z.freePages} * page)) + " < " +
-                             (useMin ? "min" : "low") + " watermark " +
-                             formatBytes(detail::saturate(U128{mark} * page));
+                    s.fact = WatermarkSignal{.zone = z.name,
+                                             .node = z.node,
+                                             .free = detail::saturate(U128{z.freePages} * page),
+                                             .watermark = detail::saturate(U128{mark} * page),
+                                             .min = useMin};
                 }
                 s.on = s.on || on;
                 s.held = s.held || held;
@@ -145,12 +133,12 @@ Evaluation evaluate(const Snapshot& snap, const PressureConfig& cfg) {
             Signal s{.kind = Kind::Swap,
                      .on = usedScaled >= limit && availOn,
                      .held = usedScaled * kPermyriadOne >= limit * keep && availHeld,
-                     .text = "swap used " +
-                             detail::permyriadText(
-                                 static_cast<std::uint64_t>(usedScaled / mem.swapTotal)) +
-                             " ≥ " + detail::permyriadText(*cfg.swapUsedKill) + " (" +
-                             formatBytes(used) + " of " + formatBytes(mem.swapTotal) + ") with " +
-                             memAvailableText(mem, *t3.memAvailableBelow, false)};
+                     .fact = SwapSignal{.used = used,
+                                        .swapTotal = mem.swapTotal,
+                                        .threshold = *cfg.swapUsedKill,
+                                        .memAvailable = {.memAvailable = mem.memAvailable,
+                                                         .memTotal = mem.memTotal,
+                                                         .threshold = *t3.memAvailableBelow}}};
             ev.swapTrigger = s.on;
             out.push_back(std::move(s));
         }
@@ -158,9 +146,9 @@ Evaluation evaluate(const Snapshot& snap, const PressureConfig& cfg) {
     return ev;
 }
 
-// The signals that put `level`'s condition on: for each kind, the text of
+// The signals that put `level`'s condition on: for each kind, the one of
 // the highest level ≥ `level` at which it is on.
-std::string onText(const Evaluation& ev, std::uint32_t level) {
+std::vector<PressureSignal> onSignals(const Evaluation& ev, std::uint32_t level) {
     std::array<const Signal*, kKinds> pick{};
     for (std::uint32_t l = kMaxPressureLevel; l >= level && l >= 1; --l) {
         for (const auto& s : ev.levels[l - 1]) {
@@ -170,30 +158,29 @@ std::string onText(const Evaluation& ev, std::uint32_t level) {
             }
         }
     }
-    std::string text;
+    std::vector<PressureSignal> out;
     for (const Signal* s : pick) {
         if (s != nullptr) {
-            text += (text.empty() ? "" : "; ") + s->text;
+            out.push_back(s->fact);
         }
     }
-    return text;
+    return out;
 }
 
 // Current readings, for reasons that are not about a signal being on.
-std::string readingsText(const Snapshot& snap) {
+Readings readingsOf(const Snapshot& snap) {
     const SystemSample& sys = snap.system;
-    std::string text;
+    Readings r{.someAvg10 = std::nullopt,
+               .fullAvg10 = std::nullopt,
+               .memAvailable = sys.mem.memAvailable,
+               .memTotal = sys.mem.memTotal};
     if (sys.pressure) {
-        text = "some avg10 " + detail::percentText(sys.pressure->some.avg10);
+        r.someAvg10 = sys.pressure->some.avg10;
         if (sys.pressure->full) {
-            text += ", full avg10 " + detail::percentText(sys.pressure->full->avg10);
+            r.fullAvg10 = sys.pressure->full->avg10;
         }
     }
-    if (sys.mem.memTotal > 0) {
-        text += (text.empty() ? "" : ", ") + std::string("MemAvailable ") +
-                detail::permyriadText(availablePermyriad(sys.mem));
-    }
-    return text.empty() ? "no readings" : text;
+    return r;
 }
 
 std::uint64_t psiPermyriad(double percent) {
@@ -204,16 +191,11 @@ std::uint64_t psiPermyriad(double percent) {
 KillWorkload killAction(const Snapshot& snap, const Candidate& victim, const Evaluation& ev,
                         std::uint32_t level) {
     const MemInfo& mem = snap.system.mem;
-    KillWorkload k{.victim = victim, .reason = {}, .numbers = {}};
-    std::string why = onText(ev, level);
-    if (why.empty()) {
-        why = "held by hysteresis, " + readingsText(snap);
-    }
-    k.reason = "kill " + victim.id + " (class " + victim.className + ", priority " +
-               std::to_string(victim.priority) + "): usage " + formatBytes(victim.usage) +
-               ", request " + formatBytes(victim.request) + ", excess " +
-               formatBytes(victim.excess) + ", swap " + formatBytes(victim.swapUsage) +
-               "; pressure level " + std::to_string(level) + ": " + why;
+    KillWorkload k{.victim = victim,
+                   .reason = LadderKill{.level = level,
+                                        .signals = onSignals(ev, level),
+                                        .readings = readingsOf(snap)},
+                   .numbers = {}};
     k.numbers = {
         {"pressure_level", level},
         {"class_rank", victim.rank},
@@ -240,8 +222,8 @@ KillWorkload killAction(const Snapshot& snap, const Candidate& victim, const Eva
 
 
 // The memory guard's cap for `cls` (see pressure.hpp), with its numbers.
-std::pair<Bytes, std::string> guardCap(const Snapshot& snap, const PressureConfig& cfg,
-                                       const std::string& cls, Bytes page) {
+GuardCap guardCap(const Snapshot& snap, const PressureConfig& cfg, const std::string& cls,
+                  Bytes page) {
     const Bytes total = snap.system.mem.memTotal;
     Bytes others = 0;
     for (const auto& c : snap.classes) {
@@ -255,13 +237,14 @@ std::pair<Bytes, std::string> guardCap(const Snapshot& snap, const PressureConfi
         detail::subOrZero(detail::subOrZero(total, others), snap.nodeReserved), headroom);
     const Bytes aligned = pageFloor(left, page);
     const Bytes cap = std::max(floor, aligned);
-    std::string text = "MemTotal " + formatBytes(total) + " − other classes " +
-                       formatBytes(others) + " − reserved " + formatBytes(snap.nodeReserved) +
-                       " − headroom " + formatBytes(headroom) + " = " + formatBytes(left);
-    if (cap != aligned) {
-        text += ", floor " + formatBytes(floor);
-    }
-    return {cap, text};
+    return GuardCap{.memTotal = total,
+                    .others = others,
+                    .reserved = snap.nodeReserved,
+                    .headroom = headroom,
+                    .left = left,
+                    .floor = floor,
+                    .floored = cap != aligned,
+                    .cap = cap};
 }
 
 } // namespace
@@ -346,12 +329,9 @@ void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
             continue;
         }
         KillWorkload k = killAction(snapshot, ranked.front(), ev, st.level);
-        k.reason = "kill " + ranked.front().id + " (class " + c->name + "): class " + c->name +
-                   " stalled at its cap, full stall " + detail::percentText(share->second) +
-                   " of the time ≥ " + detail::percentText(*config.classStallFull) + " for " +
-                   detail::durationText(elapsed(now, since)) + "; usage " +
-                   formatBytes(ranked.front().usage) + ", swap " +
-                   formatBytes(ranked.front().swapUsage);
+        k.reason = StallKill{.share = share->second,
+                             .threshold = *config.classStallFull,
+                             .duration = elapsed(now, since)};
         k.numbers.emplace_back("class_full_stall_permyriad", psiPermyriad(share->second));
         k.numbers.emplace_back("class_stall_usec",
                                static_cast<std::uint64_t>(elapsed(now, since).count()));
@@ -359,7 +339,6 @@ void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
                                   ? std::vector<Candidate>(ranked.begin(),
                                                            ranked.begin() + kConsideredVictims)
                                   : ranked;
-        d.reasons.push_back(k.reason);
         d.actions.emplace_back(std::move(k));
         st.lastKill = now;
         return; // one kill per tick
@@ -398,8 +377,8 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
     if (target > st.level) {
         st.level = target;
         st.belowSince.reset();
-        st.reason = onText(ev, target) + " for " +
-                    detail::durationText(elapsed(now, *st.aboveSince[target - 1]));
+        st.reason = LevelRose{.signals = onSignals(ev, target),
+                              .duration = elapsed(now, *st.aboveSince[target - 1])};
     } else if (st.level > 0) {
         if (ev.held(st.level)) {
             st.belowSince.reset();
@@ -409,9 +388,10 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
             }
             const Usec calm = elapsed(now, *st.belowSince);
             if (calm >= config.recoveryDuration) {
-                st.reason = "below level " + std::to_string(st.level) + " thresholds (hysteresis " +
-                            detail::permyriadText(config.hysteresis) + ") for " +
-                            detail::durationText(calm) + ": " + readingsText(snapshot);
+                st.reason = LevelFell{.from = st.level,
+                                      .hysteresis = config.hysteresis,
+                                      .duration = calm,
+                                      .readings = readingsOf(snapshot)};
                 --st.level;
                 // Each step down needs its own calm period.
                 st.belowSince =
@@ -421,16 +401,13 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
     }
     if (st.level != before) {
         d.actions.emplace_back(SetPressureLevel{.level = st.level, .reason = st.reason});
-        d.reasons.push_back("pressure level " + std::to_string(before) + " → " +
-                            std::to_string(st.level) + ": " + st.reason);
+        d.reasons.emplace_back(LevelChanged{.from = before, .to = st.level, .reason = st.reason});
     }
     const bool open = st.level == 0;
     if (open != st.admissionOpen) {
         st.admissionOpen = open;
         d.actions.emplace_back(SetAdmission{.open = open});
-        d.reasons.push_back(open
-                                ? std::string("admission reopened at pressure level 0")
-                                : "admission closed at pressure level " + std::to_string(st.level));
+        d.reasons.emplace_back(AdmissionChanged{.open = open, .level = st.level});
     }
 
     std::vector<const ClassPolicy*> ordered;
@@ -466,10 +443,16 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
         }
         const CgroupSample* sample = classSample(snapshot, c->name);
         if (sample != nullptr && total > 0) {
-            const auto [guard, guardText] = guardCap(snapshot, config, c->name, page);
+            const GuardCap g = guardCap(snapshot, config, c->name, page);
+            const Bytes guard = g.cap;
             const auto prev = st.classHigh.find(c->name);
-            CapClass cap{.className = c->name, .memoryHigh = guard, .why = CapClass::Why::Guard,
-                         .reason = "guard: " + guardText};
+            CapClass cap{.className = c->name,
+                         .memoryHigh = guard,
+                         .why = CapClass::Why::Guard,
+                         .guard = g,
+                         .level = st.level,
+                         .usage = sample->memoryCurrent,
+                         .previous = prev != st.classHigh.end() ? prev->second : 0};
             if (st.level >= 2) {
                 const Bytes floor = pageFloor(permyriadOf(total, kGuardFloor), page);
                 const Bytes under = pageFloor(U128{sample->memoryCurrent} *
@@ -482,18 +465,12 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
                 if (lowered < guard) {
                     cap.memoryHigh = lowered;
                     cap.why = CapClass::Why::Throttle;
-                    cap.reason = "throttle at pressure level " + std::to_string(st.level) +
-                                 ": usage " + formatBytes(sample->memoryCurrent) + ", cap " +
-                                 formatBytes(lowered) + " (guard " + formatBytes(guard) + ")";
                 }
             } else if (prev != st.classHigh.end() && prev->second + step < guard) {
                 // Climb back one step per tick; within a step of the guard's
                 // cap it stays where it is (no write for less than a step).
                 cap.memoryHigh = prev->second + step;
                 cap.why = CapClass::Why::Restore;
-                cap.reason = "restore at pressure level " + std::to_string(st.level) + ": cap " +
-                             formatBytes(prev->second) + " → " + formatBytes(cap.memoryHigh) +
-                             " toward the guard's " + formatBytes(guard);
             }
             const bool moved =
                 prev == st.classHigh.end() ||
@@ -516,14 +493,11 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
         d.consideredVictims = ranked;
         const bool cooling = st.lastKill && now < *st.lastKill + config.killCooldown;
         if (ranked.empty()) {
-            d.reasons.emplace_back("level 3 but no killable candidate");
+            d.reasons.emplace_back(NoKillCandidate{});
         } else if (cooling) {
-            d.reasons.push_back("level 3: kill cooldown, next kill possible in " +
-                                detail::durationText(*st.lastKill + config.killCooldown - now));
+            d.reasons.emplace_back(KillCooldown{.left = *st.lastKill + config.killCooldown - now});
         } else {
-            KillWorkload k = killAction(snapshot, ranked.front(), ev, st.level);
-            d.reasons.push_back(k.reason);
-            d.actions.emplace_back(std::move(k));
+            d.actions.emplace_back(killAction(snapshot, ranked.front(), ev, st.level));
             st.lastKill = now;
         }
     }

@@ -7,6 +7,7 @@
 #include "memqos/core/tiers.hpp"
 #include "memqos/io/config_loader.hpp"
 #include "memqos/io/procfs.hpp"
+#include "memqos/wording/bytes.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -24,7 +25,7 @@ std::string bytesOrMax(const Limit& l) {
 
 // "4.0 GiB (4294967296)"
 std::string readable(Bytes b) {
-    return core::formatBytes(b) + " (" + std::to_string(b) + ")";
+    return wording::formatBytes(b) + " (" + std::to_string(b) + ")";
 }
 
 // Where the value of [section] key came from: its file and line, or nothing
@@ -115,7 +116,7 @@ void printPlan(const config::Validated& v, const parse::MemInfo& mem,
     std::string swapNote = "(MemoryRatio − 1) × available";
     const bool swapShort = mem.swapTotal < swapNeeded;
     if (swapShort) {
-        swapNote += "; SwapTotal is " + core::formatBytes(swapNeeded - mem.swapTotal) + " short";
+        swapNote += "; SwapTotal is " + wording::formatBytes(swapNeeded - mem.swapTotal) + " short";
         switch (oc.swapCheck) {
         case config::SwapCheck::Refuse:
             swapNote += ": SwapCheck=refuse would refuse every VM placement";

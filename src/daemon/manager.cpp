@@ -7,6 +7,8 @@
 #include "memqos/config/reload.hpp"
 #include "memqos/core/oom_score.hpp"
 #include "memqos/io/log.hpp"
+#include "memqos/wording/bytes.hpp"
+#include "memqos/wording/pressure.hpp"
 
 #include <fnmatch.h>
 #include <unistd.h>
@@ -784,7 +786,7 @@ std::optional<ApiError> Manager::admissionRefusal(const core::ClassPolicy& cls) 
     }
     return apiError("AdmissionClosed",
                     "admission is closed at pressure level " + std::to_string(pressure_.level) +
-                        " (" + pressure_.reason + "): class " + cls.name +
+                        " (" + wording::describe(pressure_.reason) + "): class " + cls.name +
                         " is killable, so nothing new is placed in it until the pressure falls "
                         "to level 0; retry later, or use a class that is not killable");
 }
@@ -1037,28 +1039,30 @@ core::PlacementInput Manager::placementInput(std::string_view exclude) const {
     return in;
 }
 
-core::Verdict Manager::verifyPlacement(Bytes memory, Bytes /*minMemory*/,
-                                       const PlacementRequest& request) const {
+Manager::PlacementAnswer Manager::verifyPlacement(Bytes memory, Bytes /*minMemory*/,
+                                                  const PlacementRequest& request) const {
     auto in = placementInput(request.instance);
     if (request.failoverReserve) {
         in.reserved = *request.failoverReserve;
     }
     const core::PlacementPolicy policy{request.refuseSoft, config_.overcommit.swapCheck};
-    core::Verdict v = core::checkPlacement(
+    const core::Verdict verdict = core::checkPlacement(
         in, core::saturatingAdd(memory, config_.overcommit.vmOverhead), policy);
+    PlacementAnswer v{
+        .kind = verdict.kind, .message = wording::describe(verdict), .numbers = verdict.numbers};
     // VMs have no class before the libvirt integration: every candidate is
     // taken to land in a killable class.
     if (!pressure_.admissionOpen && !dryRun_) {
         v.kind = core::VerdictKind::Hard;
         v.message = "hard: memory pressure: admission is closed at pressure level " +
-                    std::to_string(pressure_.level) + " (" + pressure_.reason +
+                    std::to_string(pressure_.level) + " (" + wording::describe(pressure_.reason) +
                     "); no new VM may start here until it reopens";
         v.numbers.emplace_back("pressure_level", pressure_.level);
     }
     return v;
 }
 
-std::vector<core::Finding> Manager::verify() const {
+std::vector<wording::FindingText> Manager::verify() const {
     const auto in = placementInput();
     Bytes protectedMin = 0;
     std::map<std::string, core::ClassCoverage> coverage;
@@ -1083,7 +1087,7 @@ std::vector<core::Finding> Manager::verify() const {
             cov.push_back(c);
         }
     }
-    auto findings = core::verifyPlacement(in, protectedMin, cov);
+    auto findings = wording::describe(core::verifyPlacement(in, protectedMin, cov));
     ganetiFindings(findings);
     return findings;
 }
@@ -1254,7 +1258,7 @@ void Manager::tick(TimePoint now) {
         restoreBalloons(now); // balloons shrunk at level 2 come back in steps
     }
     if (before.level != pressure_.level && listener_ != nullptr) {
-        listener_->pressureLevelChanged(pressure_.level, pressure_.reason);
+        listener_->pressureLevelChanged(pressure_.level, wording::describe(pressure_.reason));
     }
     if (listener_ != nullptr) {
         std::vector<const char*> changed;
@@ -1423,19 +1427,10 @@ void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t
 void Manager::execute(const core::Decisions& decisions, const core::PressureState& before,
                       TimePoint now) {
     // Kill reasons are logged by killWorkload once the kill happened (or,
-    // under dry run, as "would"); the other reasons are decisions.
-    std::vector<const std::string*> killReasons;
-    for (const auto& a : decisions.actions) {
-        if (const auto* k = std::get_if<core::KillWorkload>(&a)) {
-            killReasons.push_back(&k->reason);
-        }
-    }
+    // under dry run, as "would"); the notes are the other decisions.
     for (const auto& r : decisions.reasons) {
-        const bool isKill = std::any_of(killReasons.begin(), killReasons.end(),
-                                        [&](const std::string* k) { return *k == r; });
-        if (!isKill) {
-            log::notice("Pressure: {REASON}", "REASON", r, "PRESSURE_LEVEL", pressure_.level);
-        }
+        log::notice("Pressure: {REASON}", "REASON", wording::describe(r), "PRESSURE_LEVEL",
+                    pressure_.level);
     }
     for (const auto& a : decisions.actions) {
         std::visit(
@@ -1470,7 +1465,8 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
         std::string text;
         for (const auto& c : decisions.consideredVictims) {
             text += (text.empty() ? "" : ", ") + c.id + " (" + c.className + ", usage " +
-                    core::formatBytes(c.usage) + ", swap " + core::formatBytes(c.swapUsage) + ")";
+                    wording::formatBytes(c.usage) + ", swap " +
+                    wording::formatBytes(c.swapUsage) + ")";
         }
         log::info("Kill candidates, best first: {CANDIDATES}", "CANDIDATES", text);
     }
@@ -1696,15 +1692,16 @@ void Manager::capClass(const core::CapClass& c) {
     }
     const std::string slice = cls->slice();
     const std::string why(core::toString(c.why));
+    const std::string reason = wording::describe(c);
     if (dryRun_) {
         log::notice("Would set MemoryHigh of {UNIT} to {MEMORY_HIGH} ({WHY}; dry run): {REASON}",
-                    "UNIT", slice, "MEMORY_HIGH", c.memoryHigh, "WHY", why, "REASON", c.reason,
+                    "UNIT", slice, "MEMORY_HIGH", c.memoryHigh, "WHY", why, "REASON", reason,
                     "CLASS", c.className, "MESSAGE_ID", log::kMessagePressureAction);
         return;
     }
     io::MemoryProperties props;
     props.memoryHigh = Limit{c.memoryHigh};
-    systemd_.setUnitProperties(slice, props, [this, c, slice, why](Status st) {
+    systemd_.setUnitProperties(slice, props, [this, c, slice, why, reason](Status st) {
         if (!st) {
             // Forget it, so the next tick decides (and writes) it again.
             pressure_.classHigh.erase(c.className);
@@ -1714,7 +1711,7 @@ void Manager::capClass(const core::CapClass& c) {
         }
         ++actionCounts_["cap"];
         log::notice("Set MemoryHigh of {UNIT} to {MEMORY_HIGH} ({WHY}): {REASON}", "UNIT", slice,
-                    "MEMORY_HIGH", c.memoryHigh, "WHY", why, "REASON", c.reason, "CLASS",
+                    "MEMORY_HIGH", c.memoryHigh, "WHY", why, "REASON", reason, "CLASS",
                     c.className, "MESSAGE_ID", log::kMessagePressureAction);
     });
 }
@@ -1730,8 +1727,8 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
     const auto it = workloads_.find(k.victim.id);
     const std::string unit = it == workloads_.end() ? "" : it->second.unit;
     if (dryRun_) {
-        log::notice("Would {REASON} (dry run)", "REASON", k.reason, "WORKLOAD", k.victim.id,
-                    "CLASS", k.victim.className, "UNIT", unit);
+        log::notice("Would {REASON} (dry run)", "REASON", wording::describe(k), "WORKLOAD",
+                    k.victim.id, "CLASS", k.victim.className, "UNIT", unit);
         notKilled();
         return;
     }
@@ -1745,7 +1742,7 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
     record.id = k.victim.id;
     record.className = k.victim.className;
     record.unit = unit;
-    record.reason = k.reason;
+    record.reason = wording::describe(k);
     record.numbers = k.numbers;
     const bool libvirtVm = it->second.vm && it->second.vm->backend == VmBackend::Libvirt;
     auto killed = [this, record, notKilled, libvirtVm](Status st) mutable {

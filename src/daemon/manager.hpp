@@ -23,6 +23,7 @@
 #include "memqos/io/reclaim_worker.hpp"
 #include "memqos/io/state_store.hpp"
 #include "memqos/io/systemd.hpp"
+#include "memqos/wording/placement.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -177,9 +178,16 @@ public:
         bool refuseSoft = false;              // a soft violation is hard
         std::string instance; // the candidate's name: its own record is not counted
     };
-    core::Verdict verifyPlacement(Bytes memory, Bytes minMemory,
-                                  const PlacementRequest& request) const;
-    std::vector<core::Finding> verify() const;
+    // A verdict as VerifyPlacement answers it: the core's kind and numbers
+    // with its wording, or the refusal of closed admission.
+    struct PlacementAnswer {
+        core::VerdictKind kind = core::VerdictKind::Hard;
+        std::string message;
+        core::Numbers numbers;
+    };
+    PlacementAnswer verifyPlacement(Bytes memory, Bytes minMemory,
+                                    const PlacementRequest& request) const;
+    std::vector<wording::FindingText> verify() const;
     // Re-reads the configuration. Every key takes effect at once except the
     // start-only ones (config/reload.hpp), which keep their running values;
     // the answer lists them ("Manager.StateDirectory needs a restart: ..."),
@@ -320,7 +328,7 @@ private:
     Result<core::Tiers> deriveInstance(ManagedWorkload& m, const std::string& name,
                                        bool isNew) const;
     void assignGaneti(const core::Workload& w, bool persist, Reply<std::string> reply);
-    void ganetiFindings(std::vector<core::Finding>& out) const;
+    void ganetiFindings(std::vector<wording::FindingText>& out) const;
     io::GanetiKvm* ganeti_ = nullptr;
     std::uint64_t ticks_ = 0;
 

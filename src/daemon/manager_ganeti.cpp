@@ -263,7 +263,7 @@ void Manager::assignGaneti(const core::Workload& w, bool persist, Reply<std::str
     reply(w.id);
 }
 
-void Manager::ganetiFindings(std::vector<core::Finding>& out) const {
+void Manager::ganetiFindings(std::vector<wording::FindingText>& out) const {
     if (ganeti_ == nullptr) {
         return;
     }

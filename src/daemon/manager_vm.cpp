@@ -8,6 +8,7 @@
 #include "memqos/config/vm.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
+#include "memqos/wording/bytes.hpp"
 
 #include <algorithm>
 #include <set>
@@ -364,7 +365,7 @@ void Manager::shrinkBalloons(const std::string& className, TimePoint now) {
             }
             moveBalloon(id, target,
                         "pressure level " + std::to_string(pressure_.level) + ", usable " +
-                            (s->usable ? core::formatBytes(*s->usable) : std::string("unknown")),
+                            (s->usable ? wording::formatBytes(*s->usable) : std::string("unknown")),
                         now);
         });
     }
@@ -403,8 +404,8 @@ void Manager::moveBalloon(const std::string& id, Bytes target, const std::string
     if (dryRun_) {
         log::notice("Would move the balloon of {WORKLOAD} from {FROM} to {TARGET} (dry run): "
                     "{WHY}",
-                    "WORKLOAD", id, "FROM", core::formatBytes(from), "TARGET",
-                    core::formatBytes(target), "WHY", why, "MESSAGE_ID",
+                    "WORKLOAD", id, "FROM", wording::formatBytes(from), "TARGET",
+                    wording::formatBytes(target), "WHY", why, "MESSAGE_ID",
                     log::kMessagePressureAction);
         if (target >= vm.balloonBaseline.value_or(0)) {
             vm.balloonBaseline.reset();
@@ -431,7 +432,7 @@ void Manager::moveBalloon(const std::string& id, Bytes target, const std::string
         }
         ++actionCounts_["balloon"];
         log::notice("Moved the balloon of {WORKLOAD} from {FROM} to {TARGET}: {WHY}", "WORKLOAD",
-                    id, "FROM", core::formatBytes(from), "TARGET", core::formatBytes(target),
+                    id, "FROM", wording::formatBytes(from), "TARGET", wording::formatBytes(target),
                     "WHY", why, "BALLOON_TARGET", target, "MESSAGE_ID",
                     log::kMessagePressureAction);
         if (listener_ != nullptr) {

@@ -5,6 +5,7 @@
 
 #include "memqos/core/placement.hpp"
 #include "memqos/parse/text.hpp"
+#include "memqos/wording/bytes.hpp"
 
 #include <charconv>
 #include <limits>
@@ -168,8 +169,8 @@ Result<Plan> prePlan(Plan p, Op op, const Vars& v, std::string_view node) {
     if (op == Op::Modify) {
         auto old = v.mebibytes({"INSTANCE_BE_maxmem"});
         if (old && check->maxMemory <= *old) {
-            p.why = p.instance + "'s memory does not grow (" + core::formatBytes(*old) + " to " +
-                    core::formatBytes(check->maxMemory) + ")";
+            p.why = p.instance + "'s memory does not grow (" + wording::formatBytes(*old) + " to " +
+                    wording::formatBytes(check->maxMemory) + ")";
             return p;
         }
     }
@@ -283,11 +284,11 @@ bool sameNode(std::string_view a, std::string_view b) {
 std::string describe(const Step& step) {
     switch (step.kind) {
     case StepKind::Check:
-        return core::formatBytes(step.maxMemory) + " asked, minimum " +
-               core::formatBytes(step.minMemory);
+        return wording::formatBytes(step.maxMemory) + " asked, minimum " +
+               wording::formatBytes(step.minMemory);
     case StepKind::Record:
-        return "max " + core::formatBytes(step.maxMemory) + ", min " +
-               core::formatBytes(step.minMemory) + ", " + (step.up ? "up" : "down") +
+        return "max " + wording::formatBytes(step.maxMemory) + ", min " +
+               wording::formatBytes(step.minMemory) + ", " + (step.up ? "up" : "down") +
                (step.className.empty() ? "" : ", class " + step.className);
     case StepKind::Forget:
         return "forget " + step.instance;

@@ -539,7 +539,7 @@ TEST_F(ManagerStoreTest, VerifyPlacementCountsManagedServices) {
         << refused.message;
 }
 
-std::uint64_t number(const core::Verdict& v, const std::string& key) {
+std::uint64_t number(const Manager::PlacementAnswer& v, const std::string& key) {
     for (const auto& [k, n] : v.numbers) {
         if (k == key) {
             return n;

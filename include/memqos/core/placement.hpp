@@ -81,9 +81,38 @@ std::string_view toString(VerdictKind k);
 //   swap_total swap_required (bytes).
 // (core::Numbers, model.hpp)
 
+// The node's placement figures behind a verdict or a finding, as the core
+// computed them (wording/placement.hpp words them).
+struct PlacementFigures {
+    Bytes memTotal = 0;
+    Bytes nodeReserve = 0;
+    Bytes services = 0;
+    Bytes available = 0; // availableMemory()
+    Bytes instances = 0;
+    Bytes reserved = 0;
+    std::uint64_t ratioMicro = 0; // the memory ratio in millionths, as compared
+    Bytes capacity = 0;           // floor(ratio · available), vmCapacity()
+    Bytes swapTotal = 0;
+    Bytes swapRequired = 0; // requiredSwap(available, ratio)
+    friend bool operator==(const PlacementFigures&, const PlacementFigures&) = default;
+};
+
+// Which case of checkPlacement decided a verdict:
+//   NoMemoryAvailable  available is 0 (hard)
+//   Fits               fits with the failover reserve
+//   OverRatio          over ratio · available even without the reserve (hard)
+//   NeedsReserve       fits only by using the failover reserve (soft, or hard
+//                      when softRefused)
+//   SwapRefused        swap below swapRequired under SwapCheck=refuse (hard)
+enum class VerdictWhy { NoMemoryAvailable, Fits, OverRatio, NeedsReserve, SwapRefused };
+
 struct Verdict {
     VerdictKind kind = VerdictKind::Hard;
-    std::string message; // one line for humans, starting with toString(kind)
+    VerdictWhy why = VerdictWhy::NoMemoryAvailable;
+    bool softRefused = false; // NeedsReserve made hard by PlacementPolicy::refuseSoft
+    bool swapShort = false;   // SwapCheck=warn and swap is below swapRequired
+    Bytes candidate = 0;
+    PlacementFigures figures;
     Numbers numbers;
 };
 
@@ -97,11 +126,11 @@ struct Verdict {
 // memory) is always hard, even for a candidate of 0 bytes.
 //
 // The policy can make the verdict stricter, never milder:
-//   refuseSoft        a soft violation becomes hard ("hard: … (soft
-//                     violations are refused)")
-//   swapCheck Warn    swap below requiredSwap(): the verdict is unchanged and
-//                     its message ends with "; warning: swap … is below …"
-//   swapCheck Refuse  swap below requiredSwap(): hard
+//   refuseSoft        a soft violation becomes hard (softRefused)
+//   swapCheck Warn    swap below requiredSwap(): the verdict is unchanged,
+//                     swapShort is set (the wording adds a warning)
+//   swapCheck Refuse  swap below requiredSwap(): hard (SwapRefused) unless
+//                     already hard
 struct PlacementPolicy {
     bool refuseSoft = false;
     SwapCheck swapCheck = SwapCheck::Warn;
@@ -116,12 +145,33 @@ struct ClassCoverage {
     Bytes sliceLow = 0;
     Bytes membersMin = 0;
     Bytes membersLow = 0;
+    friend bool operator==(const ClassCoverage&, const ClassCoverage&) = default;
 };
 
+enum class FindingCode {
+    NoMemoryAvailable,
+    RatioExceeded,
+    ProtectionExceedsAvailable,
+    SwapInsufficient,
+    OvercommittedBeyondSwap,
+    SliceProtectionShort,
+    Summary,
+};
+// The stable code for scripts: "no-memory-available", "ratio-exceeded",
+// "protection-exceeds-available", "swap-insufficient",
+// "overcommitted-beyond-swap", "slice-protection-short", "summary".
+std::string_view toString(FindingCode c);
+// "error", "warning" or "info", as listed at verifyPlacement.
+std::string_view severity(FindingCode c);
+
+// One finding with the numbers its wording needs: the node's figures, the
+// protected memory (ProtectionExceedsAvailable) and the class
+// (SliceProtectionShort).
 struct Finding {
-    std::string severity; // "error" | "warning" | "info"
-    std::string code;     // stable, for scripts
-    std::string message;  // one line, with the numbers
+    FindingCode code = FindingCode::Summary;
+    PlacementFigures figures;
+    Bytes protectedMin = 0;
+    ClassCoverage coverage;
 
     friend bool operator==(const Finding&, const Finding&) = default;
 };
@@ -134,16 +184,11 @@ struct Finding {
 //   warning "overcommitted-beyond-swap"  available + swapTotal < instances + reserved
 //   warning "slice-protection-short"     per class (in the given order) whose slice
 //                                        memory.min or memory.low is below its members' sum
-//   info    "summary"                    always, last: the numbers in one line
+//   info    "summary"                    always, last: the node's numbers
 // protectedMin: Σ memory.min of the protected classes' members that compete
 // for `available` — the services' requests are already subtracted from it,
 // so a caller that passes every member's memory.min counts services twice.
 std::vector<Finding> verifyPlacement(const PlacementInput& in, Bytes protectedMin,
                                      const std::vector<ClassCoverage>& coverage);
-
-// Human size with one decimal in binary units: "0 B", "512 B", "1.5 KiB",
-// "993.0 MiB", "2.0 GiB", "1.5 TiB" (rounded half up; a value that rounds to
-// 1024.0 of a unit is shown in the next one).
-std::string formatBytes(Bytes b);
 
 } // namespace memqos::core

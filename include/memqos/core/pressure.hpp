@@ -47,8 +47,8 @@
 //        ShrinkBalloons for each memoryGuard class at level ≥ 2.
 //   3:   consideredVictims = top 10 of rankVictims (by swap when the swap
 //        trigger is on); KillWorkload of the first unless a kill happened
-//        less than killCooldown ago; a reason instead when there is no
-//        candidate.
+//        less than killCooldown ago; a note instead when there is no
+//        candidate or the cooldown runs.
 //   class stall (any level below 3): a killable memoryGuard class whose
 //        own slice's "full" stall share (Δ full total / Δ wall time over a
 //        window of at least kClassStallWindow, stallWindow) is at or past
@@ -94,7 +94,7 @@ struct PressureState {
     std::optional<TimePoint> lastKill;
     bool admissionOpen = true;
     // Why the ladder is at `level` (the last SetPressureLevel reason).
-    std::string reason;
+    LevelReason reason;
     // Last decided MemoryHigh of each memoryGuard class slice.
     std::map<std::string, Bytes> classHigh;
     // Per guarded class: the start of the current stall window (time and

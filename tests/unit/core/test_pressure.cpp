@@ -321,37 +321,59 @@ PressureOutcome run(const std::vector<Snapshot>& snaps, const PressureConfig& cf
     return out;
 }
 
+// The reasons carry the signals and numbers; tests/unit/wording words them.
 TEST(CorePressure, LevelReasonNamesSignalAndNumbers) {
     const auto out = run({psi(0, 0, 32.5), psi(10, 0, 32.5)});
     ASSERT_FALSE(out.decisions.actions.empty());
+    const LevelReason rose =
+        LevelRose{.signals = {PsiSignal{.full = true, .avg10 = 32.5, .threshold = 20}},
+                  .duration = std::chrono::seconds(10)};
     EXPECT_EQ(std::get<SetPressureLevel>(out.decisions.actions[0]),
-              (SetPressureLevel{.level = 3, .reason = "full avg10 32.5% ≥ 20% for 10s"}));
-    EXPECT_EQ(out.decisions.reasons.at(0), "pressure level 0 → 3: full avg10 32.5% ≥ 20% for 10s");
-    EXPECT_EQ(out.decisions.reasons.at(1), "admission closed at pressure level 3");
-    EXPECT_EQ(out.state.reason, "full avg10 32.5% ≥ 20% for 10s");
+              (SetPressureLevel{.level = 3, .reason = rose}));
+    EXPECT_EQ(out.decisions.reasons,
+              (std::vector<Note>{LevelChanged{.from = 0, .to = 3, .reason = rose},
+                                 AdmissionChanged{.open = false, .level = 3}}));
+    EXPECT_EQ(out.state.reason, rose);
 }
+
+const MemAvailableSignal kAvailable150{
+    .memAvailable = kPerMyriad * 150, .memTotal = kTotal, .threshold = 200};
 
 TEST(CorePressure, LevelReasonListsEverySignalOnce) {
     const auto out = run({available(0, 150), available(2, 150)});
-    // Level 1 entered on MemAvailable; the number shown is the highest
-    // level's threshold it passes (2 %), not one line per level.
-    EXPECT_EQ(out.state.reason, "MemAvailable 1.5% ≤ 2% (228.9 MiB of 14.9 GiB) for 2s");
+    // Level 1 entered on MemAvailable; the threshold given is the highest
+    // level's it passes (2 %), not one signal per level.
+    EXPECT_EQ(out.state.reason, (LevelReason{LevelRose{.signals = {kAvailable150},
+                                                        .duration = std::chrono::seconds(2)}}));
 }
 
 TEST(CorePressure, RecoveryReason) {
     const auto out = run({psi(0, 15, 0), psi(2, 15, 0), calm(3), calm(13)});
     EXPECT_EQ(out.state.level, 0U);
-    EXPECT_EQ(out.state.reason, "below level 1 thresholds (hysteresis 20%) for 10s: some avg10 0%, "
-                                "full avg10 0%, MemAvailable 50%");
+    EXPECT_EQ(out.state.reason, (LevelReason{LevelFell{.from = 1,
+                                                       .hysteresis = 2000,
+                                                       .duration = std::chrono::seconds(10),
+                                                       .readings = {.someAvg10 = 0,
+                                                                    .fullAvg10 = 0,
+                                                                    .memAvailable = kTotal / 2,
+                                                                    .memTotal = kTotal}}}));
 }
 
 TEST(CorePressure, WatermarkAndSwapReasons) {
     EXPECT_EQ(run({zone(0, 1000), zone(10, 1000)}).state.reason,
-              "zone Normal (node 0) free 3.9 MiB < min watermark 7.8 MiB for 10s");
+              (LevelReason{LevelRose{.signals = {WatermarkSignal{.zone = "Normal",
+                                                                 .node = 0,
+                                                                 .free = 1000 * 4096,
+                                                                 .watermark = 2000 * 4096,
+                                                                 .min = true}},
+                                     .duration = std::chrono::seconds(10)}}));
+    const SwapSignal swap{.used = 4_GiB - 4_GiB / 10000 * 500,
+                          .swapTotal = 4_GiB,
+                          .threshold = 9000,
+                          .memAvailable = kAvailable150};
     EXPECT_EQ(run({swapped(0, 150), swapped(10, 150)}).state.reason,
-              "MemAvailable 1.5% ≤ 2% (228.9 MiB of 14.9 GiB); swap used 95% ≥ 90% (3.8 GiB of 4.0 "
-              "GiB) with "
-              "MemAvailable 1.5% ≤ 2% for 10s");
+              (LevelReason{LevelRose{.signals = {kAvailable150, swap},
+                                     .duration = std::chrono::seconds(10)}}));
 }
 
 // Classes that leave the guard room: system 2 GiB, shared 4 GiB, reclaimed
@@ -366,7 +388,14 @@ TEST(CorePressure, ActionAmounts) {
     const auto out = run({roomy(psi(0, 30, 6)), roomy(psi(5, 30, 6))});
     ASSERT_EQ(out.state.level, 2U);
     const std::vector<Action> expected{
-        SetPressureLevel{.level = 2, .reason = "some avg10 30% ≥ 25%; full avg10 6% ≥ 5% for 5s"},
+        SetPressureLevel{.level = 2,
+                         .reason = LevelRose{.signals = {PsiSignal{.full = false,
+                                                                   .avg10 = 30,
+                                                                   .threshold = 25},
+                                                         PsiSignal{.full = true,
+                                                                   .avg10 = 6,
+                                                                   .threshold = 5}},
+                                             .duration = std::chrono::seconds(5)}},
         SetAdmission{.open = false},
         // 1 % of 2 GiB and 4 GiB, page-aligned down
         ReclaimClass{.className = "reclaimed", .bytes = 21471232},
@@ -375,7 +404,17 @@ TEST(CorePressure, ActionAmounts) {
         CapClass{.className = "reclaimed",
                  .memoryHigh = 2040107008,
                  .why = CapClass::Why::Throttle,
-                 .reason = "throttle at pressure level 2: usage 2.0 GiB, cap 1.9 GiB (guard 8.2 GiB)"},
+                 .guard = {.memTotal = kTotal,
+                           .others = 6_GiB,
+                           .reserved = 0,
+                           .headroom = 800'000'000,
+                           .left = 8'757'549'056,
+                           .floor = 320'000'000,
+                           .floored = false,
+                           .cap = 8'757'547'008},
+                 .level = 2,
+                 .usage = 2_GiB,
+                 .previous = 8'757'547'008}, // the first tick's guard cap
         ShrinkBalloons{.className = "reclaimed"},
     };
     EXPECT_EQ(out.decisions.actions, expected);
@@ -406,8 +445,10 @@ TEST(CorePressureGuard, CapFollowsTheOtherClasses) {
     EXPECT_EQ(c[0].className, "reclaimed");
     EXPECT_EQ(c[0].memoryHigh, kRoomyGuard);
     EXPECT_EQ(c[0].why, CapClass::Why::Guard);
-    EXPECT_TRUE(c[0].reason.starts_with("guard: MemTotal 14.9 GiB − other classes 6.0 GiB"))
-        << c[0].reason;
+    EXPECT_EQ(c[0].guard.memTotal, kTotal);
+    EXPECT_EQ(c[0].guard.others, 6_GiB);
+    EXPECT_EQ(c[0].guard.cap, kRoomyGuard);
+    EXPECT_FALSE(c[0].guard.floored);
     EXPECT_EQ(out.state.classHigh.at("reclaimed"), kRoomyGuard);
 
     // Less than a step of change: nothing is written.
@@ -436,7 +477,8 @@ TEST(CorePressureGuard, FloorWhenTheOthersUseEverything) {
     const auto c = caps(out.decisions);
     ASSERT_EQ(c.size(), 1U);
     EXPECT_EQ(c[0].memoryHigh, kFloorCap);
-    EXPECT_TRUE(c[0].reason.ends_with(", floor 305.2 MiB")) << c[0].reason;
+    EXPECT_TRUE(c[0].guard.floored);
+    EXPECT_EQ(c[0].guard.floor, 320'000'000U);
 }
 
 TEST(CorePressureGuard, ThrottleStepsDownThenRestoreStepsUp) {
@@ -526,11 +568,13 @@ TEST(CorePressureGuard, StalledGuardedClassLosesItsTopVictim) {
             seen.push_back(std::to_string(t) + " " + k);
         }
         if (t == 2) {
-            ASSERT_EQ(out.decisions.reasons.size(), 1U);
-            EXPECT_TRUE(out.decisions.reasons[0].starts_with(
-                "kill batch.service (class reclaimed): class reclaimed stalled at its cap, "
-                "full stall 50% of the time ≥ 20% for 1s"))
-                << out.decisions.reasons[0];
+            EXPECT_TRUE(out.decisions.reasons.empty());
+            ASSERT_FALSE(out.decisions.actions.empty());
+            const auto* k = std::get_if<KillWorkload>(&out.decisions.actions.back());
+            ASSERT_NE(k, nullptr);
+            EXPECT_EQ(k->reason, (KillReason{StallKill{.share = 50,
+                                                       .threshold = 20,
+                                                       .duration = std::chrono::seconds(1)}}));
         }
     }
     // t=0 opens the first window, t=1 ends it at 50 % (stall from here),
@@ -612,9 +656,14 @@ TEST(CorePressure, KillCarriesVictimsAndNumbers) {
     ASSERT_EQ(out.state.lastKill, at(10));
     const auto& kill = std::get<KillWorkload>(out.decisions.actions.back());
     EXPECT_EQ(kill.victim.id, "batch.service");
-    EXPECT_EQ(kill.reason, "kill batch.service (class reclaimed, priority 0): usage 1.0 GiB, "
-                           "request 0 B, excess 1.0 GiB, swap "
-                           "100.0 MiB; pressure level 3: full avg10 50% ≥ 20%");
+    EXPECT_EQ(kill.reason,
+              (KillReason{LadderKill{
+                  .level = 3,
+                  .signals = {PsiSignal{.full = true, .avg10 = 50, .threshold = 20}},
+                  .readings = {.someAvg10 = 60,
+                               .fullAvg10 = 50,
+                               .memAvailable = kTotal / 2,
+                               .memTotal = kTotal}}}));
     const Numbers expected{
         {"pressure_level", 3},
         {"class_rank", 0},
@@ -636,16 +685,17 @@ TEST(CorePressure, KillCarriesVictimsAndNumbers) {
         considered.push_back(c.id);
     }
     EXPECT_EQ(considered, (Strings{"batch.service", "vm:scratch", "web.service"}));
-    EXPECT_EQ(out.decisions.reasons.back(), kill.reason);
+    // The kill is an action with its reason, not repeated as a note.
+    EXPECT_EQ(out.decisions.reasons.size(), 2U);
 }
 
 TEST(CorePressure, CooldownAndNoCandidateReasons) {
     const auto cooling = run({psi(0, 60, 50), psi(10, 60, 50), psi(12, 60, 50)});
     EXPECT_EQ(cooling.decisions.reasons,
-              (Strings{"level 3: kill cooldown, next kill possible in 13s"}));
+              (std::vector<Note>{KillCooldown{.left = std::chrono::seconds(13)}}));
     EXPECT_EQ(cooling.state.lastKill, at(10));
     const auto none = run({onlyProtected(0), onlyProtected(10)});
-    EXPECT_EQ(none.decisions.reasons.back(), "level 3 but no killable candidate");
+    EXPECT_EQ(none.decisions.reasons.back(), Note{NoKillCandidate{}});
     EXPECT_FALSE(none.state.lastKill.has_value());
     EXPECT_TRUE(none.decisions.consideredVictims.empty());
 }
