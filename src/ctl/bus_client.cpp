@@ -411,7 +411,7 @@ Status BusClient::forgetInstance(const std::string& name) {
     return okStatus();
 }
 
-Result<std::vector<InstanceInfo>> BusClient::listInstances() {
+Result<std::vector<Instance>> BusClient::listInstances() {
     auto out = call(kManagerPath, kManagerInterface, "ListInstances", "a(sttb)", appendNothing);
     if (!out) {
         return out.error();

@@ -133,12 +133,12 @@ Result<PropertyMap> propertiesFromReply(const ValueArray& out) {
     return props;
 }
 
-Result<std::vector<InstanceInfo>> instancesFromReply(const ValueArray& out) {
+Result<std::vector<Instance>> instancesFromReply(const ValueArray& out) {
     const ValueArray* list = listArgument(out);
     if (list == nullptr) {
         return malformedReply("ListInstances", "expected one array a(sttb)");
     }
-    std::vector<InstanceInfo> instances;
+    std::vector<Instance> instances;
     for (const auto& entry : *list) {
         const ValueArray* f = asArray(entry);
         const std::string* name = f != nullptr && f->size() == 4 ? asString((*f)[0]) : nullptr;
