@@ -141,7 +141,10 @@ struct Unit {
     std::uint64_t factor;
 };
 
-constexpr std::array<Unit, 14> kSizeUnits{{
+// Binary whatever the spelling: "KB" is read as "K" (memory is sized in
+// powers of two; memqosctl, which reads its sizes here too, always took
+// "1GB" for 1 GiB).
+constexpr std::array<Unit, 20> kSizeUnits{{
     {"", 1},
     {"b", 1},
     {"k", kKiB},
@@ -156,9 +159,13 @@ constexpr std::array<Unit, 14> kSizeUnits{{
     {"tib", kGiB* kKiB},
     {"pib", kGiB* kMiB},
     {"eib", kGiB* kGiB},
+    {"kb", kKiB},
+    {"mb", kMiB},
+    {"gb", kGiB},
+    {"tb", kGiB* kKiB},
+    {"pb", kGiB* kMiB},
+    {"eb", kGiB* kGiB},
 }};
-
-constexpr std::array<std::string_view, 6> kAmbiguousSizeUnits{"kb", "mb", "gb", "tb", "pb", "eb"};
 
 constexpr std::uint64_t kUsecPerSec = 1000000;
 constexpr std::array<Unit, 12> kDurationUnits{{
@@ -281,15 +288,14 @@ bool isPrintable(char c) {
 Result<Bytes> parseSize(std::string_view text) {
     std::string_view s = trimText(text);
     auto d = scanDecimal(s);
-    if (!d)
+    if (!d) {
+        if (equalsIgnoreCase(s, "max") || equalsIgnoreCase(s, "infinity"))
+            return fail("not a size", "\"max\" is only allowed for a limit");
         return fail("not a size", kSizeHint);
+    }
     skipBlanks(s);
     const Unit* unit = findUnit(kSizeUnits, s);
     if (unit == nullptr) {
-        for (std::string_view a : kAmbiguousSizeUnits)
-            if (equalsIgnoreCase(a, s))
-                return fail("ambiguous unit " + quoted(s),
-                            "sizes are binary: write 512M or 512MiB for 512·1024² bytes");
         if (!s.empty() && s.back() == '%')
             return fail("not a size",
                         "a percentage is not allowed here; " + std::string(kSizeHint));

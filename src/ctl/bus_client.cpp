@@ -375,7 +375,7 @@ Status BusClient::forgetInstance(const std::string& name) {
         [&](sd_bus_message* m) { return sd_bus_message_append(m, "s", name.c_str()); }, noReply);
 }
 
-Result<std::vector<InstanceInfo>> BusClient::listInstances() {
+Result<std::vector<Instance>> BusClient::listInstances() {
     return callManager("ListInstances", "a(sttb)", appendNothing, instancesFromReply);
 }
 

@@ -52,7 +52,7 @@ public:
                                              const PlacementOptions& options);
     Status recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory, bool up);
     Status forgetInstance(const std::string& name);
-    Result<std::vector<InstanceInfo>> listInstances();
+    Result<std::vector<Instance>> listInstances();
     Result<std::vector<KillInfo>> listKills();
     Result<std::vector<Finding>> verify();
     // The keys that need a restart to take effect (empty: all did).

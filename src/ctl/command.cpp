@@ -130,7 +130,7 @@ constexpr std::string_view kExitCodes =
     "  64  usage error (unknown command or option, bad size, missing argument)\n";
 
 constexpr std::string_view kSizes =
-    "Sizes are bytes or a number with a K, M, G or T suffix (binary: 1K = 1024),\n"
+    "Sizes are bytes or a number with a K, M, G, T, P or E suffix (binary: 1K = 1024),\n"
     "fractions allowed (\"1.5G\"); \"max\" means no limit.\n";
 
 // getopt_long's option codes: above any character, so optopt tells a long

@@ -73,18 +73,6 @@ std::string_view pressureLevelName(std::uint32_t level) {
     }
 }
 
-Bytes upMaxMemory(const std::vector<InstanceInfo>& instances) {
-    Bytes sum = 0;
-    for (const auto& i : instances) {
-        if (i.up) {
-            sum = i.maxMemory > std::numeric_limits<Bytes>::max() - sum
-                      ? std::numeric_limits<Bytes>::max()
-                      : sum + i.maxMemory;
-        }
-    }
-    return sum;
-}
-
 namespace {
 
 std::uint32_t asU32(const Value& v) {
@@ -93,16 +81,24 @@ std::uint32_t asU32(const Value& v) {
                                                          : static_cast<std::uint32_t>(u);
 }
 
+// nullopt when the property is missing (an older memqosd) or not a number.
+std::optional<std::uint64_t> optionalU64(const Value& v) {
+    if (std::holds_alternative<std::uint64_t>(v.v) || std::holds_alternative<std::int64_t>(v.v)) {
+        return v.asU64();
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 ManagerStatus managerStatusFromProperties(const PropertyMap& props, std::size_t classCount,
                                           std::size_t workloadCount) {
     return ManagerStatus{
         .version = property(props, "Version").asString(),
-        .memoryTotal = property(props, "MemoryTotal").asU64(),
-        .memoryAvailable = property(props, "MemoryAvailable").asU64(),
-        .swapTotal = property(props, "SwapTotal").asU64(),
-        .swapFree = property(props, "SwapFree").asU64(),
+        .memory = {.memTotal = property(props, "MemoryTotal").asU64(),
+                   .memAvailable = property(props, "MemoryAvailable").asU64(),
+                   .swapTotal = property(props, "SwapTotal").asU64(),
+                   .swapFree = property(props, "SwapFree").asU64()},
         .nodeReserved = property(props, "NodeReserved").asU64(),
         .memoryRatio = property(props, "MemoryRatio").asDouble(),
         .pressureLevel = asU32(property(props, "PressureLevel")),
@@ -113,6 +109,7 @@ ManagerStatus managerStatusFromProperties(const PropertyMap& props, std::size_t 
         .memoryPressureFull = property(props, "MemoryPressureFull").asDouble(),
         .classCount = classCount,
         .workloadCount = workloadCount,
+        .upInstancesMaxMemory = optionalU64(property(props, "UpInstancesMaxMemory")),
         .instances = std::nullopt,
     };
 }

@@ -5,7 +5,10 @@
 // client turns every reply into a Value tree first, so everything after that
 // is testable with literals.
 
+#include "memqos/core/kernel.hpp"
+#include "memqos/core/placement.hpp"
 #include "memqos/core/types.hpp"
+#include "memqos/wording/placement.hpp"
 
 #include <cstdint>
 #include <map>
@@ -54,8 +57,13 @@ const Value& property(const PropertyMap& props, std::string_view name);
 // Pressure ladder level names, as in the Manager's PressureLevel doc.
 std::string_view pressureLevelName(std::uint32_t level);
 
-// One entry of the instance record (ListInstances): a Ganeti instance's
-// minmem/maxmem in bytes and whether it is up (counted against the ratio).
+// What memqosd serves is held in the types it is made from: an entry of the
+// instance record (ListInstances: a Ganeti instance's minmem/maxmem in bytes
+// and whether it is up) in core's, a finding of Verify (severity, code,
+// message) in the wording layer's, as the daemon words it.
+using Finding = wording::FindingText;
+using core::Instance;
+
 // One entry of the kill history (ListKills).
 struct KillInfo {
     std::uint64_t timeUsec = 0; // since the epoch
@@ -65,23 +73,9 @@ struct KillInfo {
     std::vector<std::pair<std::string, std::uint64_t>> numbers;
 };
 
-struct InstanceInfo {
-    std::string name;
-    Bytes minMemory = 0;
-    Bytes maxMemory = 0;
-    bool up = false;
-};
-
-// Σ maxMemory of the up instances (saturating; without [Overcommit]
-// VMOverhead, which memqosd adds per instance in VerifyPlacement).
-Bytes upMaxMemory(const std::vector<InstanceInfo>& instances);
-
 struct ManagerStatus {
     std::string version;
-    Bytes memoryTotal = 0;
-    Bytes memoryAvailable = 0;
-    Bytes swapTotal = 0;
-    Bytes swapFree = 0;
+    core::MemInfo memory; // MemoryTotal, MemoryAvailable, SwapTotal, SwapFree; the rest 0
     Bytes nodeReserved = 0;
     double memoryRatio = 0.0;
     std::uint32_t pressureLevel = 0;
@@ -92,8 +86,11 @@ struct ManagerStatus {
     double memoryPressureFull = 0.0;
     std::size_t classCount = 0;
     std::size_t workloadCount = 0;
+    // Σ max_memory of the up instances (UpInstancesMaxMemory); nullopt from a
+    // memqosd without the property.
+    std::optional<Bytes> upInstancesMaxMemory = std::nullopt;
     // The instance record; nullopt when memqosd has no ListInstances (older).
-    std::optional<std::vector<InstanceInfo>> instances;
+    std::optional<std::vector<Instance>> instances;
 };
 
 struct ClassInfo {
@@ -137,12 +134,6 @@ struct PlacementVerdict {
     std::string verdict; // "fits" | "soft" | "hard"
     std::string message;
     std::vector<std::pair<std::string, std::uint64_t>> numbers; // as the daemon sent them
-};
-
-struct Finding {
-    std::string severity; // "error" | "warning" | "info"
-    std::string code;
-    std::string message;
 };
 
 // One monitor event. `kind` is the signal's member name; `args` are its

@@ -82,7 +82,7 @@ std::string formatNumbers(const Value& numbers) {
     return formatNumbers(plain);
 }
 
-void writeInstances(JsonWriter& json, const std::vector<InstanceInfo>& instances) {
+void writeInstances(JsonWriter& json, const std::vector<Instance>& instances) {
     json.beginArray();
     for (const auto& i : instances) {
         json.beginObject();
@@ -95,7 +95,7 @@ void writeInstances(JsonWriter& json, const std::vector<InstanceInfo>& instances
     json.endArray();
 }
 
-std::string instanceTable(const std::vector<InstanceInfo>& instances, Legend legend) {
+std::string instanceTable(const std::vector<Instance>& instances, Legend legend) {
     if (instances.empty()) {
         return legend == Legend::Show ? "No instances.\n" : "";
     }
@@ -214,10 +214,10 @@ std::string formatValue(const Value& value) {
 
 void writeStatusMembers(JsonWriter& json, const ManagerStatus& s) {
     json.member("Version", s.version);
-    json.member("MemoryTotal", s.memoryTotal);
-    json.member("MemoryAvailable", s.memoryAvailable);
-    json.member("SwapTotal", s.swapTotal);
-    json.member("SwapFree", s.swapFree);
+    json.member("MemoryTotal", s.memory.memTotal);
+    json.member("MemoryAvailable", s.memory.memAvailable);
+    json.member("SwapTotal", s.memory.swapTotal);
+    json.member("SwapFree", s.memory.swapFree);
     json.member("NodeReserved", s.nodeReserved);
     json.member("MemoryRatio", s.memoryRatio);
     json.member("PressureLevel", s.pressureLevel);
@@ -227,6 +227,9 @@ void writeStatusMembers(JsonWriter& json, const ManagerStatus& s) {
     json.member("ReclaimedAllocatable", s.reclaimedAllocatable);
     json.member("MemoryPressureSome", s.memoryPressureSome);
     json.member("MemoryPressureFull", s.memoryPressureFull);
+    if (s.upInstancesMaxMemory) {
+        json.member("UpInstancesMaxMemory", *s.upInstancesMaxMemory);
+    }
     json.member("ClassCount", static_cast<std::uint64_t>(s.classCount));
     json.member("WorkloadCount", static_cast<std::uint64_t>(s.workloadCount));
 }
@@ -245,10 +248,10 @@ std::string renderStatus(const ManagerStatus& s, Format format, Legend legend) {
     }
     std::string out = renderKeyValues({
         {"Version", s.version},
-        {"Memory total", formatSize(s.memoryTotal)},
-        {"Memory available", formatSize(s.memoryAvailable)},
-        {"Swap total", formatSize(s.swapTotal)},
-        {"Swap free", formatSize(s.swapFree)},
+        {"Memory total", formatSize(s.memory.memTotal)},
+        {"Memory available", formatSize(s.memory.memAvailable)},
+        {"Swap total", formatSize(s.memory.swapTotal)},
+        {"Swap free", formatSize(s.memory.swapFree)},
         {"Node reserved", formatSize(s.nodeReserved)},
         {"Memory ratio", formatDouble(s.memoryRatio)},
         {"Pressure level", formatPressureLevel(s.pressureLevel)},
@@ -261,12 +264,12 @@ std::string renderStatus(const ManagerStatus& s, Format format, Legend legend) {
     if (s.instances) {
         out += "\n";
         out += instanceTable(*s.instances, legend);
-        if (!s.instances->empty() && legend == Legend::Show) {
+        if (!s.instances->empty() && s.upInstancesMaxMemory && legend == Legend::Show) {
             std::size_t up = 0;
             for (const auto& i : *s.instances) {
                 up += i.up ? 1 : 0;
             }
-            out += "Max memory of up instances: " + formatSize(upMaxMemory(*s.instances)) + " (" +
+            out += "Max memory of up instances: " + formatSize(*s.upInstancesMaxMemory) + " (" +
                    std::to_string(up) + " of " + std::to_string(s.instances->size()) + " up)\n";
         }
     }
@@ -286,8 +289,7 @@ std::string renderReclaimed(const std::string& id, Bytes asked, Bytes freed, For
     return "Reclaimed " + formatSize(freed) + " of " + formatSize(asked) + " from " + id + "\n";
 }
 
-std::string renderInstances(const std::vector<InstanceInfo>& instances, Format format,
-                            Legend legend) {
+std::string renderInstances(const std::vector<Instance>& instances, Format format, Legend legend) {
     if (isJson(format)) {
         JsonWriter json(jsonStyle(format));
         writeInstances(json, instances);

@@ -28,7 +28,7 @@ JsonStyle jsonStyle(Format format); // Compact for JsonShort, else Pretty
 std::string renderStatus(const ManagerStatus& status, Format format, Legend legend = Legend::Show);
 // instances: NAME MIN MAX STATE, or a JSON array of {name, min_memory,
 // max_memory, up} (ListInstances' field names).
-std::string renderInstances(const std::vector<InstanceInfo>& instances, Format format,
+std::string renderInstances(const std::vector<Instance>& instances, Format format,
                             Legend legend = Legend::Show);
 // The kill history: a table (TIME in local time, ISO 8601 to the second) or
 // a JSON array of {time_usec, time, id, class, reason, numbers}.

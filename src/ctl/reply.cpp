@@ -152,9 +152,9 @@ Result<PropertyMap> propertiesFromReply(const ValueArray& out) {
     return props;
 }
 
-Result<std::vector<InstanceInfo>> instancesFromReply(const ValueArray& out) {
-    return listReply<InstanceInfo>(
-        out, "ListInstances", "(sttb)", [](const Value& entry) -> Result<InstanceInfo> {
+Result<std::vector<Instance>> instancesFromReply(const ValueArray& out) {
+    return listReply<Instance>(
+        out, "ListInstances", "(sttb)", [](const Value& entry) -> Result<Instance> {
             const ValueArray* f = asArray(entry);
             const std::string* name = f != nullptr && f->size() == 4 ? asString((*f)[0]) : nullptr;
             const auto* min = name != nullptr ? std::get_if<std::uint64_t>(&(*f)[1].v) : nullptr;
@@ -163,7 +163,7 @@ Result<std::vector<InstanceInfo>> instancesFromReply(const ValueArray& out) {
             if (min == nullptr || max == nullptr || up == nullptr) {
                 return malformedReply("ListInstances", "an entry is not (sttb)");
             }
-            return InstanceInfo{*name, *min, *max, *up};
+            return Instance{*name, *min, *max, *up};
         });
 }
 

@@ -33,7 +33,7 @@ Result<PlacementVerdict> placementFromReply(const ValueArray& out);            /
 Result<std::vector<Finding>> findingsFromReply(const ValueArray& out);         // a(sss)
 Result<std::string> objectPathFromReply(const ValueArray& out, std::string_view member); // o
 Result<PropertyMap> propertiesFromReply(const ValueArray& out);                          // a{sv}
-Result<std::vector<InstanceInfo>> instancesFromReply(const ValueArray& out);
+Result<std::vector<Instance>> instancesFromReply(const ValueArray& out);
 Result<std::vector<KillInfo>> killsFromReply(const ValueArray& out); // a(tsssa{st})             // a(sttb)
 
 } // namespace memqos::ctl

@@ -2,10 +2,9 @@
 #pragma once
 // Sizes on memqosctl's command line and in its tables.
 //
-// NOTE: a deliberately small duplicate of the config's size parser
-// (include/memqos/config/values.hpp): the CLI accepts the same spellings
-// (bytes, K/M/G/T binary suffixes, "1.5G", "max" for limits) but must not pull
-// in the config layer. Merge the two once the config parser's API settles.
+// The command line's sizes are read by the config's parser
+// (include/memqos/config/values.hpp: parseSize, parseLimit), so memqosctl and
+// memqosd.conf accept the same forms (README, "Configuration").
 
 #include "memqos/core/types.hpp"
 #include "memqos/util/result.hpp"
@@ -17,11 +16,11 @@ namespace memqos::ctl {
 
 enum class AllowMax : bool { No = false, Yes = true };
 
-// Parses "4096", "512K", "256M", "1.5G", "2T" (binary: K = 1024; suffix
-// case-insensitive, an optional trailing "B"/"iB" is accepted: "1GiB").
-// A fraction needs a suffix and at most 6 decimals; the result is rounded
-// down to whole bytes. "max" gives kNoLimit when allowMax is Yes. Never
-// throws; an error's `what` quotes the input and says what is accepted.
+// config::parseSize, or config::parseLimit when allowMax is Yes ("max" and
+// "infinity" give kNoLimit). On the bus UINT64_MAX spells "max", so a number
+// that comes to it is refused as too large rather than sent by accident.
+// Never throws; an error's `what` is "bad size 'TEXT': " and the parser's
+// reason.
 Result<Bytes> parseSize(std::string_view text, AllowMax allowMax = AllowMax::No);
 
 // Human-readable size for tables: "0", "512B", "256M", "1.5G", "max" for

@@ -38,10 +38,10 @@ std::string summary(const ManagerStatus& s) {
            percent(s.memoryPressureFull) +
            "  Admission: " + (s.admissionOpen ? "open" : "closed") +
            "  Dry run: " + (s.dryRun ? "yes" : "no") + "\n" +
-           "Memory available: " + formatSize(s.memoryAvailable) + " of " +
-           formatSize(s.memoryTotal) + "  Swap free: " + formatSize(s.swapFree) + " of " +
-           formatSize(s.swapTotal) + "  Best-effort room: " + formatSize(s.reclaimedAllocatable) +
-           "\n";
+           "Memory available: " + formatSize(s.memory.memAvailable) + " of " +
+           formatSize(s.memory.memTotal) + "  Swap free: " + formatSize(s.memory.swapFree) +
+           " of " + formatSize(s.memory.swapTotal) +
+           "  Best-effort room: " + formatSize(s.reclaimedAllocatable) + "\n";
 }
 
 std::string classTable(const std::vector<ClassInfo>& classes, const TopStyle& style) {

@@ -196,6 +196,7 @@ MEMQOS_T_GETTER(getReclaimedAllocatable, mgr.reclaimedAllocatable())
 MEMQOS_T_GETTER(getSwapTotal, mgr.swapTotal())
 MEMQOS_T_GETTER(getSwapFree, mgr.swapFree())
 MEMQOS_T_GETTER(getNodeReserved, mgr.nodeReserved())
+MEMQOS_T_GETTER(getUpInstancesMaxMemory, mgr.upInstancesMaxMemory())
 #undef MEMQOS_T_GETTER
 
 int getMemoryRatio(sd_bus*, const char*, const char*, const char*, sd_bus_message* reply, void* ud,
@@ -553,6 +554,8 @@ const sd_bus_vtable kManagerVtable[] = {
     SD_BUS_PROPERTY("MemoryPressureSome", "d", getMemoryPressureSome, 0,
                     SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_PROPERTY("MemoryPressureFull", "d", getMemoryPressureFull, 0,
+                    SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("UpInstancesMaxMemory", "t", getUpInstancesMaxMemory, 0,
                     SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_METHOD_WITH_NAMES("ListClasses", "", , "a(so)", SD_BUS_PARAM(classes), listClasses,
                              SD_BUS_VTABLE_UNPRIVILEGED),

@@ -1028,15 +1028,30 @@ core::PlacementInput Manager::placementInput(std::string_view exclude) const {
             in.services = core::saturatingAdd(in.services, m.workload.request);
         }
     }
-    std::vector<core::Instance> all;
-    for (const auto& [name, i] : instances_) {
-        all.push_back(i);
-    }
-    in.instances = core::committedMemory(all, exclude, config_.overcommit.vmOverhead);
+    in.instances =
+        core::committedMemory(recordedInstances(), exclude, config_.overcommit.vmOverhead);
     in.reserved = config_.overcommit.failoverReserve.resolve(system_.mem.memTotal);
     in.memoryRatio = config_.overcommit.memoryRatio;
     in.swapTotal = system_.mem.swapTotal;
     return in;
+}
+
+std::vector<core::Instance> Manager::recordedInstances() const {
+    std::vector<core::Instance> all;
+    for (const auto& [name, i] : instances_) {
+        all.push_back(i);
+    }
+    return all;
+}
+
+Bytes Manager::upInstancesMaxMemory() const {
+    return core::committedMemory(recordedInstances(), {}, 0);
+}
+
+void Manager::instanceRecordChanged(Bytes before) {
+    if (listener_ != nullptr && upInstancesMaxMemory() != before) {
+        listener_->managerPropertiesChanged({"UpInstancesMaxMemory"});
+    }
 }
 
 Manager::PlacementAnswer Manager::verifyPlacement(Bytes memory, Bytes /*minMemory*/,
@@ -1116,7 +1131,9 @@ ApiResult<Done> Manager::recordInstance(const std::string& name, Bytes minMemory
                     "INSTANCE", name, "MAX_MEMORY", std::to_string(maxMemory), "MIN_MEMORY",
                     std::to_string(minMemory), "STATE", up ? "up" : "down");
     }
+    const Bytes upMaxBefore = upInstancesMaxMemory();
     instances_[name] = record;
+    instanceRecordChanged(upMaxBefore);
     adoptInstance(name); // up: into its scope; down: no longer running
     return Done{};
 }
@@ -1130,7 +1147,9 @@ ApiResult<Done> Manager::forgetInstance(const std::string& name) {
     if (auto st = instanceStore_.remove(name); !st) {
         return stateWriteFailed("remove the record of instance " + name, st.error());
     }
+    const Bytes upMaxBefore = upInstancesMaxMemory();
     instances_.erase(name);
+    instanceRecordChanged(upMaxBefore);
     log::notice("Instance {INSTANCE} forgotten", "INSTANCE", name);
     // Ganeti removed it (or it left this node): its assignment goes too.
     if (auto w = workloads_.find(vmId(name));

@@ -204,6 +204,10 @@ public:
     // written and the answer is 0 (the journal says "would").
     void reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply);
     const std::map<std::string, core::Instance>& instances() const { return instances_; }
+    // Σ max_memory of the up instances in the record, without [Overcommit]
+    // VMOverhead (saturating): Manager UpInstancesMaxMemory, memqosctl
+    // status's "Max memory of up instances".
+    Bytes upInstancesMaxMemory() const;
     // The kill history, oldest first (ListKills, memqosctl events).
     const std::deque<io::KillRecord>& kills() const { return events_.records(); }
 
@@ -278,6 +282,9 @@ private:
     void sampleSystem();
     // Live numbers; instances leave out the one named `exclude`.
     core::PlacementInput placementInput(std::string_view exclude = {}) const;
+    std::vector<core::Instance> recordedInstances() const;
+    // Announces UpInstancesMaxMemory when it is no longer `before`.
+    void instanceRecordChanged(Bytes before);
     // Refuses a placement into `cls` while admission is closed (killable
     // classes only; nothing is refused under dry run).
     std::optional<ApiError> admissionRefusal(const core::ClassPolicy& cls) const;

@@ -515,6 +515,7 @@ class Suite:
 
         def record():
             before = self.state_files()
+            up_max = self.bprop('UpInstancesMaxMemory')
             self.bcall('RecordInstance', 'sttb', 'web1.example.com', 256 * MIB, 2 * GIB, 'true')
             self.bcall('RecordInstance', 'sttb', 'web1.example.com', 512 * MIB, GIB, 'true')
             self.bcall('RecordInstance', 'sttb', 'db1.example.com', 2 * GIB, 2 * GIB, 'false')
@@ -525,9 +526,14 @@ class Suite:
                 return f'ListInstances {got}, want {want} (a second record replaces the first)'
             if len(self.state_files() - before) != 2:
                 return f'state files: new {sorted(self.state_files() - before)}, want 2'
+            # Σ max_memory of the up records: web1's 1G (the replaced 2G and the down db1's
+            # 2G do not count).
+            if self.bprop('UpInstancesMaxMemory') != up_max + GIB:
+                return (f"UpInstancesMaxMemory {self.bprop('UpInstancesMaxMemory')}, "
+                        f'want {up_max} + 1G')
             return None
-        self.run_check('RecordInstance (new, replaced, down) then ListInstances shows them '
-                       '(busctl)', record)
+        self.run_check('RecordInstance (new, replaced, down) then ListInstances shows them, '
+                       'UpInstancesMaxMemory sums the up ones (busctl)', record)
 
         def forget():
             before = self.state_files()

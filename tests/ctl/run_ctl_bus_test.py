@@ -148,6 +148,7 @@ def setup_mock(bus):
         'ReclaimedAllocatable': dbus.UInt64(2 * GIB + GIB // 2),
         'MemoryPressureSome': dbus.Double(2.5),
         'MemoryPressureFull': dbus.Double(0.75),
+        'UpInstancesMaxMemory': dbus.UInt64(GIB),
     })
 
     classes = [
@@ -299,7 +300,7 @@ def test_unreachable_and_usage(r, ctl, tmp):
     r.check(rc == 0 and out.startswith('memqosctl '), '--version', out)
 
 
-def test_status(r, ctl):
+def test_status(r, ctl, mock):
     rc, out, err = ctl.run('status')
     r.check(rc == 0, 'status: exit 0', f'rc={rc} err={err!r}')
     for needle in ['Version:           0.1.0-mock', 'Memory total:      16G',
@@ -323,7 +324,7 @@ def test_status(r, ctl):
                 'PressureLevel': 1, 'PressureLevelName': 'admission-closed',
                 'AdmissionOpen': False, 'DryRun': True, 'ReclaimedAllocatable': 2 * GIB + GIB // 2,
                 'MemoryPressureSome': 2.5, 'MemoryPressureFull': 0.75,
-                'ClassCount': 4, 'WorkloadCount': 2}
+                'UpInstancesMaxMemory': GIB, 'ClassCount': 4, 'WorkloadCount': 2}
     for key, value in expected.items():
         r.check(doc.get(key) == value, f'status --json {key} == {value!r}', repr(doc.get(key)))
     r.check(doc.get('instances') == [
@@ -344,6 +345,14 @@ def test_status(r, ctl):
         'web1             512M   1G  up',
         'Max memory of up instances: 1G (1 of 2 up)'],
         'status: instance table and the max memory of the up ones, after the rest', out)
+
+    # The max memory is memqosd's UpInstancesMaxMemory, not a sum memqosctl makes.
+    import dbus  # pylint: disable=import-outside-toplevel
+    mock.UpdateProperties('org.memqos1.Manager', {'UpInstancesMaxMemory': dbus.UInt64(3 * GIB)})
+    rc, out, err = ctl.run('status')
+    r.check(rc == 0 and out.endswith('\nMax memory of up instances: 3G (1 of 2 up)\n'),
+            'status prints UpInstancesMaxMemory as memqosd says it', f'rc={rc} {out!r} {err!r}')
+    mock.UpdateProperties('org.memqos1.Manager', {'UpInstancesMaxMemory': dbus.UInt64(GIB)})
 
 
 def test_classes(r, ctl):
@@ -991,7 +1000,7 @@ def main():
             return 1
         mock = setup_mock(bus)
 
-        test_status(r, ctl)
+        test_status(r, ctl, mock)
         test_classes(r, ctl)
         test_workloads(r, ctl)
         test_top(r, ctl)

@@ -9,6 +9,7 @@
 namespace memqos::ctl {
 namespace {
 
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -22,10 +23,10 @@ Value str(std::string s) {
 ManagerStatus sampleStatus() {
     return ManagerStatus{
         .version = "0.1.0",
-        .memoryTotal = 16 * kGiB,
-        .memoryAvailable = 9 * kGiB + kGiB / 2,
-        .swapTotal = 4 * kGiB,
-        .swapFree = 3 * kGiB,
+        .memory = {.memTotal = 16 * kGiB,
+                   .memAvailable = 9 * kGiB + kGiB / 2,
+                   .swapTotal = 4 * kGiB,
+                   .swapFree = 3 * kGiB},
         .nodeReserved = kGiB,
         .memoryRatio = 1.5,
         .pressureLevel = 2,
@@ -69,18 +70,19 @@ TEST(RenderStatus, JsonUsesApiNamesAndRawBytes) {
     EXPECT_EQ(json.substr(json.size() - 2), "}\n");
 }
 
-std::vector<InstanceInfo> sampleInstances() {
+std::vector<Instance> sampleInstances() {
     return {
-        InstanceInfo{
+        Instance{
             .name = "db1.example.com", .minMemory = 2 * kGiB, .maxMemory = 4 * kGiB, .up = false},
-        InstanceInfo{.name = "web1", .minMemory = 512 * kMiB, .maxMemory = kGiB, .up = true},
-        InstanceInfo{.name = "web2", .minMemory = kGiB, .maxMemory = kGiB + kGiB / 2, .up = true},
+        Instance{.name = "web1", .minMemory = 512 * kMiB, .maxMemory = kGiB, .up = true},
+        Instance{.name = "web2", .minMemory = kGiB, .maxMemory = kGiB + kGiB / 2, .up = true},
     };
 }
 
 TEST(RenderStatus, TextWithInstances) {
     ManagerStatus s = sampleStatus();
     s.instances = sampleInstances();
+    s.upInstancesMaxMemory = 2 * kGiB + kGiB / 2;
     const std::string text = renderStatus(s, Format::Text);
     EXPECT_EQ(text.substr(0, renderStatus(sampleStatus(), Format::Text).size()),
               renderStatus(sampleStatus(), Format::Text))
@@ -94,7 +96,14 @@ TEST(RenderStatus, TextWithInstances) {
                                 "Max memory of up instances: 2.5G (2 of 3 up)\n"));
     EXPECT_EQ(text.substr(text.size() - 1), "\n");
 
-    s.instances = std::vector<InstanceInfo>{};
+    // memqosd's number, not a sum of the rows; none from a memqosd without it.
+    s.upInstancesMaxMemory = 3 * kGiB;
+    EXPECT_THAT(renderStatus(s, Format::Text),
+                HasSubstr("\nMax memory of up instances: 3G (2 of 3 up)\n"));
+    s.upInstancesMaxMemory = std::nullopt;
+    EXPECT_THAT(renderStatus(s, Format::Text), EndsWith("web2               1G  1.5G  up\n"));
+
+    s.instances = std::vector<Instance>{};
     EXPECT_THAT(renderStatus(s, Format::Text),
                 HasSubstr("Workloads:         7\n\nNo instances.\n"));
     EXPECT_THAT(renderStatus(s, Format::Text), Not(HasSubstr("Max memory")));
@@ -105,7 +114,10 @@ TEST(RenderStatus, JsonWithInstances) {
     EXPECT_THAT(renderStatus(s, Format::Json), Not(HasSubstr("instances")))
         << "a memqosd without ListInstances: no key";
     s.instances = sampleInstances();
+    s.upInstancesMaxMemory = 2 * kGiB + kGiB / 2;
     const std::string json = renderStatus(s, Format::Json);
+    EXPECT_THAT(json,
+                HasSubstr(",\n  \"UpInstancesMaxMemory\": 2684354560,\n  \"ClassCount\": 4,"));
     EXPECT_THAT(json, HasSubstr("\"WorkloadCount\": 7,\n  \"instances\": [\n    {\n"
                                 "      \"name\": \"db1.example.com\",\n"
                                 "      \"min_memory\": 2147483648,\n"
@@ -113,7 +125,7 @@ TEST(RenderStatus, JsonWithInstances) {
                                 "      \"up\": false\n    },"));
     EXPECT_THAT(json, HasSubstr("\"name\": \"web2\",\n      \"min_memory\": 1073741824,\n"
                                 "      \"max_memory\": 1610612736,\n      \"up\": true"));
-    s.instances = std::vector<InstanceInfo>{};
+    s.instances = std::vector<Instance>{};
     EXPECT_THAT(renderStatus(s, Format::Json), HasSubstr("\"instances\": []\n}"));
 }
 
@@ -128,13 +140,6 @@ TEST(RenderInstances, TextAndJson) {
               "[\n  {\n    \"name\": \"web1\",\n    \"min_memory\": 536870912,\n"
               "    \"max_memory\": 1073741824,\n    \"up\": true\n  }\n]\n");
     EXPECT_EQ(renderInstances({}, Format::Json), "[]\n");
-}
-
-TEST(UpMaxMemory, SumsUpInstancesAndSaturates) {
-    EXPECT_EQ(upMaxMemory(sampleInstances()), 2 * kGiB + kGiB / 2);
-    EXPECT_EQ(upMaxMemory({}), 0U);
-    EXPECT_EQ(upMaxMemory({{"a", 0, kNoLimit - 1, true}, {"b", 0, 5, true}}), kNoLimit);
-    EXPECT_EQ(upMaxMemory({{"a", 0, 7, false}}), 0U);
 }
 
 TEST(PressureLevelName, AllLevels) {

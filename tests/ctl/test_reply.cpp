@@ -133,8 +133,8 @@ TEST(Model, ManagerFromPropertiesIsLenient) {
                       {"FutureProperty", u64(1)}};
     const ManagerStatus s = managerStatusFromProperties(props, 4, 2);
     EXPECT_EQ(s.version, "0.1.0");
-    EXPECT_EQ(s.memoryTotal, 16 * kGiB);
-    EXPECT_EQ(s.memoryAvailable, 0U);
+    EXPECT_EQ(s.memory.memTotal, 16 * kGiB);
+    EXPECT_EQ(s.memory.memAvailable, 0U);
     EXPECT_DOUBLE_EQ(s.memoryRatio, 1.25);
     EXPECT_EQ(s.pressureLevel, 1U);
     EXPECT_TRUE(s.admissionOpen);
@@ -142,6 +142,9 @@ TEST(Model, ManagerFromPropertiesIsLenient) {
     EXPECT_EQ(s.classCount, 4U);
     EXPECT_EQ(s.workloadCount, 2U);
     EXPECT_FALSE(s.instances) << "filled in from ListInstances, not from properties";
+    EXPECT_FALSE(s.upInstancesMaxMemory) << "a memqosd without the property";
+    props.insert_or_assign("UpInstancesMaxMemory", u64(3 * kGiB));
+    EXPECT_EQ(managerStatusFromProperties(props, 4, 2).upInstancesMaxMemory, 3 * kGiB);
 }
 
 TEST(Model, ClassAndWorkloadFromProperties) {

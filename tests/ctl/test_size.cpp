@@ -32,7 +32,11 @@ INSTANTIATE_TEST_SUITE_P(
         SizeCase{"1GiB", kGiB}, SizeCase{"1GB", kGiB}, SizeCase{"100B", 100},
         SizeCase{"1.999999T", 2199022156040ULL}, SizeCase{"max", kNoLimit},
         SizeCase{"infinity", kNoLimit}, SizeCase{"18446744073709551614", kNoLimit - 1},
-        SizeCase{"16777215T", 16777215ULL * 1024 * kGiB}));
+        SizeCase{"16777215T", 16777215ULL * 1024 * kGiB},
+        // The config's forms, since memqosctl reads sizes with its parser:
+        SizeCase{"1gb", kGiB}, SizeCase{"1 G", kGiB}, SizeCase{" 1G ", kGiB}, SizeCase{"1.5", 1},
+        SizeCase{"1.1234567G", 1206302446ULL}, SizeCase{"2P", 2 * kGiB* kMiB},
+        SizeCase{"1E", kGiB* kGiB}, SizeCase{"MAX", kNoLimit}));
 
 class ParseSizeBad : public ::testing::TestWithParam<const char*> {};
 
@@ -44,12 +48,12 @@ TEST_P(ParseSizeBad, Rejects) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, ParseSizeBad,
-                         ::testing::Values("", "G", "-1", "+1", " 1G", "1G ", "1 G", "1X", "1KK",
-                                           "1Kx", "1.", ".5G", "1.5", "1.2.3G", "1.1234567G", "abc",
-                                           "MAX", "0x10", "1e3",
+                         ::testing::Values("", "G", "-1", "+1", "1X", "1KK", "1Kx", "1.", ".5G",
+                                           "1.2.3G", "abc", "0x10", "1e3", "10%",
                                            "18446744073709551615",       // = "max" on the bus
                                            "18446744073709551616",       // overflow
                                            "16777216T",                  // 2^64 bytes
+                                           "16E",                        // 2^64 bytes
                                            "99999999999999999999999G")); // from_chars range
 
 TEST(ParseSize, MaxOnlyWhereAllowed) {
@@ -63,8 +67,12 @@ TEST(ParseSize, ErrorSaysWhatIsAccepted) {
     auto r = parseSize("12Q");
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().what,
-              "bad size '12Q': expected bytes or a number with a K, M, G or T suffix (e.g. 512M, "
-              "1.5G)");
+              "bad size '12Q': unknown unit \"Q\" (expected K, M, G, T, P or E; e.g. 512M)");
+    EXPECT_EQ(parseSize("lots", AllowMax::Yes).error().what,
+              "bad size 'lots': not a size (expected e.g. 512M, 2G, 1.5G, or max)");
+    EXPECT_EQ(parseSize("18446744073709551615").error().what,
+              "bad size '18446744073709551615': size too large (18446744073709551615 means "
+              "\"max\" on the bus)");
 }
 
 struct FormatCase {

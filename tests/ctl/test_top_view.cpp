@@ -56,10 +56,10 @@ TopFrame sampleFrame() {
     TopFrame f;
     f.status = ManagerStatus{
         .version = "0.1.0",
-        .memoryTotal = 16 * kGiB,
-        .memoryAvailable = 9 * kGiB + kGiB / 2,
-        .swapTotal = 4 * kGiB,
-        .swapFree = 3 * kGiB,
+        .memory = {.memTotal = 16 * kGiB,
+                   .memAvailable = 9 * kGiB + kGiB / 2,
+                   .swapTotal = 4 * kGiB,
+                   .swapFree = 3 * kGiB},
         .nodeReserved = kGiB,
         .memoryRatio = 1.5,
         .pressureLevel = 1,

@@ -616,6 +616,26 @@ public:
     std::vector<io::KillRecord> killed;
 };
 
+// UpInstancesMaxMemory: Σ max_memory of the up records, announced when a
+// record changes it.
+TEST_F(ManagerStoreTest, UpInstancesMaxMemorySumsTheUpRecords) {
+    RecordingListener listener;
+    auto m = makeManager();
+    m->setListener(&listener);
+    EXPECT_EQ(m->upInstancesMaxMemory(), 0U);
+    ASSERT_TRUE(m->recordInstance("a.example.test", kGiB, 2 * kGiB, true).ok());
+    ASSERT_TRUE(m->recordInstance("b.example.test", kGiB, 3 * kGiB, false).ok());
+    EXPECT_EQ(m->upInstancesMaxMemory(), 2 * kGiB);
+    EXPECT_EQ(listener.changed, std::vector<std::string>{"UpInstancesMaxMemory"})
+        << "a down record changes nothing";
+    ASSERT_TRUE(m->recordInstance("b.example.test", kGiB, 3 * kGiB, true).ok());
+    EXPECT_EQ(m->upInstancesMaxMemory(), 5 * kGiB);
+    ASSERT_TRUE(m->forgetInstance("a.example.test").ok());
+    EXPECT_EQ(m->upInstancesMaxMemory(), 3 * kGiB);
+    EXPECT_EQ(listener.changed.size(), 3U);
+    m->setListener(nullptr);
+}
+
 std::string readText(const fs::path& p) {
     auto text = io::readFile(p);
     return text ? *text : "<" + text.error().what + ">";

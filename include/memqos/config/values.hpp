@@ -13,11 +13,11 @@
 // ("1.5"); no sign, exponent, hex, "inf" or "nan".
 //
 //  size       N[unit], unit K M G T P E (binary: K = 1024), case-insensitive,
-//             optionally spelled KiB MiB ... EiB; "B" or no unit = bytes.
-//             "KB", "MB", ... are refused as ambiguous (SI or binary?).
-//             Fractions are allowed ("1.5G" = 1610612736) and rounded down
-//             to a byte. A blank may separate number and unit. At most
-//             2^64-1 bytes.
+//             also spelled KiB MiB ... EiB or KB MB ... EB (binary too:
+//             1GB = 1G); "B" or no unit = bytes. Fractions are allowed
+//             ("1.5G" = 1610612736) and rounded down to a byte. A blank may
+//             separate number and unit. At most 2^64-1 bytes. memqosctl reads
+//             its SIZE arguments with parseSize and parseLimit too.
 //  percent    N% with 0 <= N <= 100: "10%", "0.1%" (the '%' is required).
 //  permyriad  a percent with at most 2 decimals, as 1/100 %: "10%" -> 1000.
 //  duration   N[unit], unit us usec ms msec s sec m min h hr d (case-
@@ -46,6 +46,7 @@ inline constexpr Usec kMaxDuration = std::chrono::hours(24 * 365);
 
 // --- numbers and units -----------------------------------------------------
 
+// A size; "max" is refused with a hint that it is for limits only.
 Result<Bytes> parseSize(std::string_view text);
 // A size, or a percent of MemTotal ("10%": percent = 1000, bytes = 0).
 Result<SizeSpec> parseSizeSpec(std::string_view text);

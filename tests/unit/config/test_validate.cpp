@@ -172,7 +172,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadKey{"Overcommit", "MemoryRatio", "0.5", "below 1.0"},
                       BadKey{"Overcommit", "NodeReserved", "lots", "not a size"},
                       BadKey{"Overcommit", "NodeReserved", "120%", "above 100%"},
-                      BadKey{"Overcommit", "FailoverReserve", "1GB", "ambiguous unit"},
+                      BadKey{"Overcommit", "FailoverReserve", "1QB", "unknown unit"},
                       BadKey{"Overcommit", "SwapCheck", "yes", "expected warn, refuse or off"},
                       BadKey{"Overcommit", "VMOverhead", "5%", "not a size"},
                       BadKey{"Pressure", "Level1SomeAvg10", "10", "missing '%'"},

@@ -88,14 +88,23 @@ INSTANTIATE_TEST_SUITE_P(
                                   "unknown unit \"X\" (expected K, M, G, T, P or E; e.g. 512M)"},
                       Case<Bytes>{"2G2", std::nullopt, "unknown unit"},
                       Case<Bytes>{"1 2", std::nullopt, "unknown unit"},
-                      Case<Bytes>{"2MB", std::nullopt, "ambiguous unit \"MB\""},
-                      Case<Bytes>{"2gb", std::nullopt, "ambiguous unit \"gb\""},
                       Case<Bytes>{"10%", std::nullopt, "a percentage is not allowed here"},
                       Case<Bytes>{"16E", std::nullopt, "size too large"},
                       Case<Bytes>{"18446744073709551616", std::nullopt, "size too large"},
                       Case<Bytes>{"99999999999999999999999G", std::nullopt, "size too large"},
                       Case<Bytes>{"1.0000000000000000001G", std::nullopt, "too many decimals"},
                       Case<Bytes>{"2\x01G", std::nullopt, "unknown unit \"\\x01G\""}));
+
+// "KB", "MB", ... are binary too (memqosctl reads its sizes here and always
+// took "1GB" for 1 GiB).
+INSTANTIATE_TEST_SUITE_P(SiSpelling, SizeTest,
+                         ::testing::Values(Case<Bytes>{"2MB", 2 * kMiB},
+                                           Case<Bytes>{"2gb", 2 * kGiB},
+                                           Case<Bytes>{"1EB", kTiB* kMiB}));
+INSTANTIATE_TEST_SUITE_P(MaxIsForLimits, SizeTest,
+                         ::testing::Values(Case<Bytes>{
+                             "max", std::nullopt,
+                             "not a size (\"max\" is only allowed for a limit)"}));
 
 TEST(FormatSize, UsesTheLargestExactUnit) {
     EXPECT_EQ(formatSize(0), "0");
@@ -129,7 +138,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case<SizeSpec>{"abc", std::nullopt,
                        "not a size (expected e.g. 512M, 2G, 1.5G, or a percentage of MemTotal "
                        "such as 5%)"},
-        Case<SizeSpec>{"2MB", std::nullopt, "ambiguous unit"}));
+        Case<SizeSpec>{"2MB", SizeSpec{2 * kMiB, std::nullopt}}));
 
 TEST(SizeSpec, Resolves) {
     EXPECT_EQ((SizeSpec{kGiB, std::nullopt}).resolve(64 * kGiB), kGiB);
