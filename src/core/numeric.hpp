@@ -4,29 +4,20 @@
 // error messages (Error::what). Not installed; decisions carry numbers, which
 // the wording layer words.
 
+#include "memqos/core/numbers.hpp"
 #include "memqos/core/types.hpp"
 
-#include <charconv>
 #include <cstdint>
-#include <limits>
-#include <string>
 
 namespace memqos::core::detail {
 
-// 128-bit products keep every Bytes × factor comparison exact; g++ and
-// clang have it on every 64-bit target memqos runs on.
-__extension__ using U128 = unsigned __int128;
+using core::numbers::permyriadText;
+using core::numbers::saturate;
+using core::numbers::subOrZero;
+using core::numbers::toText;
+using core::numbers::U128;
 
 inline constexpr std::uint64_t kMicro = 1'000'000;
-
-inline constexpr std::uint64_t saturate(U128 v) {
-    return v > std::numeric_limits<std::uint64_t>::max() ? std::numeric_limits<std::uint64_t>::max()
-                                                         : static_cast<std::uint64_t>(v);
-}
-
-inline constexpr Bytes subOrZero(Bytes a, Bytes b) {
-    return a > b ? a - b : 0;
-}
 
 // `v` rounded down to a whole number of pages.
 inline constexpr Bytes pageFloor(U128 v, Bytes page) {
@@ -36,26 +27,6 @@ inline constexpr Bytes pageFloor(U128 v, Bytes page) {
 // p/10000 of `total`, rounded down.
 inline constexpr Bytes permyriadOf(Bytes total, Permyriad p) {
     return saturate(U128{total} * p / kPermyriadOne);
-}
-
-inline std::string toText(std::uint64_t v) {
-    char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
-}
-
-// "12.5%" from parts per ten thousand (1250), exact: "12%", "12.5%", "12.05%".
-inline std::string permyriadText(std::uint64_t p) {
-    std::string s = toText(p / 100);
-    const std::uint64_t frac = p % 100;
-    if (frac != 0) {
-        s += '.';
-        s += static_cast<char>('0' + frac / 10);
-        if (frac % 10 != 0) {
-            s += static_cast<char>('0' + frac % 10);
-        }
-    }
-    return s + "%";
 }
 
 } // namespace memqos::core::detail

@@ -2,32 +2,20 @@
 #pragma once
 // Private helpers of the wording: numbers as text. Not installed.
 
+#include "memqos/core/numbers.hpp"
 #include "memqos/core/types.hpp"
 
 #include <charconv>
 #include <cstdint>
-#include <limits>
 #include <string>
 
 namespace memqos::wording::detail {
 
-// 128-bit products keep ratios of bytes exact (as in the core).
-__extension__ using U128 = unsigned __int128;
-
-inline constexpr std::uint64_t saturate(U128 v) {
-    return v > std::numeric_limits<std::uint64_t>::max() ? std::numeric_limits<std::uint64_t>::max()
-                                                         : static_cast<std::uint64_t>(v);
-}
-
-inline constexpr Bytes subOrZero(Bytes a, Bytes b) {
-    return a > b ? a - b : 0;
-}
-
-inline std::string toText(std::uint64_t v) {
-    char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
-}
+using core::numbers::permyriadText;
+using core::numbers::saturate;
+using core::numbers::subOrZero;
+using core::numbers::toText;
+using core::numbers::U128;
 
 // `v` with `decimals` digits after the point (fixed), trailing zeros and a
 // trailing point removed when `trim` ("20%", "32.5%").
@@ -54,19 +42,6 @@ inline std::string percentText(double percent) {
     return fixed(percent, 1, true) + "%";
 }
 
-// "12.5%" from parts per ten thousand (1250), exact: "12%", "12.5%", "12.05%".
-inline std::string permyriadText(std::uint64_t p) {
-    std::string s = toText(p / 100);
-    const std::uint64_t frac = p % 100;
-    if (frac != 0) {
-        s += '.';
-        s += static_cast<char>('0' + frac / 10);
-        if (frac % 10 != 0) {
-            s += static_cast<char>('0' + frac % 10);
-        }
-    }
-    return s + "%";
-}
 
 // "10s", "2.5s", "500ms": durations in reasons.
 inline std::string durationText(Usec d) {
