@@ -780,6 +780,18 @@ ApiResult<core::Workload> Manager::validate(const std::string& id, const std::st
     return w;
 }
 
+ApiResult<core::Workload> Manager::admit(const std::string& id, const std::string& className,
+                                        Bytes request, Bytes limit) const {
+    auto v = validate(id, className, request, limit);
+    if (!v.ok()) {
+        return v;
+    }
+    if (auto refused = admissionRefusal(*core::findClass(config_.classes, className))) {
+        return *refused;
+    }
+    return v;
+}
+
 std::optional<ApiError> Manager::admissionRefusal(const core::ClassPolicy& cls) const {
     if (pressure_.admissionOpen || dryRun_ || !cls.killable) {
         return std::nullopt;
@@ -793,13 +805,9 @@ std::optional<ApiError> Manager::admissionRefusal(const core::ClassPolicy& cls) 
 
 void Manager::assign(const std::string& id, const std::string& className, Bytes request,
                      Bytes limit, bool persist, Reply<std::string> reply) {
-    auto v = validate(id, className, request, limit);
+    auto v = admit(id, className, request, limit);
     if (!v.ok()) {
         reply(v.error());
-        return;
-    }
-    if (auto refused = admissionRefusal(*core::findClass(config_.classes, className))) {
-        reply(*refused);
         return;
     }
     auto tiers = tiersFor(v.value());
@@ -961,13 +969,9 @@ void Manager::run(const std::string& name, const std::string& className, Bytes r
                                               "search PATH for transient units)"));
         return;
     }
-    auto v = validate(unit, className, request, limit);
+    auto v = admit(unit, className, request, limit);
     if (!v.ok()) {
         reply(v.error());
-        return;
-    }
-    if (auto refused = admissionRefusal(*core::findClass(config_.classes, className))) {
-        reply(*refused);
         return;
     }
     if (workloads_.contains(unit)) {

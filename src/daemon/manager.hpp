@@ -244,6 +244,10 @@ public:
 private:
     ApiResult<core::Workload> validate(const std::string& id, const std::string& className,
                                        Bytes request, Bytes limit) const;
+    // validate, then the class's admission (closed at pressure level ≥ 1 for
+    // a killable class): what AssignWorkload and RunWorkload check first.
+    ApiResult<core::Workload> admit(const std::string& id, const std::string& className,
+                                    Bytes request, Bytes limit) const;
     Result<core::Tiers> tiersFor(const core::Workload& w) const;
     void recomputeTiers();
     void refreshUnit(const std::string& id, std::function<void()> then);
