@@ -569,6 +569,73 @@ def test_instances(r, ctl, mock):
             'instances without ListInstances: exit 1', f'rc={rc} {err!r}')
 
 
+# memqosctl's own JSON keys, beside the D-Bus names (README, memqosctl(1)).
+CTL_ADDED_KEYS = {'ObjectPath', 'ClassCount', 'WorkloadCount', 'PressureLevelName', 'Asked',
+                  'Reclaimed', 'Manager', 'Classes', 'Workloads', 'time', 'timestamp', 'event',
+                  'level_name'}
+# Members of D-Bus structs, by the names the XML's comments give them.
+XML_STRUCT_MEMBERS = {'name', 'min_memory', 'max_memory', 'up', 'severity', 'code', 'message',
+                      'time_usec', 'id', 'class', 'reason', 'numbers'}
+
+
+def dbus_names():
+    """Every property and argument name in dbus/*.xml."""
+    import xml.etree.ElementTree as ET  # pylint: disable=import-outside-toplevel
+    here = os.path.dirname(os.path.abspath(__file__))
+    xml_dir = os.path.join(here, '..', '..', 'dbus')
+    names = set()
+    for fn in os.listdir(xml_dir):
+        if fn.endswith('.xml'):
+            for el in ET.parse(os.path.join(xml_dir, fn)).iter():
+                if el.tag in ('property', 'arg') and el.get('name'):
+                    names.add(el.get('name'))
+    return names
+
+
+def json_keys(doc, out):
+    """Keys of `doc`, not those inside "numbers" (the daemon's data, not names)."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out.add(k)
+            if k != 'numbers':
+                json_keys(v, out)
+    elif isinstance(doc, list):
+        for v in doc:
+            json_keys(v, out)
+    return out
+
+
+def test_json_keys_are_dbus_names(r, ctl, mock):
+    """Every key memqosctl prints is a D-Bus name or one of its documented own."""
+    mock.AddMethod('org.memqos1.Manager', 'ListKills', '', 'a(tsssa{st})',
+                   'ret = [(dbus.UInt64(1795000000000000), "vm:batch", "reclaimed", '
+                   '"level 3", {"usage": dbus.UInt64(2147483648)})]')
+    rc, out, err = ctl.run('--json', 'events')
+    kills = json.loads(out) if rc == 0 else None
+    r.check(isinstance(kills, list) and len(kills) == 1
+            and kills[0].get('time_usec') == 1795000000000000 and kills[0].get('id') == 'vm:batch'
+            and kills[0].get('numbers') == {'usage': 2147483648},
+            'events --json: the kill history as ListKills gives it', f'rc={rc} {out!r} {err!r}')
+    allowed = dbus_names() | XML_STRUCT_MEMBERS | CTL_ADDED_KEYS
+    r.check('MemoryTotal' in allowed and 'restart_needed' in allowed, 'XML names read',
+            repr(sorted(allowed))[:200])
+    seen = set()
+    for args in (['status'], ['classes'], ['workloads'], ['instances'], ['verify'],
+                 ['events'], ['verify-placement', '1G', '1G'], ['reclaim', 'nginx.service', '1M'],
+                 ['top', '-n', '1']):
+        rc, out, err = ctl.run('--json=short', *args)
+        ok = rc in (0, 2) and out.strip() != ''
+        r.check(ok, f'{args[0]} --json=short: a document', f'rc={rc} {err!r}')
+        if ok:
+            for line in out.splitlines():
+                json_keys(json.loads(line), seen)
+    strange = sorted(seen - allowed)
+    r.check(not strange, 'every JSON key is a D-Bus name or a documented own key',
+            repr(strange))
+    r.check({'instances', 'min_memory', 'severity', 'ObjectPath'} <= seen,
+            'the keys checked include reply, struct, property and own names', repr(sorted(seen)))
+
+
 def test_placement_options(r, ctl, mock):
     mock.ClearCalls()
     rc, out, err = ctl.run('verify-placement', '6G', '--refuse-soft', '--instance',
@@ -1005,6 +1072,7 @@ def main():
         test_workloads(r, ctl)
         test_top(r, ctl)
         test_conventions(r, ctl)
+        test_json_keys_are_dbus_names(r, ctl, mock)
         test_assign_run(r, ctl, mock)
         test_placement(r, ctl, mock)
         test_instances(r, ctl, mock)
