@@ -103,20 +103,32 @@ std::string_view toString(FindingCode c) {
     return "summary";
 }
 
-std::string_view severity(FindingCode c) {
+std::string_view toString(Severity s) {
+    switch (s) {
+    case Severity::Error:
+        return "error";
+    case Severity::Warning:
+        return "warning";
+    case Severity::Info:
+        return "info";
+    }
+    return "info";
+}
+
+Severity defaultSeverity(FindingCode c) {
     switch (c) {
     case FindingCode::NoMemoryAvailable:
     case FindingCode::RatioExceeded:
     case FindingCode::ProtectionExceedsAvailable:
-        return "error";
+        return Severity::Error;
     case FindingCode::SwapInsufficient:
     case FindingCode::OvercommittedBeyondSwap:
     case FindingCode::SliceProtectionShort:
-        return "warning";
+        return Severity::Warning;
     case FindingCode::Summary:
-        return "info";
+        return Severity::Info;
     }
-    return "info";
+    return Severity::Info;
 }
 
 Status validateInstanceName(std::string_view name) {
@@ -210,13 +222,24 @@ Verdict checkPlacement(const PlacementInput& in, Bytes candidate, const Placemen
 }
 
 std::vector<Finding> verifyPlacement(const PlacementInput& in, Bytes protectedMin,
-                                     const std::vector<ClassCoverage>& coverage) {
+                                     const std::vector<ClassCoverage>& coverage,
+                                     SwapCheck swapCheck) {
     const PlacementFigures fig = figuresOf(in);
     const Bytes available = fig.available;
     std::vector<Finding> out;
     const auto add = [&](FindingCode code, const ClassCoverage& c = {}) {
-        out.push_back(
-            Finding{.code = code, .figures = fig, .protectedMin = protectedMin, .coverage = c});
+        Severity severity = defaultSeverity(code);
+        if (code == FindingCode::SwapInsufficient) {
+            // As checkPlacement treats it: refused under Refuse, ignored under Off.
+            severity = swapCheck == SwapCheck::Refuse ? Severity::Error
+                       : swapCheck == SwapCheck::Off  ? Severity::Info
+                                                      : Severity::Warning;
+        }
+        out.push_back(Finding{.code = code,
+                              .severity = severity,
+                              .figures = fig,
+                              .protectedMin = protectedMin,
+                              .coverage = c});
     };
 
     if (available == 0) {

@@ -1106,7 +1106,8 @@ std::vector<wording::FindingText> Manager::verify() const {
             cov.push_back(c);
         }
     }
-    auto findings = wording::describe(core::verifyPlacement(in, protectedMin, cov));
+    auto findings = wording::describe(
+        core::verifyPlacement(in, protectedMin, cov, config_.overcommit.swapCheck));
     ganetiFindings(findings);
     return findings;
 }

@@ -116,7 +116,7 @@ FindingText describe(const core::Finding& finding) {
             ", swap " + formatBytes(f.swapTotal) + " (" + formatBytes(f.swapRequired) + " needed)";
         break;
     }
-    return FindingText{.severity = std::string(core::severity(finding.code)),
+    return FindingText{.severity = std::string(core::toString(finding.severity)),
                        .code = std::string(core::toString(finding.code)),
                        .message = std::move(message)};
 }

@@ -161,14 +161,19 @@ enum class FindingCode {
 // "protection-exceeds-available", "swap-insufficient",
 // "overcommitted-beyond-swap", "slice-protection-short", "summary".
 std::string_view toString(FindingCode c);
-// "error", "warning" or "info", as listed at verifyPlacement.
-std::string_view severity(FindingCode c);
+enum class Severity { Error, Warning, Info };
+// "error", "warning", "info".
+std::string_view toString(Severity s);
+// A finding's severity as listed at verifyPlacement, before SwapCheck rates
+// "swap-insufficient".
+Severity defaultSeverity(FindingCode c);
 
 // One finding with the numbers its wording needs: the node's figures, the
 // protected memory (ProtectionExceedsAvailable) and the class
 // (SliceProtectionShort).
 struct Finding {
     FindingCode code = FindingCode::Summary;
+    Severity severity = Severity::Info;
     PlacementFigures figures;
     Bytes protectedMin = 0;
     ClassCoverage coverage;
@@ -180,7 +185,9 @@ struct Finding {
 //   error   "no-memory-available"        reserve + services ≥ MemTotal
 //   error   "ratio-exceeded"             instances > ratio · available
 //   error   "protection-exceeds-available" protectedMin > available
-//   warning "swap-insufficient"          swapTotal < requiredSwap(available, ratio)
+//   warning "swap-insufficient"          swapTotal < requiredSwap(available, ratio);
+//                                        rated by swapCheck: an error under Refuse
+//                                        (placements are refused then), info under Off
 //   warning "overcommitted-beyond-swap"  available + swapTotal < instances + reserved
 //   warning "slice-protection-short"     per class (in the given order) whose slice
 //                                        memory.min or memory.low is below its members' sum
@@ -189,6 +196,7 @@ struct Finding {
 // for `available` — the services' requests are already subtracted from it,
 // so a caller that passes every member's memory.min counts services twice.
 std::vector<Finding> verifyPlacement(const PlacementInput& in, Bytes protectedMin,
-                                     const std::vector<ClassCoverage>& coverage);
+                                     const std::vector<ClassCoverage>& coverage,
+                                     SwapCheck swapCheck = SwapCheck::Warn);
 
 } // namespace memqos::core

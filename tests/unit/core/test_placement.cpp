@@ -186,8 +186,7 @@ TEST_P(VerifyPlacement, Findings) {
     std::vector<std::string> codes;
     for (const auto& f : findings) {
         codes.emplace_back(toString(f.code));
-        const std::string_view sev = severity(f.code);
-        EXPECT_TRUE(sev == "error" || sev == "warning" || sev == "info") << sev;
+        EXPECT_EQ(f.severity, defaultSeverity(f.code)) << toString(f.code);
     }
     EXPECT_EQ(codes, c.codes);
 }
@@ -262,9 +261,32 @@ TEST(CorePlacement, FindingsCarryTheirNumbers) {
     }
     EXPECT_EQ(findings[3].code, FindingCode::SliceProtectionShort);
     EXPECT_EQ(findings[3].coverage, cov[0]);
-    EXPECT_EQ(severity(FindingCode::ProtectionExceedsAvailable), "error");
-    EXPECT_EQ(severity(FindingCode::SwapInsufficient), "warning");
-    EXPECT_EQ(severity(FindingCode::Summary), "info");
+    EXPECT_EQ(toString(defaultSeverity(FindingCode::ProtectionExceedsAvailable)), "error");
+    EXPECT_EQ(toString(defaultSeverity(FindingCode::SwapInsufficient)), "warning");
+    EXPECT_EQ(toString(defaultSeverity(FindingCode::Summary)), "info");
+}
+
+TEST(VerifyPlacementSeverity, SwapInsufficientIsRatedBySwapCheck) {
+    // 2 GiB of swap where 3.5 GiB is needed: what checkPlacement would do
+    // with a placement is what Verify says of the node.
+    const auto in = withSwap(host(9_GiB, 1_GiB, 1.5), 2_GiB);
+    const auto rated = [&](SwapCheck check) {
+        for (const auto& f : verifyPlacement(in, 0, {}, check)) {
+            if (f.code == FindingCode::SwapInsufficient) {
+                return std::string(toString(f.severity));
+            }
+        }
+        return std::string("absent");
+    };
+    EXPECT_EQ(rated(SwapCheck::Refuse), "error");
+    EXPECT_EQ(rated(SwapCheck::Warn), "warning");
+    EXPECT_EQ(rated(SwapCheck::Off), "info");
+    // The other findings keep their severity whatever SwapCheck says.
+    for (const auto& f : verifyPlacement(in, 0, {}, SwapCheck::Refuse)) {
+        if (f.code != FindingCode::SwapInsufficient) {
+            EXPECT_EQ(f.severity, defaultSeverity(f.code)) << toString(f.code);
+        }
+    }
 }
 
 } // namespace
