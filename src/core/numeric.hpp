@@ -11,11 +11,7 @@
 
 namespace memqos::core::detail {
 
-using core::numbers::permyriadText;
-using core::numbers::saturate;
-using core::numbers::subOrZero;
-using core::numbers::toText;
-using core::numbers::U128;
+using namespace core::numbers; // saturate, subOrZero, toText, permyriadText, U128
 
 inline constexpr std::uint64_t kMicro = 1'000'000;
 

@@ -11,11 +11,7 @@
 
 namespace memqos::wording::detail {
 
-using core::numbers::permyriadText;
-using core::numbers::saturate;
-using core::numbers::subOrZero;
-using core::numbers::toText;
-using core::numbers::U128;
+using namespace core::numbers; // saturate, subOrZero, toText, permyriadText, U128
 
 // `v` with `decimals` digits after the point (fixed), trailing zeros and a
 // trailing point removed when `trim` ("20%", "32.5%").
