@@ -9,6 +9,7 @@
 #include <string>
 
 #include "literals.hpp"
+#include "placement_host.hpp"
 
 namespace memqos::core {
 namespace {
@@ -39,17 +40,6 @@ INSTANTIATE_TEST_SUITE_P(
         SwapCase{"rounds_up_odd", 3, 1.5, 2}, SwapCase{"available_zero", 0, 3.0, 0},
         SwapCase{"nan", 7_GiB, std::nan(""), 0}, SwapCase{"saturates", kMax, 1e6, kMax}),
     test::ByName());
-
-// 8 GiB host, 1 GiB node reserve: 7 GiB available unless services say otherwise.
-PlacementInput host(Bytes instances, Bytes reserved = 0, double ratio = 1.0, Bytes services = 0) {
-    return PlacementInput{.memTotal = 8_GiB,
-                          .nodeReserve = 1_GiB,
-                          .services = services,
-                          .instances = instances,
-                          .reserved = reserved,
-                          .memoryRatio = ratio,
-                          .swapTotal = 0};
-}
 
 TEST(CorePlacement, AvailableMemory) {
     EXPECT_EQ(availableMemory(host(0)), 7_GiB);
@@ -189,11 +179,6 @@ TEST_P(VerifyPlacement, Findings) {
         EXPECT_EQ(f.severity, defaultSeverity(f.code)) << toString(f.code);
     }
     EXPECT_EQ(codes, c.codes);
-}
-
-PlacementInput withSwap(PlacementInput in, Bytes swap) {
-    in.swapTotal = swap;
-    return in;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "../core/literals.hpp"
+#include "../core/placement_host.hpp"
 
 namespace memqos::wording {
 namespace {
@@ -42,22 +43,6 @@ INSTANTIATE_TEST_SUITE_P(
                       FormatCase{1_GiB + 51_MiB, "1.0 GiB"}, FormatCase{7_GiB + 512_MiB, "7.5 GiB"},
                       FormatCase{1024_GiB, "1.0 TiB"}, FormatCase{1536_GiB, "1.5 TiB"},
                       FormatCase{kMax, "16777216.0 TiB"}));
-
-// 8 GiB host, 1 GiB node reserve: 7 GiB available unless services say otherwise.
-PlacementInput host(Bytes instances, Bytes reserved = 0, double ratio = 1.0, Bytes services = 0) {
-    return PlacementInput{.memTotal = 8_GiB,
-                          .nodeReserve = 1_GiB,
-                          .services = services,
-                          .instances = instances,
-                          .reserved = reserved,
-                          .memoryRatio = ratio,
-                          .swapTotal = 0};
-}
-
-PlacementInput withSwap(PlacementInput in, Bytes swap) {
-    in.swapTotal = swap;
-    return in;
-}
 
 struct PlacementCase {
     const char* name;
