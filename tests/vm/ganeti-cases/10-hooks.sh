@@ -20,7 +20,7 @@ mkdir -p /etc/memqos/memqosd.conf.d
 mgr() { busctl call org.memqos1 /org/memqos1 org.memqos1.Manager "$@"; }
 # number KEY: one number of VerifyPlacement(1 MiB)'s answer.
 number() {
-    mgr VerifyPlacement tta{sv} "$MiB" 0 0 | tr ' ' '\n' | grep -A1 -x "\"$1\"" | tail -n1
+    mgr VerifyPlacement 'tta{sv}' "$MiB" 0 0 | tr ' ' '\n' | grep -A1 -x "\"$1\"" | tail -n1
 }
 # record: the instance record as "name:min:max:up" words, sorted.
 record() {
@@ -37,18 +37,6 @@ expect_record() {
 set_conf() {
     printf '%s\n' "[Overcommit]" "NodeReserved=$reserve" "$@" >"$conf"
     memqosctl reload || gnt_fail "memqosctl reload refused the test config: $(cat "$conf")"
-}
-hook_journal() { journalctl -b --no-pager -o cat -t memqos-ganeti-hook; }
-# refused CMD...: CMD fails, and its output carries memqos's refusal.
-refused() {
-    local out rc=0
-    out=$("$@" 2>&1) || rc=$?
-    printf '%s\n' "$out"
-    ((rc != 0)) || gnt_fail "'$*' succeeded; expected memqos to refuse it"
-    grep -q 'hooks execution failed' <<<"$out" ||
-        gnt_fail "'$*' failed, but not in a hook: $out"
-    grep -q 'memqos: refused' <<<"$out" || gnt_fail "'$*' output lacks memqos's refusal: $out"
-    REFUSAL=$(grep -o 'memqos: refused.*' <<<"$out" | head -n1)
 }
 t0=$SECONDS
 

@@ -19,6 +19,7 @@
 gnt_fail() { echo "FAIL: $*" >&2; exit 1; }
 
 GANETI_NODE=node1.example.test
+GANETI_NODE2=node2.example.test # the second node of the two-node bed (tests/vm/pair)
 GANETI_CLUSTER=cluster.example.test
 GANETI_MARKER=/run/memqos-ganeti-cluster-up
 
@@ -32,6 +33,70 @@ _gnt_logs_tail() {
     done
 }
 
+# _gnt_nic: the name of the private-network NIC (tests/vm/run --nic: MAC
+# 52:54:00:4d:51:0X), or nothing when this VM has none (the one-node bed).
+_gnt_nic() {
+    local d
+    for d in /sys/class/net/*; do
+        [[ -e $d/device && $(cat "$d/address" 2>/dev/null) == 52:54:00:4d:51:0* ]] || continue
+        echo "${d##*/}"
+        return 0
+    done
+}
+
+# _gnt_bridge ADDRESS: bridge br0 with ADDRESS/24 and a port: the private
+# network's NIC when there is one (two-node bed), else a dummy (so that br0
+# has a carrier).
+_gnt_bridge() {
+    local addr=${1:?_gnt_bridge ADDRESS} nic
+    if ! ip link show br0 >/dev/null 2>&1; then
+        ip link add br0 type bridge || gnt_fail "ip link add br0 type bridge failed"
+    fi
+    nic=$(_gnt_nic)
+    if [[ -n $nic ]]; then
+        ip link set "$nic" master br0 up || gnt_fail "cannot make $nic a port of br0"
+    elif ! ip link show dummy0 >/dev/null 2>&1; then
+        ip link add dummy0 type dummy 2>/dev/null && ip link set dummy0 master br0 up ||
+            echo "ganeti: note: no dummy port on br0 (bridge without carrier)"
+    fi
+    ip -4 addr show dev br0 | grep -q " ${addr//./\\.}/24 " ||
+        ip addr add "$addr/24" dev br0 || gnt_fail "ip addr add $addr/24 dev br0 failed"
+    ip link set br0 up || gnt_fail "ip link set br0 up failed"
+}
+
+# ganeti_node_prepare NAME ADDRESS: what a node needs before it joins a
+# cluster: its name (hostname, /etc/hosts with every name of the bed), bridge
+# br0 with ADDRESS, sshd. node1 is 192.0.2.1, node2 192.0.2.2.
+ganeti_node_prepare() {
+    local name=${1:?ganeti_node_prepare NAME ADDRESS} addr=${2:?}
+    # Name: the image sets node1's (/etc/hostname, /etc/hosts); node2's is
+    # set here, as is node1's if it is not.
+    if [[ $(hostname) != "$name" ]]; then
+        { hostname "$name" && echo "$name" >/etc/hostname; } ||
+            gnt_fail "cannot set the hostname to $name"
+    fi
+    local ip host short i
+    while read -r ip host short; do
+        getent hosts "$host" >/dev/null || printf '%s\t%s %s\n' "$ip" "$host" "$short" >>/etc/hosts
+    done < <(
+        echo "192.0.2.1 $GANETI_NODE node1"
+        echo "192.0.2.2 $GANETI_NODE2 node2"
+        echo "192.0.2.100 $GANETI_CLUSTER cluster"
+        for i in 1 2 3 4 5 6 7 8 9; do
+            echo "192.0.2.1$i inst$i.example.test inst$i"
+            echo "192.0.2.2$i inst$i-renamed.example.test inst$i-renamed"
+        done
+    )
+    getent hosts "$name" | grep -q "^${addr//./\\.} " ||
+        gnt_fail "$name does not resolve to $addr: '$(getent hosts "$name")'"
+
+    _gnt_bridge "$addr"
+
+    # sshd (enabled in the image, usually up already).
+    systemctl start ssh.service ||
+        gnt_fail "sshd does not start: $(systemctl status --no-pager ssh.service 2>&1 | tail -n 15)"
+}
+
 # ganeti_cluster_up: make this guest a one-node Ganeti cluster. Idempotent
 # within one boot (marker $GANETI_MARKER). Exits the case with the reason
 # (and Ganeti's log tails) when it cannot.
@@ -42,42 +107,7 @@ ganeti_cluster_up() {
     fi
     local t0=$SECONDS t_init out
 
-    # Name: the image sets it (/etc/hostname, /etc/hosts); repair if not.
-    if [[ $(hostname) != "$GANETI_NODE" ]]; then
-        hostnamectl set-hostname "$GANETI_NODE" 2>/dev/null ||
-            { hostname "$GANETI_NODE" && echo "$GANETI_NODE" >/etc/hostname; } ||
-            gnt_fail "cannot set the hostname to $GANETI_NODE"
-    fi
-    local ip name short i
-    while read -r ip name short; do
-        getent hosts "$name" >/dev/null || printf '%s\t%s %s\n' "$ip" "$name" "$short" >>/etc/hosts
-    done < <(
-        echo "192.0.2.1 $GANETI_NODE node1"
-        echo "192.0.2.100 $GANETI_CLUSTER cluster"
-        for i in 1 2 3 4 5 6 7 8 9; do
-            echo "192.0.2.1$i inst$i.example.test inst$i"
-            echo "192.0.2.2$i inst$i-renamed.example.test inst$i-renamed"
-        done
-    )
-    getent hosts "$GANETI_NODE" | grep -q '^192\.0\.2\.1 ' ||
-        gnt_fail "$GANETI_NODE does not resolve to 192.0.2.1: '$(getent hosts "$GANETI_NODE")'"
-
-    # The node's network: a bridge with the node's address (and a dummy port,
-    # so that it has a carrier).
-    if ! ip link show br0 >/dev/null 2>&1; then
-        ip link add br0 type bridge || gnt_fail "ip link add br0 type bridge failed"
-    fi
-    if ! ip link show dummy0 >/dev/null 2>&1; then
-        ip link add dummy0 type dummy 2>/dev/null && ip link set dummy0 master br0 up ||
-            echo "ganeti: note: no dummy port on br0 (bridge without carrier)"
-    fi
-    ip -4 addr show dev br0 | grep -q ' 192\.0\.2\.1/24 ' ||
-        ip addr add 192.0.2.1/24 dev br0 || gnt_fail "ip addr add 192.0.2.1/24 dev br0 failed"
-    ip link set br0 up || gnt_fail "ip link set br0 up failed"
-
-    # sshd (enabled in the image, usually up already).
-    systemctl start ssh.service ||
-        gnt_fail "sshd does not start: $(systemctl status --no-pager ssh.service 2>&1 | tail -n 15)"
+    ganeti_node_prepare "$GANETI_NODE" 192.0.2.1
 
     echo "ganeti: node prepared in $((SECONDS - t0)) s; gnt-cluster init ..."
     t_init=$SECONDS
@@ -102,7 +132,8 @@ ganeti_cluster_up() {
 }
 
 # ganeti_add NAME MAXMEM MINMEM [EXTRA-ARGS...]: gnt-instance add a diskless
-# "noop" instance on node1 (started, unless EXTRA-ARGS has --no-start).
+# "noop" instance on node1, or on $GANETI_ADD_NODE when set (started, unless
+# EXTRA-ARGS has --no-start).
 # NAME must be in /etc/hosts (Ganeti's name check resolves it, and expands
 # e.g. inst1 to inst1.example.test); the IP check (is the address already in
 # use?) is off: it would wait for ARP on br0. Output in $GANETI_OUT (also
@@ -113,7 +144,90 @@ ganeti_add() {
     shift 3
     local rc=0
     GANETI_OUT=$(gnt-instance add -t diskless -o noop --no-ip-check \
-        -B "maxmem=$maxmem,minmem=$minmem" -n "$GANETI_NODE" "$@" "$name" 2>&1) || rc=$?
+        -B "maxmem=$maxmem,minmem=$minmem" -n "${GANETI_ADD_NODE:-$GANETI_NODE}" "$@" "$name" 2>&1) || rc=$?
     [[ -n $GANETI_OUT ]] && printf '%s\n' "$GANETI_OUT"
     return "$rc"
+}
+
+# hook_journal: what memqos's Ganeti hook logged on this node in this boot.
+hook_journal() { journalctl -b --no-pager -o cat -t memqos-ganeti-hook; }
+
+# refused CMD...: CMD fails, and its output carries memqos's refusal (the
+# refusal line in $REFUSAL, which the cases read).
+# shellcheck disable=SC2034
+REFUSAL=''
+refused() {
+    local out rc=0
+    out=$("$@" 2>&1) || rc=$?
+    printf '%s\n' "$out"
+    ((rc != 0)) || gnt_fail "'$*' succeeded; expected memqos to refuse it"
+    grep -q 'hooks execution failed' <<<"$out" ||
+        gnt_fail "'$*' failed, but not in a hook: $out"
+    grep -q 'memqos: refused' <<<"$out" || gnt_fail "'$*' output lacks memqos's refusal: $out"
+    # shellcheck disable=SC2034
+    REFUSAL=$(grep -o 'memqos: refused.*' <<<"$out" | head -n1)
+}
+
+# --- the two-node bed (tests/vm/pair, cases in tests/vm/ganeti-pair) ----------
+# node1 (this VM, the master) and node2 (tests/vm/ganeti-pair/peer) share a
+# private Ethernet (tests/vm/run --nic); both are bridged on br0. The bed's
+# root key pair (made by tests/vm/pair on the host, FILEs pair-key and
+# pair-key.pub) lets node1 log in to node2 before Ganeti has keys of its own.
+GANETI_PAIR_KEY=/root/.ssh/memqos-pair
+GANETI_PAIR_MARKER=/run/memqos-ganeti-pair-up
+GANETI_PEER_READY=/run/memqos-pair-ready # written by the peer when prepared
+
+# on2 CMD...: run the shell command CMD on node2, as root, over ssh.
+on2() {
+    ssh -i "$GANETI_PAIR_KEY" -o BatchMode=yes -o StrictHostKeyChecking=no \
+        -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=10 \
+        root@192.0.2.2 "$@"
+}
+
+# _gnt_node2_journal: node2's journal into the artifacts (after a failure).
+_gnt_node2_journal() {
+    [[ -n ${MEMQOS_VM_ARTIFACTS:-} ]] || return 0
+    on2 journalctl -b --no-pager >"$MEMQOS_VM_ARTIFACTS/node2-journal.txt" 2>&1 || true
+    on2 'tail -n 200 /var/log/ganeti/*.log' >"$MEMQOS_VM_ARTIFACTS/node2-ganeti-logs.txt" 2>&1 || true
+}
+
+# ganeti_pair_up: the two-node cluster: node1 master (ganeti_cluster_up),
+# node2 added with gnt-node add. Idempotent within one boot. Exits the case
+# with the reason when it cannot.
+ganeti_pair_up() {
+    if [[ -f $GANETI_PAIR_MARKER ]]; then
+        echo "ganeti: two-node cluster already up (since $(cat "$GANETI_PAIR_MARKER"))"
+        return 0
+    fi
+    local t0=$SECONDS end out
+    [[ -n $(_gnt_nic) ]] ||
+        gnt_fail "this VM has no private NIC: the two-node cases run with tests/vm/pair (see tests/vm/README.md)"
+    [[ -r $MEMQOS_VM_FILES/pair-key ]] || gnt_fail "no FILE pair-key (tests/vm/pair passes it)"
+    install -d -m 0700 /root/.ssh
+    install -m 0600 "$MEMQOS_VM_FILES/pair-key" "$GANETI_PAIR_KEY"
+    ganeti_cluster_up
+
+    # node2 answers once its peer script has prepared it.
+    end=$((SECONDS + 300))
+    until on2 test -f "$GANETI_PEER_READY" 2>/dev/null; do
+        ((SECONDS < end)) || gnt_fail "node2 (192.0.2.2) is not ready over ssh after 300 s: $(on2 true 2>&1; ip -br addr; ip -br link)"
+        sleep 2
+    done
+    echo "ganeti: node2 answers over ssh after $((SECONDS - t0)) s"
+    # gnt-node add logs in to node2 with root's key that gnt-cluster init made.
+    compgen -G '/root/.ssh/id_*.pub' >/dev/null || gnt_fail "gnt-cluster init made no root key in /root/.ssh"
+    cat /root/.ssh/id_*.pub | on2 'cat >>/root/.ssh/authorized_keys' ||
+        gnt_fail "cannot authorize node1's root key on node2"
+    local t_add=$SECONDS
+    if ! out=$(gnt-node add --no-ssh-key-check "$GANETI_NODE2" </dev/null 2>&1); then
+        echo "$out" >&2
+        _gnt_logs_tail 40
+        _gnt_node2_journal
+        gnt_fail "gnt-node add $GANETI_NODE2 failed after $((SECONDS - t_add)) s (output and log tails above)"
+    fi
+    [[ -n $out ]] && echo "$out"
+    out=$(gnt-node list --no-headers -o name,master_candidate,offline | tr -s ' ')
+    grep -q "^$GANETI_NODE2 " <<<"$out" || gnt_fail "gnt-node list lacks $GANETI_NODE2: $out"
+    echo "ganeti: node2 added in $((SECONDS - t_add)) s; two-node cluster up in $((SECONDS - t0)) s"
+    date -u +%FT%TZ >"$GANETI_PAIR_MARKER"
 }

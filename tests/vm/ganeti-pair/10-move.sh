@@ -1,0 +1,113 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# gnt-instance migrate and failover on the two-node bed, with memqos's hooks
+# on both nodes: the pre-hook decides on the target node only (the source
+# lets it pass), a hard violation on the target refuses the move, and after a
+# move the instance record leaves the source's memqosd for the target's.
+#
+# Numbers: inst1 has maxmem 256M, minmem 128M. For the refusals node2's
+# NodeReserved is set so that its available memory is 64 MiB.
+set -euo pipefail
+. "$(dirname "$0")/lib-ganeti.bash"
+trap '[[ $? == 0 ]] || _gnt_node2_journal' EXIT
+
+ok() { echo "ok: $*"; }
+MiB=$((1024 * 1024))
+conf=/etc/memqos/memqosd.conf.d/90-pair-test.conf
+INST=inst1.example.test
+REC="$INST:134217728:268435456:true"
+
+# on NODE CMD: the shell command CMD on node1 (here) or node2.
+on() {
+    local node=$1
+    shift
+    if [[ $node == 1 ]]; then bash -c "$*"; else on2 "$*"; fi
+}
+# record NODE: memqosd's instance record on NODE, "name:min:max:up" words.
+record() {
+    on "$1" busctl --json=short call org.memqos1 /org/memqos1 org.memqos1.Manager ListInstances |
+        python3 -c 'import json,sys; print(" ".join(sorted("%s:%d:%d:%s" % (n, a, b, str(u).lower()) for n, a, b, u in json.load(sys.stdin)["data"][0])))'
+}
+expect_records() {
+    local r1 r2
+    r1=$(record 1) r2=$(record 2)
+    [[ $r1 == "$1" && $r2 == "$2" ]] ||
+        gnt_fail "records: node1 '$r1', node2 '$r2'; expected node1 '$1', node2 '$2'"
+    ok "records: node1 '${r1:-none}', node2 '${r2:-none}'"
+}
+journal() { on "$1" journalctl -b --no-pager -o cat -t memqos-ganeti-hook; }
+# logged NODE TEXT: NODE's hook journal has a line with TEXT (fixed string).
+logged() {
+    journal "$1" | grep -qF "$2" || gnt_fail "node$1's hook journal lacks '$2': $(journal "$1" | tail -n 5)"
+}
+not_logged() {
+    if journal "$1" | grep -qF "$2"; then
+        gnt_fail "node$1's hook journal has '$2': $(journal "$1" | grep -F "$2")"
+    fi
+}
+pnode() { gnt-instance list --no-headers -o pnode,status "$INST" | tr -s ' '; }
+expect_on() {
+    [[ $(pnode) == "$1 running" ]] || gnt_fail "$INST is '$(pnode)', expected '$1 running'"
+}
+# number NODE KEY: one number of NODE's VerifyPlacement(1 MiB) answer.
+number() {
+    on "$1" busctl call org.memqos1 /org/memqos1 org.memqos1.Manager VerifyPlacement \
+        'tta{sv}' "$MiB" 0 0 | tr ' ' '\n' | grep -A1 -x "\"$2\"" | tail -n1
+}
+t0=$SECONDS
+
+ganeti_pair_up
+on 2 "rm -f $conf; memqosctl reload"
+
+ganeti_add inst1 256M 128M || gnt_fail "add inst1 on node1 failed: $GANETI_OUT"
+expect_on "$GANETI_NODE"
+expect_records "$REC" ""
+
+# --- migrate node1 -> node2: node2 decides, the record moves ----------------
+t=$SECONDS
+gnt-instance migrate -f -n "$GANETI_NODE2" "$INST" || gnt_fail "migrate of $INST to node2 failed"
+expect_on "$GANETI_NODE2"
+expect_records "" "$REC"
+logged 2 "Allowed instance-migrate of $INST on $GANETI_NODE2"
+not_logged 1 "instance-migrate of $INST on $GANETI_NODE"
+logged 2 "record $INST after instance-migrate"
+logged 1 "forget $INST after instance-migrate"
+ok "migrate to node2 in $((SECONDS - t)) s: node2's hook checked it, the record moved"
+
+# --- failover node2 -> node1: node1 decides, the record moves back -----------
+t=$SECONDS
+gnt-instance failover -f -n "$GANETI_NODE" "$INST" || gnt_fail "failover of $INST to node1 failed"
+expect_on "$GANETI_NODE"
+expect_records "$REC" ""
+logged 1 "Allowed instance-failover of $INST on $GANETI_NODE"
+not_logged 2 "instance-failover of $INST on $GANETI_NODE2"
+logged 1 "record $INST after instance-failover"
+logged 2 "forget $INST after instance-failover"
+ok "failover to node1 in $((SECONDS - t)) s: node1's hook checked it, the record moved back"
+
+# --- a hard violation on the target refuses the move --------------------------
+total=$(number 2 memory_total) services=$(number 2 services)
+reserve=$((total - services - 64 * MiB))
+on 2 "mkdir -p ${conf%/*} && printf '[Overcommit]\nNodeReserved=%s\n' $reserve >$conf && memqosctl reload" ||
+    gnt_fail "node2 refused the test config"
+[[ $(number 2 available) == $((64 * MiB)) ]] || gnt_fail "node2's available is $(number 2 available), expected $((64 * MiB))"
+for op in migrate failover; do
+    refused gnt-instance "$op" -f -n "$GANETI_NODE2" "$INST"
+    for want in "instance-$op of $INST on $GANETI_NODE2" '256.0 MiB asked'; do
+        grep -qF "$want" <<<"$REFUSAL" || gnt_fail "refusal '$REFUSAL' lacks '$want'"
+    done
+    expect_on "$GANETI_NODE"
+    expect_records "$REC" ""
+    logged 2 "refused instance-$op of $INST on $GANETI_NODE2"
+    ok "$op to node2 refused by node2's hook: $REFUSAL"
+done
+
+# --- room on node2 again: the same migrate goes through ------------------------
+on 2 "rm -f $conf; memqosctl reload"
+gnt-instance migrate -f -n "$GANETI_NODE2" "$INST" || gnt_fail "migrate after the refusal failed"
+expect_on "$GANETI_NODE2"
+expect_records "" "$REC"
+gnt-instance remove -f "$INST" || gnt_fail "remove $INST failed"
+expect_records "" ""
+ok "with room again the migrate passes; remove forgets it on node2"
+echo "ok: migrate/failover case passed in $((SECONDS - t0)) s"

@@ -1,0 +1,1 @@
+../ganeti-cases/lib-ganeti.bash
