@@ -346,7 +346,7 @@ std::optional<std::string> closest(std::string_view word, const Names& names) {
     for (const auto& n : names) {
         const std::string_view name = n;
         const std::size_t allowed = name.size() <= 4 ? 1 : name.size() <= 8 ? 2 : 3;
-        const std::size_t d = parse::text::editDistance(word, name);
+        const std::size_t d = parse::text::editDistanceAtMost(word, name, allowed);
         if (d <= allowed && (!best || d < bestDistance)) {
             best = std::string(name);
             bestDistance = d;

@@ -40,29 +40,58 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) noexcept {
 }
 
 std::size_t editDistance(std::string_view a, std::string_view b) {
-    // Three rows of the Wagner–Fischer table: the previous two (for a
-    // transposition) and the current one.
-    std::vector<std::size_t> before(b.size() + 1);
-    std::vector<std::size_t> prev(b.size() + 1);
-    std::vector<std::size_t> cur(b.size() + 1);
+    return editDistanceAtMost(a, b, std::numeric_limits<std::size_t>::max());
+}
+
+std::size_t editDistanceAtMost(std::string_view a, std::string_view b, std::size_t limit) {
+    // Each edit changes the length by at most one.
+    const std::size_t gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+    if (gap > limit) {
+        return limit + 1;
+    }
+    // Three rows of the Wagner–Fischer table, in one allocation: the
+    // previous two (for a transposition) and the current one.
+    const std::size_t width = b.size() + 1;
+    std::vector<std::size_t> rows(3 * width);
+    std::size_t* before = rows.data();
+    std::size_t* prev = before + width;
+    std::size_t* cur = prev + width;
     for (std::size_t j = 0; j <= b.size(); ++j) {
         prev[j] = j;
     }
     for (std::size_t i = 1; i <= a.size(); ++i) {
         cur[0] = i;
+        std::size_t rowMin = i;
+        const char ai = asciiLower(a[i - 1]);
         for (std::size_t j = 1; j <= b.size(); ++j) {
-            const bool same = asciiLower(a[i - 1]) == asciiLower(b[j - 1]);
-            std::size_t d = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same ? 0 : 1)});
-            if (i > 1 && j > 1 && asciiLower(a[i - 1]) == asciiLower(b[j - 2]) &&
-                asciiLower(a[i - 2]) == asciiLower(b[j - 1])) {
-                d = std::min(d, before[j - 2] + 1);
+            const char bj = asciiLower(b[j - 1]);
+            std::size_t d = prev[j - 1] + (ai == bj ? 0 : 1);
+            if (prev[j] + 1 < d) {
+                d = prev[j] + 1;
+            }
+            if (cur[j - 1] + 1 < d) {
+                d = cur[j - 1] + 1;
+            }
+            if (i > 1 && j > 1 && ai == asciiLower(b[j - 2]) && asciiLower(a[i - 2]) == bj &&
+                before[j - 2] + 1 < d) {
+                d = before[j - 2] + 1;
             }
             cur[j] = d;
+            if (d < rowMin) {
+                rowMin = d;
+            }
         }
-        std::swap(before, prev);
-        std::swap(prev, cur);
+        // No cell of a later row is below this row's minimum (a
+        // transposition's cell before[j-2] + 1 is at least prev[j-1]).
+        if (rowMin > limit) {
+            return limit + 1;
+        }
+        std::size_t* const oldBefore = before;
+        before = prev;
+        prev = cur;
+        cur = oldBefore;
     }
-    return prev[b.size()];
+    return prev[b.size()] > limit ? limit + 1 : prev[b.size()];
 }
 
 bool isBlank(std::string_view s) noexcept {

@@ -39,6 +39,9 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) noexcept;
 // is 1, "Intervla" -> "Interval" is 1, "dryrun" -> "DryRun" is 0. For
 // "did you mean" suggestions.
 std::size_t editDistance(std::string_view a, std::string_view b);
+// editDistance(a, b) if it is at most `limit`, else limit + 1; stops as soon
+// as the distance must exceed `limit`, so a long word costs little.
+std::size_t editDistanceAtMost(std::string_view a, std::string_view b, std::size_t limit);
 
 // `s` without leading and trailing whitespace (as isSpace).
 std::string_view trim(std::string_view s) noexcept;

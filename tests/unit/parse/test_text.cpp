@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -42,6 +43,26 @@ TEST(TextEditDistance, CountsEditsAndAdjacentSwapsIgnoringCase) {
     EXPECT_EQ(text::editDistance("ca", "abc"), 3u); // optimal string alignment, not 2
     EXPECT_EQ(text::editDistance("Frobnicate", "Interval"),
               text::editDistance("Interval", "Frobnicate"));
+}
+
+TEST(TextEditDistance, AtMostIsTheDistanceCutAboveTheLimit) {
+    EXPECT_EQ(text::editDistanceAtMost("StalTarget", "StallTarget", 1), 1u);
+    EXPECT_EQ(text::editDistanceAtMost("MemRatio", "MemoryRatio", 2), 3u);
+    EXPECT_EQ(text::editDistanceAtMost("MemRatio", "MemoryRatio", 3), 3u);
+    EXPECT_EQ(text::editDistanceAtMost(std::string(4000, 'x'), "Interval", 3), 4u);
+    // Every pair of words over {a, b, c} up to 4 letters, every limit: the
+    // early stop never changes a distance within the limit.
+    std::vector<std::string> words{""};
+    for (std::size_t from = 0; from < words.size(); ++from)
+        if (words[from].size() < 4)
+            for (char c : {'a', 'B', 'c'})
+                words.push_back(words[from] + c);
+    for (const auto& a : words)
+        for (const auto& b : words)
+            for (std::size_t limit = 0; limit <= 5; ++limit)
+                EXPECT_EQ(text::editDistanceAtMost(a, b, limit),
+                          std::min(text::editDistance(a, b), limit + 1))
+                    << a << " " << b << " " << limit;
 }
 
 TEST(TextLines, TrailingNewlineAddsNoLine) {
