@@ -303,17 +303,23 @@ INSTANTIATE_TEST_SUITE_P(
         Recorded{"instance-remove-pre-1.env", kNode, {}},
         Recorded{"instance-remove-post-1.env", kNode, {forget("inst1-renamed.example.test")}},
         Recorded{"instance-remove-post-1.env", kNode2, {}},
-        // Synthetic (one-node clusters cannot migrate): node1 -> node2.
+        // Recorded on the two-node bed (tests/vm/ganeti-pair): the pre-hook
+        // checks on the target only, the post-hook forgets on the source and
+        // records on the target. migrate node1 -> node2 (inst1 256M/128M):
         Recorded{"instance-migrate-pre-1.env", kNode, {}},
-        Recorded{"instance-migrate-pre-1.env", kNode2, {check(kInst1, 512 * M, 256 * M)}},
+        Recorded{"instance-migrate-pre-1.env", kNode2, {check(kInst1, 256 * M, 128 * M)}},
         Recorded{"instance-migrate-post-1.env", kNode, {forget(kInst1)}},
-        Recorded{"instance-migrate-post-1.env", kNode2, {record(kInst1, 512 * M, 256 * M, true)}},
-        Recorded{"instance-failover-pre-1.env", kNode, {}},
-        Recorded{"instance-failover-pre-1.env", kNode2, {check(kInst1, 512 * M, 256 * M)}},
-        Recorded{"instance-failover-post-1.env", kNode, {forget(kInst1)}},
-        Recorded{"instance-failover-post-1.env",
-                 kNode2,
-                 {record(kInst1, 512 * M, 256 * M, true)}}),
+        Recorded{"instance-migrate-post-1.env", kNode2, {record(kInst1, 256 * M, 128 * M, true)}},
+        // failover node2 -> node1:
+        Recorded{"instance-failover-pre-1.env", kNode, {check(kInst1, 256 * M, 128 * M)}},
+        Recorded{"instance-failover-pre-1.env", kNode2, {}},
+        Recorded{"instance-failover-post-1.env", kNode, {record(kInst1, 256 * M, 128 * M, true)}},
+        Recorded{"instance-failover-post-1.env", kNode2, {forget(kInst1)}},
+        // node1 -> node2 again, both refused by node2's hook (no post).
+        Recorded{"instance-migrate-pre-2.env", kNode, {}},
+        Recorded{"instance-migrate-pre-2.env", kNode2, {check(kInst1, 256 * M, 128 * M)}},
+        Recorded{"instance-failover-pre-2.env", kNode, {}},
+        Recorded{"instance-failover-pre-2.env", kNode2, {check(kInst1, 256 * M, 128 * M)}}),
     [](const ::testing::TestParamInfo<Recorded>& param) {
         std::string name = std::string(param.param.file) + "_" + param.param.node;
         for (auto& c : name) {

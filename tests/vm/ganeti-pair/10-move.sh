@@ -7,9 +7,25 @@
 #
 # Numbers: inst1 has maxmem 256M, minmem 128M. For the refusals node2's
 # NodeReserved is set so that its available memory is 64 MiB.
+#
+# It also records the real hook environments of these moves on both nodes
+# (an env-dumping hook beside ours, as tests/vm/ganeti-record/record.sh does
+# on one node): artifacts env-node1/ and env-node2/, <path>-<phase>-<n>.env,
+# the source of tests/fixtures/ganeti/env/instance-{migrate,failover}-*.
 set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
-trap '[[ $? == 0 ]] || _gnt_node2_journal' EXIT
+envdir=/var/tmp/memqos-hook-env
+# shellcheck disable=SC2317  # the EXIT trap
+finish() {
+    local rc=$?
+    if [[ -n ${MEMQOS_VM_ARTIFACTS:-} ]]; then
+        mkdir -p "$MEMQOS_VM_ARTIFACTS/env-node1" "$MEMQOS_VM_ARTIFACTS/env-node2"
+        cp -a "$envdir/." "$MEMQOS_VM_ARTIFACTS/env-node1/" 2>/dev/null || true
+        on2 "tar -C $envdir -c ." 2>/dev/null | tar -C "$MEMQOS_VM_ARTIFACTS/env-node2" -x 2>/dev/null || true
+    fi
+    ((rc == 0)) || _gnt_node2_journal
+}
+trap finish EXIT
 
 ok() { echo "ok: $*"; }
 MiB=$((1024 * 1024))
@@ -58,6 +74,24 @@ t0=$SECONDS
 
 ganeti_pair_up
 on 2 "rm -f $conf; memqosctl reload"
+
+# The env-dumping hook, on both nodes (hooks get a clean environment).
+dumper=$(
+    cat <<EOS
+#!/bin/sh
+d=$envdir
+n=1
+while [ -e "\$d/\${GANETI_HOOKS_PATH}-\${GANETI_HOOKS_PHASE}-\$n.env" ]; do n=\$((n + 1)); done
+env | sort >"\$d/\${GANETI_HOOKS_PATH}-\${GANETI_HOOKS_PHASE}-\$n.env"
+exit 0
+EOS
+)
+for node in 1 2; do
+    on "$node" "mkdir -p $envdir && cat >/usr/local/sbin/memqos-test-envdump &&
+        for p in instance-migrate instance-failover; do for ph in pre post; do
+            install -D -m 0755 /usr/local/sbin/memqos-test-envdump /etc/ganeti/hooks/\$p-\$ph.d/10-memqos-test-envdump
+        done; done" <<<"$dumper" || gnt_fail "cannot install the env-dumping hook on node$node"
+done
 
 ganeti_add inst1 256M 128M || gnt_fail "add inst1 on node1 failed: $GANETI_OUT"
 expect_on "$GANETI_NODE"

@@ -8,14 +8,16 @@
 #   tests/vm/run --flavour ganeti --no-deb --mem 3072 --timeout 1800 \
 #       --log-dir /tmp/gnt-rec tests/vm/ganeti-record/record.sh \
 #       tests/vm/ganeti-cases/lib-ganeti.bash
-#   rm -f tests/fixtures/ganeti/env/*.env
-#   cp /tmp/gnt-rec/artifacts/env/*.env tests/fixtures/ganeti/env/
+#   rm -f tests/fixtures/ganeti/env/instance-{add,start,stop,reboot,modify,rename,remove}-*.env
+#   cp /tmp/gnt-rec/artifacts/env/instance-{add,start,stop,reboot,modify,rename,remove}-*.env \
+#       tests/fixtures/ganeti/env/
 #   cp /tmp/gnt-rec/artifacts/refused-add.txt /tmp/gnt-rec/artifacts/too-big-add.txt \
 #       tests/fixtures/ganeti/
-#   tests/vm/ganeti-record/synthesize.py tests/fixtures/ganeti/env   # migrate/failover
 #   chmod 0644 tests/fixtures/ganeti/env/* tests/fixtures/ganeti/*.txt
 #
 # then check tests/fixtures/ganeti/NOTES.md (which file is which operation).
+# The migrate and failover files come from the two-node bed instead (its
+# artifacts env-node1/, see tests/vm/ganeti-pair/10-move.sh and NOTES.md).
 #
 # In the guest it: brings the one-node cluster up (lib-ganeti.bash), installs
 # an env-dumping hook in /etc/ganeti/hooks/<path>-{pre,post}.d/ for the
