@@ -168,6 +168,22 @@ refused() {
     REFUSAL=$(grep -o 'memqos: refused.*' <<<"$out" | head -n1)
 }
 
+# ganeti_envdump_hook DIR: prints a hook script (sh) that writes its whole
+# environment, sorted, to DIR/<GANETI_HOOKS_PATH>-<GANETI_HOOKS_PHASE>-<n>.env
+# (n counts runs of that path and phase). Hooks get a clean environment:
+# GANETI_* and PATH. Used to record fixtures (ganeti-record/record.sh,
+# ganeti-pair/10-move.sh).
+ganeti_envdump_hook() {
+    cat <<EOS
+#!/bin/sh
+d=${1:?ganeti_envdump_hook DIR}
+n=1
+while [ -e "\$d/\${GANETI_HOOKS_PATH}-\${GANETI_HOOKS_PHASE}-\$n.env" ]; do n=\$((n + 1)); done
+env | sort >"\$d/\${GANETI_HOOKS_PATH}-\${GANETI_HOOKS_PHASE}-\$n.env"
+exit 0
+EOS
+}
+
 # --- the two-node bed (tests/vm/pair, cases in tests/vm/ganeti-pair) ----------
 # node1 (this VM, the master) and node2 (tests/vm/ganeti-pair/peer) share a
 # private Ethernet (tests/vm/run --nic); both are bridged on br0. The bed's

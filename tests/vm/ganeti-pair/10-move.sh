@@ -75,17 +75,8 @@ t0=$SECONDS
 ganeti_pair_up
 on 2 "rm -f $conf; memqosctl reload"
 
-# The env-dumping hook, on both nodes (hooks get a clean environment).
-dumper=$(
-    cat <<EOS
-#!/bin/sh
-d=$envdir
-n=1
-while [ -e "\$d/\${GANETI_HOOKS_PATH}-\${GANETI_HOOKS_PHASE}-\$n.env" ]; do n=\$((n + 1)); done
-env | sort >"\$d/\${GANETI_HOOKS_PATH}-\${GANETI_HOOKS_PHASE}-\$n.env"
-exit 0
-EOS
-)
+# The env-dumping hook, on both nodes.
+dumper=$(ganeti_envdump_hook "$envdir")
 for node in 1 2; do
     on "$node" "mkdir -p $envdir && cat >/usr/local/sbin/memqos-test-envdump &&
         for p in instance-migrate instance-failover; do for ph in pre post; do
@@ -97,27 +88,22 @@ ganeti_add inst1 256M 128M || gnt_fail "add inst1 on node1 failed: $GANETI_OUT"
 expect_on "$GANETI_NODE"
 expect_records "$REC" ""
 
-# --- migrate node1 -> node2: node2 decides, the record moves ----------------
-t=$SECONDS
-gnt-instance migrate -f -n "$GANETI_NODE2" "$INST" || gnt_fail "migrate of $INST to node2 failed"
-expect_on "$GANETI_NODE2"
-expect_records "" "$REC"
-logged 2 "Allowed instance-migrate of $INST on $GANETI_NODE2"
-not_logged 1 "instance-migrate of $INST on $GANETI_NODE"
-logged 2 "record $INST after instance-migrate"
-logged 1 "forget $INST after instance-migrate"
-ok "migrate to node2 in $((SECONDS - t)) s: node2's hook checked it, the record moved"
-
-# --- failover node2 -> node1: node1 decides, the record moves back -----------
-t=$SECONDS
-gnt-instance failover -f -n "$GANETI_NODE" "$INST" || gnt_fail "failover of $INST to node1 failed"
-expect_on "$GANETI_NODE"
-expect_records "$REC" ""
-logged 1 "Allowed instance-failover of $INST on $GANETI_NODE"
-not_logged 2 "instance-failover of $INST on $GANETI_NODE2"
-logged 1 "record $INST after instance-failover"
-logged 2 "forget $INST after instance-failover"
-ok "failover to node1 in $((SECONDS - t)) s: node1's hook checked it, the record moved back"
+# move OP TO FROM: gnt-instance OP to node TO (1 or 2) from FROM succeeds;
+# TO's hook allowed it, FROM's did not check it; the record moved to TO.
+move() {
+    local op=$1 to=$2 from=$3 t=$SECONDS to_name from_name
+    to_name=$(on "$to" hostname) from_name=$(on "$from" hostname)
+    gnt-instance "$op" -f -n "$to_name" "$INST" || gnt_fail "$op of $INST to node$to failed"
+    expect_on "$to_name"
+    if [[ $to == 2 ]]; then expect_records "" "$REC"; else expect_records "$REC" ""; fi
+    logged "$to" "Allowed instance-$op of $INST on $to_name"
+    not_logged "$from" "instance-$op of $INST on $from_name"
+    logged "$to" "record $INST after instance-$op"
+    logged "$from" "forget $INST after instance-$op"
+    ok "$op to node$to in $((SECONDS - t)) s: node$to's hook checked it, the record moved"
+}
+move migrate 2 1
+move failover 1 2
 
 # --- a hard violation on the target refuses the move --------------------------
 total=$(number 2 memory_total) services=$(number 2 services)

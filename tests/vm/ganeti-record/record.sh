@@ -80,15 +80,8 @@ op cluster-info gnt-cluster info
 op node-list gnt-node list -o name,mtotal,mnode,mfree,pinst_cnt
 op os-list gnt-os list
 
-# The env-dumping hook (hooks get a clean environment: GANETI_* and PATH).
-cat >/usr/local/sbin/memqos-envdump <<EOS
-#!/bin/sh
-d=$envdir
-n=1
-while [ -e "\$d/\${GANETI_HOOKS_PATH}-\${GANETI_HOOKS_PHASE}-\$n.env" ]; do n=\$((n + 1)); done
-env | sort >"\$d/\${GANETI_HOOKS_PATH}-\${GANETI_HOOKS_PHASE}-\$n.env"
-exit 0
-EOS
+# The env-dumping hook.
+ganeti_envdump_hook "$envdir" >/usr/local/sbin/memqos-envdump
 chmod 0755 /usr/local/sbin/memqos-envdump
 for p in instance-add instance-start instance-stop instance-modify instance-remove \
     instance-rename instance-migrate instance-failover instance-reboot; do
