@@ -344,9 +344,13 @@ std::optional<std::string> closest(std::string_view word, const Names& names) {
     std::optional<std::string> best;
     std::size_t bestDistance = 0;
     for (const auto& n : names) {
+        // Once a name is found, only a closer one can replace it.
+        if (best && bestDistance == 0)
+            break;
         const std::string_view name = n;
         const std::size_t allowed = name.size() <= 4 ? 1 : name.size() <= 8 ? 2 : 3;
-        const std::size_t d = parse::text::editDistanceAtMost(word, name, allowed);
+        const std::size_t limit = best ? std::min(allowed, bestDistance - 1) : allowed;
+        const std::size_t d = parse::text::editDistanceAtMost(word, name, limit);
         if (d <= allowed && (!best || d < bestDistance)) {
             best = std::string(name);
             bestDistance = d;
@@ -356,9 +360,9 @@ std::optional<std::string> closest(std::string_view word, const Names& names) {
 }
 
 template <typename Owner>
-std::vector<std::string> keysOf(const std::vector<KeyItem<Owner>>& table,
-                                std::string_view section) {
-    std::vector<std::string> keys;
+std::vector<std::string_view> keysOf(const std::vector<KeyItem<Owner>>& table,
+                                     std::string_view section) {
+    std::vector<std::string_view> keys;
     for (const auto& it : table)
         if (it.section == section)
             keys.push_back(it.key);

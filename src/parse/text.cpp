@@ -2,6 +2,7 @@
 #include "memqos/parse/text.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -44,26 +45,42 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
 }
 
 std::size_t editDistanceAtMost(std::string_view a, std::string_view b, std::size_t limit) {
-    // Each edit changes the length by at most one.
+    // Each edit changes the length by at most one, and no distance exceeds
+    // the longer length.
     const std::size_t gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
     if (gap > limit) {
         return limit + 1;
     }
-    // Three rows of the Wagner–Fischer table, in one allocation: the
-    // previous two (for a transposition) and the current one.
+    const std::size_t band = std::min(limit, std::max(a.size(), b.size()));
+    // Three rows of the Wagner–Fischer table: the previous two (for a
+    // transposition) and the current one, on the stack for a word as short
+    // as a key name. Only the cells with |i - j| <= band are computed: the
+    // others are more than `band` (at least |i - j|) and read as band + 1,
+    // so the cells at most `band` come out exact.
     const std::size_t width = b.size() + 1;
-    std::vector<std::size_t> rows(3 * width);
-    std::size_t* before = rows.data();
+    const std::size_t above = band + 1;
+    constexpr std::size_t kShortWidth = 64;
+    std::array<std::size_t, 3 * kShortWidth> shortRows;
+    std::vector<std::size_t> longRows;
+    std::size_t* before = shortRows.data();
+    if (width <= kShortWidth) {
+        std::fill_n(before, 3 * width, above);
+    } else {
+        longRows.assign(3 * width, above);
+        before = longRows.data();
+    }
     std::size_t* prev = before + width;
     std::size_t* cur = prev + width;
-    for (std::size_t j = 0; j <= b.size(); ++j) {
+    for (std::size_t j = 0; j <= std::min(b.size(), band); ++j) {
         prev[j] = j;
     }
     for (std::size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
-        std::size_t rowMin = i;
+        const std::size_t lo = i > band ? i - band : 1;
+        const std::size_t hi = std::min(b.size(), i + band);
+        cur[lo - 1] = lo == 1 ? i : above;
+        std::size_t rowMin = cur[lo - 1];
         const char ai = asciiLower(a[i - 1]);
-        for (std::size_t j = 1; j <= b.size(); ++j) {
+        for (std::size_t j = lo; j <= hi; ++j) {
             const char bj = asciiLower(b[j - 1]);
             std::size_t d = prev[j - 1] + (ai == bj ? 0 : 1);
             if (prev[j] + 1 < d) {
@@ -81,9 +98,12 @@ std::size_t editDistanceAtMost(std::string_view a, std::string_view b, std::size
                 rowMin = d;
             }
         }
+        if (hi < b.size()) {
+            cur[hi + 1] = above; // the next row reads it as prev[j]
+        }
         // No cell of a later row is below this row's minimum (a
         // transposition's cell before[j-2] + 1 is at least prev[j-1]).
-        if (rowMin > limit) {
+        if (rowMin > band) {
             return limit + 1;
         }
         std::size_t* const oldBefore = before;
@@ -91,7 +111,7 @@ std::size_t editDistanceAtMost(std::string_view a, std::string_view b, std::size
         prev = cur;
         cur = oldBefore;
     }
-    return prev[b.size()] > limit ? limit + 1 : prev[b.size()];
+    return prev[b.size()] > band ? limit + 1 : prev[b.size()];
 }
 
 bool isBlank(std::string_view s) noexcept {

@@ -45,24 +45,65 @@ TEST(TextEditDistance, CountsEditsAndAdjacentSwapsIgnoringCase) {
               text::editDistance("Interval", "Frobnicate"));
 }
 
+// The whole optimal-string-alignment table, as the textbook has it: the
+// reference for editDistance and editDistanceAtMost, which keep three rows
+// and a band.
+std::size_t referenceDistance(const std::string& a, const std::string& b) {
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i)
+        d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+                lower(a[i - 2]) == lower(b[j - 1]))
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    }
+    return d[a.size()][b.size()];
+}
+
 TEST(TextEditDistance, AtMostIsTheDistanceCutAboveTheLimit) {
     EXPECT_EQ(text::editDistanceAtMost("StalTarget", "StallTarget", 1), 1u);
     EXPECT_EQ(text::editDistanceAtMost("MemRatio", "MemoryRatio", 2), 3u);
     EXPECT_EQ(text::editDistanceAtMost("MemRatio", "MemoryRatio", 3), 3u);
     EXPECT_EQ(text::editDistanceAtMost(std::string(4000, 'x'), "Interval", 3), 4u);
-    // Every pair of words over {a, b, c} up to 4 letters, every limit: the
-    // early stop never changes a distance within the limit.
+    EXPECT_EQ(text::editDistanceAtMost("ca", "abc", 2), 3u);
+    EXPECT_EQ(text::editDistanceAtMost("ca", "abc", 3), 3u);
+    // Every pair of words over {a, B, c} up to 4 letters, and pairs of
+    // longer words, every limit: the band and the early stop never change
+    // a distance within the limit.
     std::vector<std::string> words{""};
     for (std::size_t from = 0; from < words.size(); ++from)
         if (words[from].size() < 4)
             for (char c : {'a', 'B', 'c'})
                 words.push_back(words[from] + c);
-    for (const auto& a : words)
-        for (const auto& b : words)
-            for (std::size_t limit = 0; limit <= 5; ++limit)
-                EXPECT_EQ(text::editDistanceAtMost(a, b, limit),
-                          std::min(text::editDistance(a, b), limit + 1))
-                    << a << " " << b << " " << limit;
+    for (std::string w : {"StallTarget", "stalltraget", "Level1SomeAvg10", "Level2FullAvg10",
+                          "MemoryRatio", "MemRatio", "abcabcabcab", "cbacbacbacba"})
+        words.push_back(w);
+    std::size_t wrong = 0;
+    for (const auto& a : words) {
+        for (const auto& b : words) {
+            const std::size_t want = referenceDistance(a, b);
+            if (text::editDistance(a, b) != want) {
+                ADD_FAILURE() << "editDistance(" << a << ", " << b << ") != " << want;
+                ++wrong;
+            }
+            for (std::size_t limit = 0; limit <= 6; ++limit) {
+                if (text::editDistanceAtMost(a, b, limit) != std::min(want, limit + 1)) {
+                    ADD_FAILURE() << "editDistanceAtMost(" << a << ", " << b << ", " << limit
+                                  << ") != min(" << want << ", limit + 1)";
+                    ++wrong;
+                }
+            }
+            if (wrong > 20)
+                return;
+        }
+    }
 }
 
 TEST(TextLines, TrailingNewlineAddsNoLine) {
