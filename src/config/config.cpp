@@ -14,6 +14,8 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace memqos::config {
@@ -423,6 +425,13 @@ bool isFixedSection(std::string_view s) {
     return std::find(kFixedSections.begin(), kFixedSections.end(), s) != kFixedSections.end();
 }
 
+struct PairHash {
+    std::size_t operator()(const std::pair<std::string, std::string>& p) const noexcept {
+        const std::size_t a = std::hash<std::string>{}(p.first);
+        return a ^ (std::hash<std::string>{}(p.second) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
+    }
+};
+
 struct Origin {
     KeySource where;
     std::string value;
@@ -754,13 +763,15 @@ private:
     const std::vector<ConfigEntry>& entries_;
     ValidateOptions options_;
     Validated out_;
-    std::map<std::pair<std::string, std::string>, Origin> origins_;
-    std::set<std::pair<std::string, std::string>> reportedSections_;
+    // Looked up for every entry: hashed (sources_, which callers see, is
+    // the ordered map).
+    std::unordered_map<std::pair<std::string, std::string>, Origin, PairHash> origins_;
+    std::unordered_set<std::pair<std::string, std::string>, PairHash> reportedSections_;
     // Class name -> file that created it (nullopt: embedded default).
     std::map<std::string, std::optional<KeySource>> classSource_;
     // Keys that were given, with a good value or not (so that a bad Rank=
     // is not also reported as a missing one).
-    std::set<std::pair<std::string, std::string>> attempted_;
+    std::unordered_set<std::pair<std::string, std::string>, PairHash> attempted_;
     std::map<std::string, KeySource> ruleSource_;
 };
 

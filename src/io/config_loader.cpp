@@ -82,8 +82,10 @@ bool isSpace(char c) {
 std::size_t findCharsOrComment(std::string_view s, std::string_view chars) {
     bool wasSpace = false;
     for (std::size_t i = 0; i < s.size(); ++i) {
-        if (chars.find(s[i]) != std::string_view::npos)
-            return i;
+        // `chars` is one or two bytes: a loop, not a find() per byte.
+        for (const char c : chars)
+            if (s[i] == c)
+                return i;
         if (wasSpace && s[i] == ';')
             return std::string_view::npos;
         wasSpace = isSpace(s[i]);

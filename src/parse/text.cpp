@@ -63,16 +63,19 @@ std::size_t editDistanceAtMost(std::string_view a, std::string_view b, std::size
     std::array<std::size_t, 3 * kShortWidth> shortRows;
     std::vector<std::size_t> longRows;
     std::size_t* before = shortRows.data();
-    if (width <= kShortWidth) {
-        std::fill_n(before, 3 * width, above);
-    } else {
-        longRows.assign(3 * width, above);
+    if (width > kShortWidth) {
+        longRows.resize(3 * width);
         before = longRows.data();
     }
     std::size_t* prev = before + width;
     std::size_t* cur = prev + width;
+    // Row 0, as far as row 1 reads it. Every later row writes the cells
+    // the next one reads (cur[lo - 1] to cur[hi + 1]) before they are read.
     for (std::size_t j = 0; j <= std::min(b.size(), band); ++j) {
         prev[j] = j;
+    }
+    if (band < b.size()) {
+        prev[band + 1] = above;
     }
     for (std::size_t i = 1; i <= a.size(); ++i) {
         const std::size_t lo = i > band ? i - band : 1;
