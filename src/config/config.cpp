@@ -428,7 +428,8 @@ bool isFixedSection(std::string_view s) {
 struct PairHash {
     std::size_t operator()(const std::pair<std::string, std::string>& p) const noexcept {
         const std::size_t a = std::hash<std::string>{}(p.first);
-        return a ^ (std::hash<std::string>{}(p.second) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
+        return a ^
+               (std::hash<std::string>{}(p.second) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
     }
 };
 
