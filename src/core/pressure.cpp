@@ -261,6 +261,16 @@ std::string_view toString(CapClass::Why why) {
     return "guard";
 }
 
+bool atCap(const CgroupSample& slice) {
+    constexpr Bytes kMinSlack = Bytes{16} << 20U;
+    if (!slice.memoryHigh || *slice.memoryHigh == kNoLimit) {
+        return false;
+    }
+    const Bytes high = *slice.memoryHigh;
+    const Bytes slack = std::min(high, std::max(high / 32, kMinSlack));
+    return slice.memoryCurrent >= high - slack;
+}
+
 namespace {
 
 // Moves `cls`'s stall window on: a window of at least kClassStallWindow
@@ -294,7 +304,12 @@ void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
                      PressureState& st, Decisions& d) {
     const TimePoint now = snapshot.now;
     // Every window moves on first, whatever is killed below.
-    std::map<std::string, double> shares;
+    struct AtCap {
+        double share;
+        Bytes usage;
+        Bytes cap;
+    };
+    std::map<std::string, AtCap> shares;
     for (const ClassPolicy* c : ordered) {
         const CgroupSample* sample = classSample(snapshot, c->name);
         if (!config.classStallFull || !c->memoryGuard || !c->killable || sample == nullptr ||
@@ -304,12 +319,12 @@ void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
             continue;
         }
         const double share = stallShare(st, c->name, sample->pressure->full->totalUsec, now);
-        if (share < *config.classStallFull) {
+        if (share < *config.classStallFull || !atCap(*sample)) {
             st.stallSince.erase(c->name);
             continue;
         }
         st.stallSince.try_emplace(c->name, now);
-        shares[c->name] = share;
+        shares[c->name] = AtCap{share, sample->memoryCurrent, sample->memoryHigh.value_or(0)};
     }
     for (const ClassPolicy* c : ordered) {
         const auto share = shares.find(c->name);
@@ -329,12 +344,17 @@ void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
             continue;
         }
         KillWorkload k = killAction(snapshot, ranked.front(), ev, st.level);
-        k.reason = StallKill{.share = share->second,
+        const AtCap& at = share->second;
+        k.reason = StallKill{.share = at.share,
                              .threshold = *config.classStallFull,
-                             .duration = elapsed(now, since)};
-        k.numbers.emplace_back("class_full_stall_permyriad", psiPermyriad(share->second));
+                             .duration = elapsed(now, since),
+                             .classUsage = at.usage,
+                             .classCap = at.cap};
+        k.numbers.emplace_back("class_full_stall_permyriad", psiPermyriad(at.share));
         k.numbers.emplace_back("class_stall_usec",
                                static_cast<std::uint64_t>(elapsed(now, since).count()));
+        k.numbers.emplace_back("class_memory_current", at.usage);
+        k.numbers.emplace_back("class_memory_high", at.cap);
         d.consideredVictims = ranked.size() > kConsideredVictims
                                   ? std::vector<Candidate>(ranked.begin(),
                                                            ranked.begin() + kConsideredVictims)

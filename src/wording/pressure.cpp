@@ -146,8 +146,10 @@ std::string describe(const core::KillWorkload& k) {
     const core::Candidate& v = k.victim;
     if (const auto* stall = std::get_if<core::StallKill>(&k.reason)) {
         return "kill " + v.id + " (class " + v.className + "): class " + v.className +
-               " stalled at its cap, full stall " + detail::percentText(stall->share) +
-               " of the time ≥ " + detail::percentText(stall->threshold) + " for " +
+               " stalled at its cap (memory.current " + formatBytes(stall->classUsage) +
+               " of memory.high " + formatBytes(stall->classCap) + "), full stall " +
+               detail::percentText(stall->share) + " of the time ≥ " +
+               detail::percentText(stall->threshold) + " for " +
                detail::durationText(stall->duration) + "; usage " + formatBytes(v.usage) +
                ", swap " + formatBytes(v.swapUsage);
     }

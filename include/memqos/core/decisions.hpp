@@ -160,7 +160,9 @@ struct ShrinkBalloons {
 //               happened at): the signals on at that level or above, or
 //               none when hysteresis holds the level (then the readings)
 //   StallKill   its guarded class's full stall share was `share` percent of
-//               the time, ≥ `threshold`, for `duration`
+//               the time, ≥ `threshold`, for `duration`, at its cap: the
+//               class slice's memory.current `classUsage` against its
+//               memory.high `classCap` when the kill was decided
 struct LadderKill {
     std::uint32_t level = 0;
     std::vector<PressureSignal> signals;
@@ -171,6 +173,8 @@ struct StallKill {
     double share = 0;
     double threshold = 0;
     Usec duration{0};
+    Bytes classUsage = 0;
+    Bytes classCap = 0;
     friend bool operator==(const StallKill&, const StallKill&) = default;
 };
 using KillReason = std::variant<LadderKill, StallKill>;

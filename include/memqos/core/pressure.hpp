@@ -52,10 +52,13 @@
 //   class stall (any level below 3): a killable memoryGuard class whose
 //        own slice's "full" stall share (Δ full total / Δ wall time over a
 //        window of at least kClassStallWindow, stallWindow) is at or past
-//        ClassStallFull in every window for ClassStallDuration (stallSince)
+//        ClassStallFull in every window for ClassStallDuration (stallSince),
+//        and whose slice is at its cap at every tick of it (atCap below),
 //        is a hog held at its cap: its top victim (only from that class) is
 //        killed, same cooldown. This is what ends a reclaimed hog that the
-//        guard keeps off the host, before its own throttling stalls the host.
+//        guard keeps off the host, before its own throttling stalls the
+//        host. A stall below the cap (a workload reading back what was
+//        swapped out, or held by its own memory.high) is not this rule's.
 // A decided kill sets lastKill = now; the daemon puts the previous value
 // back when the kill did not happen (dry run, systemd refused).
 // Classes are visited by rank, then name. `now` is snapshot.now only.
@@ -120,6 +123,13 @@ struct PressureOutcome {
 
 // The shortest window over which a class's stall share is measured.
 inline constexpr Usec kClassStallWindow = std::chrono::seconds(1);
+
+// A slice held at its memory.high sits within a reclaim batch of it (the
+// kernel reclaims the excess on every charge past it); usage sampled between
+// two charges may be a little lower. "At its cap" is memory.current ≥
+// memory.high − slack, slack = 1/32 of memory.high, at least 16 MiB. A slice
+// without a memory.high is never at its cap.
+bool atCap(const CgroupSample& slice);
 
 PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
                        const std::vector<ClassPolicy>& classes, const PressureState& state);

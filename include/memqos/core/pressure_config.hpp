@@ -48,8 +48,9 @@ struct PressureConfig {
     // Class stall: a killable memoryGuard class whose own slice was fully
     // stalled (PSI "full" total, not avg10, which lags by seconds) for at
     // least this percentage of wall time, measured over windows of at least
-    // kClassStallWindow, in every window for classStallDuration, is a hog
-    // held at its cap; its top workload is killed. A throttled hog's stall
+    // kClassStallWindow, in every window for classStallDuration, while at
+    // its cap (atCap in pressure.hpp), is a hog held at its cap; its top
+    // workload is killed. A throttled hog's stall
     // counts in the host's PSI too, so this is how long it may stall the host.
     // nullopt = off.
     std::optional<double> classStallFull = 20.0;

@@ -527,11 +527,13 @@ TEST(CorePressureGuard, ThrottleStepsDownThenRestoreStepsUp) {
     EXPECT_LT(kRoomyGuard - st.classHigh.at("reclaimed"), kStep);
 }
 
-// calm() with the reclaimed class's own PSI "full" total at `fullUsec`.
+// calm() with the reclaimed class's own PSI "full" total at `fullUsec`,
+// held at its cap: memory.high 2 GiB, its usage.
 Snapshot stalled(std::int64_t seconds, std::uint64_t fullUsec) {
     Snapshot s = calm(seconds);
     s.classes[2].cgroup->pressure = Pressure{
         .some = {.totalUsec = fullUsec}, .full = PressureLine{.totalUsec = fullUsec}};
+    s.classes[2].cgroup->memoryHigh = 2_GiB;
     return s;
 }
 
@@ -574,7 +576,9 @@ TEST(CorePressureGuard, StalledGuardedClassLosesItsTopVictim) {
             ASSERT_NE(k, nullptr);
             EXPECT_EQ(k->reason, (KillReason{StallKill{.share = 50,
                                                        .threshold = 20,
-                                                       .duration = std::chrono::seconds(1)}}));
+                                                       .duration = std::chrono::seconds(1),
+                                                       .classUsage = 2_GiB,
+                                                       .classCap = 2_GiB}}));
         }
     }
     // t=0 opens the first window, t=1 ends it at 50 % (stall from here),
@@ -608,6 +612,51 @@ TEST(CorePressureGuard, StallMustLastAndClassMustBeKillable) {
         p = out.state;
         EXPECT_TRUE(kills(out.decisions).empty()) << "t=" << t;
     }
+}
+
+TEST(CorePressureGuard, AtCapIsWithinTheSlackOfMemoryHigh) {
+    CgroupSample s{.memoryCurrent = 1_GiB};
+    EXPECT_FALSE(atCap(s)) << "no memory.high";
+    s.memoryHigh = kNoLimit;
+    EXPECT_FALSE(atCap(s)) << "memory.high max";
+    s.memoryHigh = 1_GiB + 32_MiB; // slack 1/32 = 33.0 MiB
+    EXPECT_TRUE(atCap(s));
+    s.memoryHigh = 1_GiB + 34_MiB;
+    EXPECT_FALSE(atCap(s));
+    s.memoryHigh = 1_GiB - 100_MiB; // throttled below its usage
+    EXPECT_TRUE(atCap(s));
+    s = CgroupSample{.memoryCurrent = 90_MiB, .memoryHigh = 100_MiB}; // slack 16 MiB
+    EXPECT_TRUE(atCap(s));
+    s.memoryCurrent = 83_MiB;
+    EXPECT_FALSE(atCap(s));
+    s = CgroupSample{.memoryCurrent = 0, .memoryHigh = 8_MiB}; // slack capped at the cap
+    EXPECT_TRUE(atCap(s));
+}
+
+// The CI case of 2026-11-26: a reclaimed workload reading back 500 MiB that
+// proactive reclaim had swapped out stalled fully 27 % of the time, 130 MiB
+// below its class's cap, and was killed as "stalled at its cap". The stall
+// must meet the cap at every tick of it.
+TEST(CorePressureGuard, StallBelowTheCapIsNoKill) {
+    PressureState st;
+    Staller cls;
+    const auto killsAt = [&](std::int64_t t, double percent, Bytes usage) {
+        Snapshot s = cls.at(t, percent);
+        s.classes[2].cgroup->memoryCurrent = usage;
+        s.classes[2].cgroup->memoryHigh = 733_MiB;
+        const auto out = decide(s, {}, defaultClasses(), st);
+        st = out.state;
+        return kills(out.decisions);
+    };
+    for (std::int64_t t = 0; t < 20; ++t) {
+        EXPECT_TRUE(killsAt(t, 90, 601_MiB).empty()) << "t=" << t;
+    }
+    EXPECT_EQ(st.stallSince.count("reclaimed"), 0U);
+    // At the cap from t=20 (the window's share is 90 % already): 1 s of it.
+    EXPECT_TRUE(killsAt(20, 90, 720_MiB).empty());
+    EXPECT_TRUE(killsAt(21, 90, 601_MiB).empty()) << "left the cap: starts again";
+    EXPECT_TRUE(killsAt(22, 90, 725_MiB).empty());
+    EXPECT_EQ(killsAt(23, 90, 725_MiB), std::vector<std::string>{"batch.service"});
 }
 
 TEST(CorePressureGuard, StallShareNeedsAFullWindowAndSurvivesACounterReset) {

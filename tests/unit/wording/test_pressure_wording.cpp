@@ -160,11 +160,14 @@ TEST(WordingPressure, KillReasons) {
         "; pressure level 3: held by hysteresis, some avg10 1.5%, full avg10 0.3%, "
         "MemAvailable 25%"))
         << describe(k);
-    k.reason =
-        StallKill{.share = 25.4, .threshold = 20, .duration = std::chrono::milliseconds(10300)};
+    k.reason = StallKill{.share = 25.4,
+                         .threshold = 20,
+                         .duration = std::chrono::milliseconds(10300),
+                         .classUsage = 1536_MiB,
+                         .classCap = 1_GiB};
     EXPECT_EQ(describe(k), "kill batch.service (class reclaimed): class reclaimed stalled at its "
-                           "cap, full stall 25.4% of the time ≥ 20% for 10.3s; usage 1.0 GiB, "
-                           "swap 100.0 MiB");
+                           "cap (memory.current 1.5 GiB of memory.high 1.0 GiB), full stall "
+                           "25.4% of the time ≥ 20% for 10.3s; usage 1.0 GiB, swap 100.0 MiB");
 }
 
 } // namespace
