@@ -18,6 +18,21 @@
 #     ReclaimedBytes 0, memory.current as it was.
 # Prints MEASURE: lines (times, stall %, throughput) for tuning.
 #
+# The class-stall kill rule is off in this case ([Pressure] ClassStallFull=off,
+# a drop-in for its whole run): this case tests the reclaim controller, which
+# must back off by itself. In b, coldhot reads back the ~500 MiB that a swapped
+# out, which under emulation stalls it fully for seconds; in CI (2026-11-26)
+# that rule killed it ("full stall 27.1% of the time ≥ 20% for 1s; usage
+# 591.3 MiB"). By all its log shows, memqos-reclaimed.slice was below its
+# cap then: its memory.events "high" did not grow over a's 608 MiB fill, and
+# the level, which cuts the cap at 2, stayed below 2. The rule did not check
+# the cap it names; it does now (core::atCap, unit test
+# CorePressureGuard.StallBelowTheCapIsNoKill). The rule stays off here because
+# this guest's cap (MemTotal - the other classes' usage - reserve - headroom)
+# moves with what earlier cases left, and a cap within reach of coldhot's
+# 600 MiB would make its kill right and this case's answer a matter of luck.
+# b's MEASURE line prints the slice's full stall and usage against its cap.
+#
 # Thresholds (why): 350 MiB = a workload of ~612 MiB (600 MiB + python)
 # minus more than half of its 500 MiB cold part: "most of the cold part"
 # without needing the benchmark's 70 % target (tests/bench/reclaim measures
@@ -37,7 +52,7 @@ units=(ded.service oneoff.service coldhot.service)
 cleanup() {
   local u
   for u in "${units[@]}"; do systemctl stop "$u" 2>/dev/null || true; done
-  rm -f "$dropin/70-paused.conf" "$policy"
+  rm -f "$dropin/70-paused.conf" "$dropin/70-no-stall-kill.conf" "$policy"
   busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig >/dev/null 2>&1 || true
   systemctl reload memqosd 2>/dev/null || true
 }
@@ -46,6 +61,9 @@ trap cleanup EXIT
 mkdir -p "$dropin" "$D"
 rm -f "$D"/*
 wait_memqosd
+printf '[Pressure]\nClassStallFull=off\n' >"$dropin/70-no-stall-kill.conf"
+memqosd --check-config >/dev/null || fail "the ClassStallFull=off drop-in does not pass --check-config"
+memqosctl reload >/dev/null || fail "memqosctl reload with ClassStallFull=off failed"
 
 # sd_bus_path_encode: [A-Za-z0-9] kept, every other byte as _xx.
 # wprop UNIT PROPERTY: a property of the workload's object, without its type.
@@ -53,6 +71,7 @@ wprop() { busctl get-property org.memqos1 "$(wpath "$1")" org.memqos1.Workload "
 mprop() { busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager "$1" | cut -d' ' -f2-; }
 cur() { cat "$1/memory.current"; }
 some_us() { awk '$1 == "some" {sub("total=", "", $5); print $5}' "$1/memory.pressure"; }
+full_us() { awk '$1 == "full" {sub("total=", "", $5); print $5}' "$1/memory.pressure"; }
 mib() { echo $(($1 / MiB)); }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # wsnap UNIT: all properties of the workload's object in one GetAll (busctl's
@@ -314,11 +333,13 @@ ded_check "after d"
 
 # ---------------------------------------------------------------- b: hot again
 backed_off_or_gone() { ! systemctl is-active --quiet coldhot.service || state_is coldhot.service backed-off; }
+sfull0=$(full_us "$scg") sms0=$(now_ms)
 touch "$D/coldhot.all"
 t_b=$SECONDS
 wait_for 90 "coldhot backed-off" backed_off_or_gone
 alive coldhot.service "b: waiting for backed-off"
-echo "MEASURE: backed-off $((SECONDS - t_b)) s after the workload turned hot; stall $(wprop coldhot.service ReclaimStall) %"
+sfull=$(awk -v a="$sfull0" -v b="$(full_us "$scg")" -v t=$(($(now_ms) - sms0)) 'BEGIN {printf "%.1f", (b - a) / (t * 1000) * 100}')
+echo "MEASURE: backed-off $((SECONDS - t_b)) s after the workload turned hot; stall $(wprop coldhot.service ReclaimStall) %; memqos-reclaimed.slice full stall $sfull % of that time (what the class-stall rule, off here, would read), memory.current $(mib "$(cur "$scg")") MiB of memory.high $(cat "$scg/memory.high")"
 # Sample for 15 s, each sample one GetAll (state, bytes and stall of the same
 # moment; separate reads may straddle a tick). Two samples in a row that say
 # backed-off are less than an Interval apart: no step was decided between
