@@ -18,15 +18,8 @@ conf=/etc/memqos/memqosd.conf.d/90-ganeti-test.conf
 mkdir -p /etc/memqos/memqosd.conf.d
 
 mgr() { busctl call org.memqos1 /org/memqos1 org.memqos1.Manager "$@"; }
-# number KEY: one number of VerifyPlacement(1 MiB)'s answer.
-number() {
-    mgr VerifyPlacement 'tta{sv}' "$MiB" 0 0 | tr ' ' '\n' | grep -A1 -x "\"$1\"" | tail -n1
-}
-# record: the instance record as "name:min:max:up" words, sorted.
-record() {
-    busctl --json=short call org.memqos1 /org/memqos1 org.memqos1.Manager ListInstances |
-        python3 -c 'import json,sys; print(" ".join(sorted("%s:%d:%d:%s" % (n, a, b, str(u).lower()) for n, a, b, u in json.load(sys.stdin)["data"][0])))'
-}
+number() { ganeti_placement "$1"; }
+record() { ganeti_records; }
 expect_record() {
     local got
     got=$(record)

@@ -200,6 +200,22 @@ on2() {
         root@192.0.2.2 "$@"
 }
 
+# ganeti_records [RUNNER]: memqosd's instance records as "name:min:max:up"
+# words, sorted; with RUNNER (on2), node2's memqosd is asked.
+ganeti_records() {
+    "$@" busctl --json=short call org.memqos1 /org/memqos1 org.memqos1.Manager ListInstances |
+        python3 -c 'import json,sys; print(" ".join(sorted("%s:%d:%d:%s" % (n, a, b, str(u).lower()) for n, a, b, u in json.load(sys.stdin)["data"][0])))'
+}
+
+# ganeti_placement KEY [RUNNER]: one number of memqosd's VerifyPlacement
+# answer for 1 MiB; with RUNNER (on2), node2's.
+ganeti_placement() {
+    local key=$1
+    shift
+    "$@" busctl call org.memqos1 /org/memqos1 org.memqos1.Manager VerifyPlacement \
+        'tta{sv}' 1048576 0 0 | tr ' ' '\n' | grep -A1 -x "\"$key\"" | tail -n1
+}
+
 # _gnt_node2_journal: node2's journal into the artifacts (after a failure).
 _gnt_node2_journal() {
     [[ -n ${MEMQOS_VM_ARTIFACTS:-} ]] || return 0
@@ -242,8 +258,8 @@ ganeti_pair_up() {
         gnt_fail "gnt-node add $GANETI_NODE2 failed after $((SECONDS - t_add)) s (output and log tails above)"
     fi
     [[ -n $out ]] && echo "$out"
-    out=$(gnt-node list --no-headers -o name,master_candidate,offline | tr -s ' ')
-    grep -q "^$GANETI_NODE2 " <<<"$out" || gnt_fail "gnt-node list lacks $GANETI_NODE2: $out"
+    out=$(gnt-node list --no-headers -o name)
+    grep -qx "$GANETI_NODE2" <<<"$out" || gnt_fail "gnt-node list lacks $GANETI_NODE2: $out"
     echo "ganeti: node2 added in $((SECONDS - t_add)) s; two-node cluster up in $((SECONDS - t0)) s"
     date -u +%FT%TZ >"$GANETI_PAIR_MARKER"
 }

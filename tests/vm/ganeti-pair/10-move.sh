@@ -39,11 +39,9 @@ on() {
     shift
     if [[ $node == 1 ]]; then bash -c "$*"; else on2 "$*"; fi
 }
-# record NODE: memqosd's instance record on NODE, "name:min:max:up" words.
-record() {
-    on "$1" busctl --json=short call org.memqos1 /org/memqos1 org.memqos1.Manager ListInstances |
-        python3 -c 'import json,sys; print(" ".join(sorted("%s:%d:%d:%s" % (n, a, b, str(u).lower()) for n, a, b, u in json.load(sys.stdin)["data"][0])))'
-}
+# record NODE, number NODE KEY: ganeti_records and ganeti_placement on NODE.
+record() { if [[ $1 == 2 ]]; then ganeti_records on2; else ganeti_records; fi; }
+number() { if [[ $1 == 2 ]]; then ganeti_placement "$2" on2; else ganeti_placement "$2"; fi; }
 expect_records() {
     local r1 r2
     r1=$(record 1) r2=$(record 2)
@@ -64,11 +62,6 @@ not_logged() {
 pnode() { gnt-instance list --no-headers -o pnode,status "$INST" | tr -s ' '; }
 expect_on() {
     [[ $(pnode) == "$1 running" ]] || gnt_fail "$INST is '$(pnode)', expected '$1 running'"
-}
-# number NODE KEY: one number of NODE's VerifyPlacement(1 MiB) answer.
-number() {
-    on "$1" busctl call org.memqos1 /org/memqos1 org.memqos1.Manager VerifyPlacement \
-        'tta{sv}' "$MiB" 0 0 | tr ' ' '\n' | grep -A1 -x "\"$2\"" | tail -n1
 }
 t0=$SECONDS
 
@@ -91,8 +84,8 @@ expect_records "$REC" ""
 # move OP TO FROM: gnt-instance OP to node TO (1 or 2) from FROM succeeds;
 # TO's hook allowed it, FROM's did not check it; the record moved to TO.
 move() {
-    local op=$1 to=$2 from=$3 t=$SECONDS to_name from_name
-    to_name=$(on "$to" hostname) from_name=$(on "$from" hostname)
+    local op=$1 to=$2 from=$3 t=$SECONDS nodes=("" "$GANETI_NODE" "$GANETI_NODE2")
+    local to_name=${nodes[$to]} from_name=${nodes[$from]}
     gnt-instance "$op" -f -n "$to_name" "$INST" || gnt_fail "$op of $INST to node$to failed"
     expect_on "$to_name"
     if [[ $to == 2 ]]; then expect_records "" "$REC"; else expect_records "$REC" ""; fi
