@@ -50,8 +50,8 @@ struct PressureConfig {
     // least this percentage of wall time, measured over windows of at least
     // kClassStallWindow, in every window for classStallDuration, while at
     // its cap (atCap in pressure.hpp), is a hog held at its cap; its top
-    // workload is killed. A throttled hog's stall
-    // counts in the host's PSI too, so this is how long it may stall the host.
+    // workload is killed. A throttled hog's stall counts in the host's PSI
+    // too, so this is how long it may stall the host.
     // nullopt = off.
     std::optional<double> classStallFull = 20.0;
     Usec classStallDuration = std::chrono::seconds(1);
