@@ -19,7 +19,7 @@
 # Prints MEASURE: lines (times, stall %, throughput) for tuning.
 #
 # The class-stall kill rule is off in this case ([Pressure] ClassStallFull=off,
-# a drop-in for its whole run): this case tests the reclaim controller, which
+# a drop-in for its whole run, with MetricsFile= for the tick count): this case tests the reclaim controller, which
 # must back off by itself. In b, coldhot reads back the ~500 MiB that a swapped
 # out, which under emulation stalls it fully for seconds; in CI (2026-11-26)
 # that rule killed it ("full stall 27.1% of the time ≥ 20% for 1s; usage
@@ -46,13 +46,14 @@ source "$(dirname "$0")/lib.bash"
 dropin=/etc/memqos/memqosd.conf.d
 policy=/etc/dbus-1/system.d/zz-memqos-reclaim-test.conf
 D=/var/tmp/reclaim-case # on disk, not tmpfs: the records must not cost RAM
+prom=/run/memqos/reclaim-case.prom # the metrics file: it counts memqosd's ticks
 MiB=1048576
 units=(ded.service oneoff.service coldhot.service)
 
 cleanup() {
   local u
   for u in "${units[@]}"; do systemctl stop "$u" 2>/dev/null || true; done
-  rm -f "$dropin/70-paused.conf" "$dropin/70-no-stall-kill.conf" "$policy"
+  rm -f "$dropin/70-paused.conf" "$dropin/70-case.conf" "$policy" "$prom"
   busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig >/dev/null 2>&1 || true
   systemctl reload memqosd 2>/dev/null || true
 }
@@ -61,15 +62,19 @@ trap cleanup EXIT
 mkdir -p "$dropin" "$D"
 rm -f "$D"/*
 wait_memqosd
-printf '[Pressure]\nClassStallFull=off\n' >"$dropin/70-no-stall-kill.conf"
-memqosd --check-config >/dev/null || fail "the ClassStallFull=off drop-in does not pass --check-config"
-memqosctl reload >/dev/null || fail "memqosctl reload with ClassStallFull=off failed"
+printf '[Manager]\nMetricsFile=%s\n[Pressure]\nClassStallFull=off\n' "$prom" >"$dropin/70-case.conf"
+memqosd --check-config >/dev/null || fail "the case's drop-in does not pass --check-config"
+memqosctl reload >/dev/null || fail "memqosctl reload with the case's drop-in failed"
 
 # sd_bus_path_encode: [A-Za-z0-9] kept, every other byte as _xx.
 # wprop UNIT PROPERTY: a property of the workload's object, without its type.
 wprop() { busctl get-property org.memqos1 "$(wpath "$1")" org.memqos1.Workload "$2" | cut -d' ' -f2- | tr -d '"'; }
 mprop() { busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager "$1" | cut -d' ' -f2-; }
 cur() { cat "$1/memory.current"; }
+# ticks: memqosd's ticks so far (the metrics file's count of tick durations);
+# ticked N: N ticks or more since ticks0 was read.
+ticks() { awk '$1 == "memqos_tick_duration_seconds_count" {print $2}' "$prom"; }
+ticked() { local n; n=$(ticks) && [[ -n $n ]] && ((n >= ticks0 + $1)); }
 some_us() { awk '$1 == "some" {sub("total=", "", $5); print $5}' "$1/memory.pressure"; }
 full_us() { awk '$1 == "full" {sub("total=", "", $5); print $5}' "$1/memory.pressure"; }
 mib() { echo $(($1 / MiB)); }
@@ -177,10 +182,11 @@ fi
 # rule kills it (CI 2026-11-25: "class reclaimed stalled at its cap ...
 # usage 511.5 MiB"), which is memqosd doing its job, not this case's
 # subject: start once the cap has stopped climbing (unchanged over 3 ticks).
+wait_for 30 "memqosd's metrics file" test -s "$prom"
 cap_settled() {
   local f=/sys/fs/cgroup/memqos.slice/memqos-reclaimed.slice/memory.high h
-  h=$(cat "$f")
-  sleep 3
+  h=$(cat "$f") ticks0=$(ticks)
+  wait_for 30 "3 ticks" ticked 3
   [[ $(cat "$f") == "$h" ]]
 }
 wait_for 180 "memqos-reclaimed.slice memory.high settled (the throttle restored)" cap_settled
@@ -320,7 +326,12 @@ wait_for 30 "coldhot paused" state_is coldhot.service paused
 alive coldhot.service "d: paused"
 echo "MEASURE: paused $((SECONDS - t_d)) s after level 1"
 rb=$(wprop coldhot.service ReclaimedBytes)
-sleep 6 # more than one Interval at level 1: nothing is reclaimed
+# More than one [Reclaim] Interval (5 s) at level 1, in which memqosd ticked
+# at least 6 times ([Manager] Interval 1 s): coldhot's reclaim came due, and
+# nothing may be reclaimed.
+ticks0=$(ticks) t_p=$(now_ms)
+paused_long() { ticked 6 && (($(now_ms) - t_p > 5000)); }
+wait_for 60 "6 ticks and 5 s at level 1" paused_long
 [[ $(wprop coldhot.service ReclaimState) == paused ]] || fail "coldhot left paused at level 1: $(wprop coldhot.service ReclaimState)"
 [[ $(wprop coldhot.service ReclaimedBytes) == "$rb" ]] || fail "ReclaimedBytes grew while paused: $rb -> $(wprop coldhot.service ReclaimedBytes)"
 ok "d: paused at level 1, ReclaimedBytes unchanged"
