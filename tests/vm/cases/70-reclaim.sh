@@ -22,8 +22,9 @@
 # a drop-in for its whole run, with MetricsFile= for the tick count): this
 # case tests the reclaim controller, which must back off by itself. In b,
 # coldhot reads back the ~500 MiB that part a swapped out, which under
-# emulation stalls it fully for seconds; in CI (2026-11-26) that rule killed it ("full stall 27.1% of the time ≥ 20% for 1s; usage
-# 591.3 MiB"). By all its log shows, memqos-reclaimed.slice was below its
+# emulation stalls it fully for seconds; in CI (2026-11-26) that rule killed
+# it ("full stall 27.1% of the time ≥ 20% for 1s; usage 591.3 MiB"). By all
+# its log shows, memqos-reclaimed.slice was below its
 # cap then: its memory.events "high" did not grow over a's 608 MiB fill, and
 # the level, which cuts the cap at 2, stayed below 2. The rule did not check
 # the cap it names; it does now (core::atCap, unit test
