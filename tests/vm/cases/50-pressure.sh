@@ -118,7 +118,7 @@ systemd-run --unit=victim.service --slice=memqos-reclaimed.slice /bin/sleep infi
 since=$(date '+%Y-%m-%d %H:%M:%S')
 wait_for 60 "a 'Would kill' line" bash -c "journalctl -u memqosd -o cat --since '$since' | grep -q 'Would kill victim.service'"
 # Three more ticks at level 3 (the metrics file counts them): still nothing may die.
-ticks() { awk '$1 == "memqos_tick_duration_seconds_count" {print $2}' /run/memqos/dry.prom; }
+ticks() { memqos_ticks /run/memqos/dry.prom; }
 ticks0=$(ticks)
 more_ticks() { (($(ticks) >= ticks0 + 3)); }
 wait_for 30 "three more ticks at level 3" more_ticks

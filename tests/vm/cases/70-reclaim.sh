@@ -74,7 +74,7 @@ mprop() { busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager "$1" 
 cur() { cat "$1/memory.current"; }
 # ticks: memqosd's ticks so far (the metrics file's count of tick durations);
 # ticked N: N ticks or more since ticks0 was read.
-ticks() { awk '$1 == "memqos_tick_duration_seconds_count" {print $2}' "$prom"; }
+ticks() { memqos_ticks "$prom"; }
 ticked() { local n; n=$(ticks) && [[ -n $n ]] && ((n >= ticks0 + $1)); }
 some_us() { awk '$1 == "some" {sub("total=", "", $5); print $5}' "$1/memory.pressure"; }
 full_us() { awk '$1 == "full" {sub("total=", "", $5); print $5}' "$1/memory.pressure"; }
@@ -292,7 +292,7 @@ while :; do
 done
 t_a=$((SECONDS - t_ready))
 some1=$(some_us "$ccg") ms1=$(now_ms)
-stall=$(awk -v a="$some0" -v b="$some1" -v t=$((ms1 - ms0)) 'BEGIN {printf "%.4f", (b - a) / (t * 1000) * 100}')
+stall=$(stall_pct "$some0" "$some1" $((ms1 - ms0)) 4)
 echo "MEASURE: memory.current $(mib "$c_peak") -> $(mib "$c") MiB (swap $(mib "$(cat "$ccg/memory.swap.current")") MiB) after $t_a s; ReclaimedBytes first $first_rb at ${t_first}s, now $rb; states seen:$states"
 echo "MEASURE: coldhot memory stall over the ${t_a} s: $stall % (some total +$((some1 - some0)) us); last interval ReclaimStall $(wprop coldhot.service ReclaimStall) %"
 ok "a: memory.current below 350 MiB after $t_a s, ReclaimedBytes $first_rb -> $rb, states:$states"
@@ -350,9 +350,10 @@ touch "$D/coldhot.all"
 t_b=$SECONDS
 wait_for 90 "coldhot backed-off" backed_off_or_gone
 alive coldhot.service "b: waiting for backed-off"
-sfull=$(awk -v a="$sfull0" -v b="$(full_us "$scg")" -v t=$(($(now_ms) - sms0)) 'BEGIN {printf "%.1f", (b - a) / (t * 1000) * 100}')
+sfull=$(stall_pct "$sfull0" "$(full_us "$scg")" $(($(now_ms) - sms0)))
 echo "MEASURE: backed-off $((SECONDS - t_b)) s after the workload turned hot; stall $(wprop coldhot.service ReclaimStall) %; memqos-reclaimed.slice full stall $sfull % of that time (what the class-stall rule, off here, would read), memory.current $(mib "$(cur "$scg")") MiB of memory.high $(cat "$scg/memory.high")"
-# Sample every half second until 3 such pairs are seen (at most 150 s), each
+# Sample every half second until $want_pairs such pairs are seen (at most
+# $pair_window s), each
 # sample one GetAll (state, bytes and stall of the same moment; separate reads
 # may straddle a tick). Two
 # samples in a row that say backed-off and were taken less than an Interval
@@ -369,14 +370,15 @@ echo "MEASURE: backed-off $((SECONDS - t_b)) s after the workload turned hot; st
 # may last a single Interval, 1-2 pairs at 2 s per sample (the project's CI
 # of 8d4c9d3 saw 2 in 30 s, one per back-off). Hence sampling until enough
 # pairs, over several back-offs, not for a fixed time.
-prev_st='' prev_rb='' prev_ms=0 held=0 moved='' bad='' t_end=$((SECONDS + 150))
-while ((SECONDS < t_end && held < 3)); do
+want_pairs=3 pair_window=150 interval_ms=5000 # [Reclaim] Interval of this case
+prev_st='' prev_rb='' prev_ms=0 held=0 moved='' bad='' t_end=$((SECONDS + pair_window))
+while ((SECONDS < t_end && held < want_pairs)); do
   alive coldhot.service "b: backed-off"
   ms=$(now_ms)
   snap=$(wsnap coldhot.service)
   st=$(snap_get "$snap" ReclaimState) rb=$(snap_get "$snap" ReclaimedBytes)
   echo "  b: $(date +%T) state $st ReclaimedBytes $rb stall $(snap_get "$snap" ReclaimStall) memory.current $(mib "$(cur "$ccg")") MiB"
-  if [[ $st == backed-off && $prev_st == backed-off ]] && ((ms - prev_ms < 5000)); then
+  if [[ $st == backed-off && $prev_st == backed-off ]] && ((ms - prev_ms < interval_ms)); then
     held=$((held + 1))
     if [[ $rb != "$prev_rb" ]]; then
       [[ -z $moved ]] || bad+=" $moved and $prev_rb->$rb"
@@ -389,7 +391,7 @@ while ((SECONDS < t_end && held < 3)); do
   sleep 0.5
 done
 [[ -z $bad ]] || fail "ReclaimedBytes grew twice within one back-off:$bad"
-((held >= 3)) || fail "backed-off held for only $held pairs of samples less than 5 s apart in 150 s"
+((held >= want_pairs)) || fail "backed-off held for only $held pairs of samples less than $((interval_ms / 1000)) s apart in $pair_window s"
 ok "b: backed-off, no step made while backed off ($held pairs of backed-off samples)"
 rm -f "$D/coldhot.all"
 

@@ -39,3 +39,9 @@ wait_memqosd() {
   wait_for 90 "memqosd active" systemctl is-active --quiet memqosd
   wait_for 30 "org.memqos1 on the bus" busctl status org.memqos1
 }
+# memqos_ticks PROMFILE: memqosd's ticks so far, the count of tick durations in
+# the metrics file it writes ([Metrics] File=PROMFILE).
+memqos_ticks() { awk '$1 == "memqos_tick_duration_seconds_count" {print $2}' "$1"; }
+# stall_pct US0 US1 MS [DIGITS]: the percentage of MS milliseconds that a PSI
+# total growing from US0 to US1 microseconds covered.
+stall_pct() { awk -v a="$1" -v b="$2" -v t="$3" -v d="${4:-1}" 'BEGIN {printf "%.*f", d, (b - a) / (t * 1000) * 100}'; }

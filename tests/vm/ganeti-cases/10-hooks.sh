@@ -18,11 +18,9 @@ conf=/etc/memqos/memqosd.conf.d/90-ganeti-test.conf
 mkdir -p /etc/memqos/memqosd.conf.d
 
 mgr() { busctl call org.memqos1 /org/memqos1 org.memqos1.Manager "$@"; }
-number() { ganeti_placement "$1"; }
-record() { ganeti_records; }
 expect_record() {
     local got
-    got=$(record)
+    got=$(ganeti_records)
     [[ $got == "$1" ]] || gnt_fail "instance record is '$got', expected '$1'"
     ok "record: $got"
 }
@@ -55,11 +53,11 @@ ganeti_cluster_up
 # available = 768 MiB: NodeReserved = MemTotal - services - 768 MiB.
 rm -f "$conf"
 memqosctl reload
-total=$(number memory_total)
-services=$(number services)
+total=$(ganeti_placement memory_total)
+services=$(ganeti_placement services)
 reserve=$((total - services - 768 * MiB))
 set_conf
-[[ $(number available) == $((768 * MiB)) ]] || gnt_fail "available is $(number available), expected $((768 * MiB))"
+[[ $(ganeti_placement available) == $((768 * MiB)) ]] || gnt_fail "available is $(ganeti_placement available), expected $((768 * MiB))"
 ok "available 768 MiB (MemTotal $total, services $services, NodeReserved $reserve)"
 expect_record ""
 
@@ -107,9 +105,9 @@ grep -qF '512.0 MiB asked' <<<"$REFUSAL" || gnt_fail "modify refusal does not us
 ok "modify checked with the new size: $REFUSAL"
 
 # --- raising the ratio with enough swap lets it fit --------------------------
-swap=$(number swap_total)
+swap=$(ganeti_placement swap_total)
 set_conf "FailoverReserve=256M" "MemoryRatio=2.0"
-(( $(number swap_required) <= swap )) || gnt_fail "swap $swap is below $(number swap_required)"
+(( $(ganeti_placement swap_required) <= swap )) || gnt_fail "swap $swap is below $(ganeti_placement swap_required)"
 gnt-instance modify -B maxmem=512M inst1.example.test || gnt_fail "modify at ratio 2.0 was refused"
 gnt-instance startup inst4.example.test || gnt_fail "start of inst4 at ratio 2.0 was refused"
 expect_record "inst1.example.test:134217728:536870912:true inst2.example.test:134217728:268435456:true inst3.example.test:134217728:268435456:true inst4.example.test:134217728:268435456:true"
@@ -157,13 +155,13 @@ rm -f /etc/memqos/memqosd.conf.d/91-timeout.conf
 ok "memqosd hung: the hook gave up after its timeout (add took $((SECONDS - t)) s)"
 
 # --- an instance too big for the node: Ganeti refuses it before our hook ------
-before=$(record)
+before=$(ganeti_records)
 n=$(hook_journal | wc -l)
 out=$(gnt-instance add -t diskless -o noop --no-ip-check -B maxmem=16G,minmem=16G \
     -n "$GANETI_NODE" inst7 2>&1) && gnt_fail "adding a 16G instance succeeded: $out"
 grep -q 'Not enough memory on node' <<<"$out" || gnt_fail "Ganeti's refusal is not its free-memory check: $out"
 grep -q 'memqos' <<<"$out" && gnt_fail "our hook ran for the too-big instance: $out"
-[[ $(record) == "$before" ]] || gnt_fail "record changed: '$(record)', was '$before'"
+[[ $(ganeti_records) == "$before" ]] || gnt_fail "record changed: '$(ganeti_records)', was '$before'"
 [[ $(hook_journal | wc -l) == "$n" ]] || gnt_fail "the hook logged for inst7: $(hook_journal | tail -n 3)"
 ok "too big for the node: refused by Ganeti itself ($(grep 'Not enough memory' <<<"$out" | head -n1))"
 
