@@ -28,12 +28,12 @@ PIDFILE=$KVMDIR/pid/$INST
 MONITOR=$KVMDIR/ctrl/$INST.monitor
 SERIAL=$KVMDIR/ctrl/$INST.serial
 INITRD=/usr/local/share/memqos-test/tiny-initrd.img
-KERNEL=$(find /boot -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n1)
+KERNEL=/usr/local/share/memqos-test/tiny-vmlinux
 SERIAL_LOG=/var/log/memqos-tiny/ganeti-$INST.log
 MEM=256 TARGET=160
 
-[[ -n $KERNEL && -r $INITRD ]] ||
-    gnt_fail "no /boot/vmlinuz-* or $INITRD in the image (old image? rebuild: tests/vm/build-image --flavour ganeti)"
+[[ -r $KERNEL && -r $INITRD ]] ||
+    gnt_fail "no $KERNEL or $INITRD in the image (old image? rebuild: tests/vm/build-image --flavour ganeti)"
 
 reader_pid='' restart_memqosd=0
 cleanup() {

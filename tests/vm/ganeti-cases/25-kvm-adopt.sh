@@ -41,9 +41,9 @@ A=inst8.example.test B=inst7.example.test
 APATH=vm_3ainst8_2eexample_2etest
 KVMDIR=/var/run/ganeti/kvm-hypervisor
 INITRD=/usr/local/share/memqos-test/tiny-initrd.img
-KERNEL=$(find /boot -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n1)
+KERNEL=/usr/local/share/memqos-test/tiny-vmlinux
 MiB=1048576
-[[ -n $KERNEL && -r $INITRD ]] || gnt_fail "no kernel or $INITRD in the image"
+[[ -r $KERNEL && -r $INITRD ]] || gnt_fail "no kernel or $INITRD in the image"
 
 cleanup() {
     local i
