@@ -353,11 +353,10 @@ alive coldhot.service "b: waiting for backed-off"
 sfull=$(stall_pct "$sfull0" "$(full_us "$scg")" $(($(now_ms) - sms0)))
 echo "MEASURE: backed-off $((SECONDS - t_b)) s after the workload turned hot; stall $(wprop coldhot.service ReclaimStall) %; memqos-reclaimed.slice full stall $sfull % of that time (what the class-stall rule, off here, would read), memory.current $(mib "$(cur "$scg")") MiB of memory.high $(cat "$scg/memory.high")"
 # Sample every half second until $want_pairs such pairs are seen (at most
-# $pair_window s), each
-# sample one GetAll (state, bytes and stall of the same moment; separate reads
-# may straddle a tick). Two
-# samples in a row that say backed-off and were taken less than an Interval
-# (5 s) apart: no step was decided between them. ReclaimedBytes may still grow
+# $pair_window s), each sample one GetAll (state, bytes and stall of the same
+# moment; separate reads may straddle a tick). Two samples in a row that say
+# backed-off and were taken less than an Interval (5 s) apart: no step was
+# decided between them. ReclaimedBytes may still grow
 # there, once per back-off, when a step decided before it finishes on
 # memqosd's reclaim thread (a step can take longer than the Interval here:
 # THP splitting and swap writes under emulation); a second growth in the same
