@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 
 #include "numeric.hpp"
 
@@ -107,8 +109,10 @@ Evaluation evaluate(const Snapshot& snap, const PressureConfig& cfg) {
                 }
                 const std::uint64_t mark = useMin ? z.minPages : z.lowPages;
                 const bool on = z.freePages < mark;
+                // free ≤ mark/(1 − h) as free·(1 − h) < mark (on is free <
+                // mark); keep = 0 holds always.
                 const bool held =
-                    keep == 0 || U128{z.freePages} * kPermyriadOne < U128{mark} * keep;
+                    keep == 0 || U128{z.freePages} * keep < U128{mark} * kPermyriadOne;
                 if (on && !s.on) {
                     s.fact = WatermarkSignal{.zone = z.name,
                                              .node = z.node,
@@ -273,12 +277,12 @@ bool atCap(const CgroupSample& slice) {
 
 namespace {
 
-// Moves `cls`'s stall window on: a window of at least kClassStallWindow
-// ends with its full stall share; a counter that went back (the slice was
-// created anew) starts a new window with share 0.
-double stallShare(PressureState& st, const std::string& cls, std::uint64_t fullUsec,
-                  TimePoint now) {
-    auto [it, fresh] = st.stallWindow.try_emplace(cls, PressureState::StallWindow{now, fullUsec, 0});
+// Moves the stall window `key` of `windows` on: a window of at least
+// kClassStallWindow ends with its full stall share; a counter that went back
+// (the cgroup was created anew) starts a new window with share 0.
+double stallShare(std::map<std::string, PressureState::StallWindow>& windows,
+                  const std::string& key, std::uint64_t fullUsec, TimePoint now) {
+    auto [it, fresh] = windows.try_emplace(key, PressureState::StallWindow{now, fullUsec, 0});
     auto& w = it->second;
     if (fresh) {
         return 0;
@@ -297,10 +301,68 @@ double stallShare(PressureState& st, const std::string& cls, std::uint64_t fullU
     return w.share;
 }
 
-// The "class stall" rule of pressure.hpp.
+// The full stall total of a sample, when it has one.
+std::optional<std::uint64_t> fullTotal(const std::optional<CgroupSample>& cg) {
+    if (!cg || !cg->pressure || !cg->pressure->full) {
+        return std::nullopt;
+    }
+    return cg->pressure->full->totalUsec;
+}
+
+// Moves the windows of the workloads and protected cgroups on (the class
+// windows move in classStallKills); windows of what the snapshot has no
+// pressure for are dropped. Returns whether a protected cgroup stalls
+// (hostHurt's second half).
+bool protectedStalls(const Snapshot& snapshot, const PressureConfig& config,
+                     const std::vector<ClassPolicy>& classes, PressureState& st) {
+    if (!config.classStallFull) {
+        st.workloadStall.clear();
+        st.protectedStall.clear();
+        return false;
+    }
+    const TimePoint now = snapshot.now;
+    const double threshold = *config.classStallFull;
+    std::map<std::string, PressureState::StallWindow> workloads;
+    for (const auto& ws : snapshot.workloads) {
+        if (const auto total = fullTotal(ws.cgroup)) {
+            if (auto old = st.workloadStall.find(ws.workload.id); old != st.workloadStall.end()) {
+                workloads.insert(*old);
+            }
+            stallShare(workloads, ws.workload.id, *total, now);
+        }
+    }
+    st.workloadStall = std::move(workloads);
+    bool hurt = false;
+    std::map<std::string, PressureState::StallWindow> prot;
+    const auto track = [&](const std::string& key, std::uint64_t total) {
+        if (auto old = st.protectedStall.find(key); old != st.protectedStall.end()) {
+            prot.insert(*old);
+        }
+        hurt = stallShare(prot, key, total, now) >= threshold || hurt;
+    };
+    for (const auto& c : snapshot.classes) {
+        const ClassPolicy* cls = findClass(classes, c.name);
+        if (cls != nullptr && !cls->killable) {
+            if (const auto total = fullTotal(c.cgroup)) {
+                track("class:" + c.name, *total);
+            }
+        }
+    }
+    for (const auto& cg : snapshot.protectedCgroups) {
+        if (cg.pressure && cg.pressure->full) {
+            track("cgroup:" + cg.path, cg.pressure->full->totalUsec);
+        }
+    }
+    st.protectedStall = std::move(prot);
+    return hurt;
+}
+
+// The "class stall" rule of pressure.hpp. `guards`: each memoryGuard
+// class's guard cap this tick; `step`: the cap step.
 void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
                      const std::vector<ClassPolicy>& classes,
                      const std::vector<const ClassPolicy*>& ordered, const Evaluation& ev,
+                     const std::map<std::string, Bytes>& guards, Bytes step, bool hostHurt,
                      PressureState& st, Decisions& d) {
     const TimePoint now = snapshot.now;
     // Every window moves on first, whatever is killed below.
@@ -318,13 +380,24 @@ void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
             st.stallSince.erase(c->name);
             continue;
         }
-        const double share = stallShare(st, c->name, sample->pressure->full->totalUsec, now);
-        if (share < *config.classStallFull || !atCap(*sample)) {
+        const double share =
+            stallShare(st.stallWindow, c->name, sample->pressure->full->totalUsec, now);
+        // The cap in force must be the guard's own: a throttle (level 2) or
+        // a restore still under way manufactures the stall it would see.
+        const auto guard = guards.find(c->name);
+        const auto high = st.classHigh.find(c->name);
+        const bool guardsOwn = st.level < 2 && guard != guards.end() &&
+                               high != st.classHigh.end() &&
+                               U128{high->second} + step >= guard->second;
+        if (share < *config.classStallFull || !atCap(*sample) || !guardsOwn) {
             st.stallSince.erase(c->name);
             continue;
         }
         st.stallSince.try_emplace(c->name, now);
         shares[c->name] = AtCap{share, sample->memoryCurrent, sample->memoryHigh.value_or(0)};
+    }
+    if (!hostHurt) {
+        return; // a hog held at its cap harms nobody but itself
     }
     for (const ClassPolicy* c : ordered) {
         const auto share = shares.find(c->name);
@@ -339,7 +412,13 @@ void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
             continue;
         }
         std::vector<Candidate> ranked = rankVictims(snapshot, classes, false);
-        std::erase_if(ranked, [&](const Candidate& k) { return k.className != c->name; });
+        // Only a workload of this class that stalls itself: the class's top
+        // victim may be idle while another (a neverKill VM) stalls.
+        std::erase_if(ranked, [&](const Candidate& k) {
+            const auto w = st.workloadStall.find(k.id);
+            return k.className != c->name || w == st.workloadStall.end() ||
+                   w->second.share < *config.classStallFull;
+        });
         if (ranked.empty()) {
             continue;
         }
@@ -355,6 +434,8 @@ void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
                                static_cast<std::uint64_t>(elapsed(now, since).count()));
         k.numbers.emplace_back("class_memory_current", at.usage);
         k.numbers.emplace_back("class_memory_high", at.cap);
+        k.numbers.emplace_back("workload_full_stall_permyriad",
+                               psiPermyriad(st.workloadStall.at(ranked.front().id).share));
         d.consideredVictims = ranked.size() > kConsideredVictims
                                   ? std::vector<Candidate>(ranked.begin(),
                                                            ranked.begin() + kConsideredVictims)
@@ -443,7 +524,9 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
     if (st.level >= 1) {
         for (const ClassPolicy* c : ordered) {
             const CgroupSample* sample = classSample(snapshot, c->name);
-            if ((!c->memoryGuard && !c->reclaim) || sample == nullptr) {
+            // Only the guarded best-effort class: a protected or merely
+            // reclaimable class keeps its pages to the kernel's own reclaim.
+            if (!c->memoryGuard || !c->killable || sample == nullptr) {
                 continue;
             }
             // A small step per tick: memory.reclaim of a large amount blocks
@@ -457,6 +540,7 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
     }
     const Bytes total = snapshot.system.mem.memTotal;
     const Bytes step = std::max(page, pageFloor(permyriadOf(total, kGuardStep), page));
+    std::map<std::string, Bytes> guards;
     for (const ClassPolicy* c : ordered) {
         if (!c->memoryGuard) {
             continue;
@@ -465,6 +549,7 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
         if (sample != nullptr && total > 0) {
             const GuardCap g = guardCap(snapshot, config, c->name, page);
             const Bytes guard = g.cap;
+            guards[c->name] = guard;
             const auto prev = st.classHigh.find(c->name);
             CapClass cap{.className = c->name,
                          .memoryHigh = guard,
@@ -487,10 +572,28 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
                     cap.why = CapClass::Why::Throttle;
                 }
             } else if (prev != st.classHigh.end() && prev->second + step < guard) {
-                // Climb back one step per tick; within a step of the guard's
-                // cap it stays where it is (no write for less than a step).
-                cap.memoryHigh = prev->second + step;
+                // Give the cap back by time, not per tick (ticks come 0.1 to
+                // 1 s apart): at level 0 all at once, at level 1 kRestoreRate
+                // of MemTotal per second since it was last set, at least a
+                // step. Within a step of the guard's cap it stays where it is
+                // (no write for less than a step).
                 cap.why = CapClass::Why::Restore;
+                if (st.level == 0) {
+                    cap.memoryHigh = guard;
+                } else {
+                    const auto setAt = st.classHighAt.find(c->name);
+                    const Usec since = setAt == st.classHighAt.end()
+                                           ? kClassStallWindow
+                                           : elapsed(now, setAt->second);
+                    const Bytes perSecond = permyriadOf(total, kRestoreRate);
+                    const Bytes climb = std::max(
+                        step, pageFloor(detail::saturate(U128{perSecond} *
+                                                         static_cast<std::uint64_t>(since.count()) /
+                                                         1'000'000U),
+                                        page));
+                    cap.memoryHigh =
+                        std::min(guard, detail::saturate(U128{prev->second} + climb));
+                }
             }
             const bool moved =
                 prev == st.classHigh.end() ||
@@ -499,6 +602,11 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
             if (moved) {
                 st.classHigh[c->name] = cap.memoryHigh;
                 d.actions.emplace_back(std::move(cap));
+            }
+            // The restore's clock: when the cap was last moved, or held by
+            // a throttle (level 2 holds it however long it lasts).
+            if (moved || st.level >= 2) {
+                st.classHighAt[c->name] = now;
             }
         }
         if (st.level >= 2) {
@@ -521,7 +629,24 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
             st.lastKill = now;
         }
     }
-    classStallKills(snapshot, config, classes, ordered, ev, st, d);
+    // hostHurt (pressure.hpp): memory short by level 1's own measure, or a
+    // protected cgroup stalls.
+    const auto& t1 = config.levels[0];
+    const bool memShort = t1.memAvailableBelow && snapshot.system.mem.memTotal > 0 &&
+                          memAvailableBelow(snapshot.system.mem, *t1.memAvailableBelow,
+                                            kPermyriadOne)
+                              .first;
+    const bool hurt = protectedStalls(snapshot, config, classes, st) || memShort;
+    classStallKills(snapshot, config, classes, ordered, ev, guards, step, hurt, st, d);
+    // Never reclaim in a tick that kills: the reclaim would swap out pages of
+    // the workload about to die, and delay the kill.
+    const bool kills = std::any_of(d.actions.begin(), d.actions.end(), [](const Action& a) {
+        return std::holds_alternative<KillWorkload>(a);
+    });
+    if (kills) {
+        std::erase_if(d.actions,
+                      [](const Action& a) { return std::holds_alternative<ReclaimClass>(a); });
+    }
     return out;
 }
 

@@ -33,6 +33,8 @@
 //   level change → SetPressureLevel; admission change → SetAdmission
 //   ≥ 1: ReclaimClass for every class with memoryGuard or reclaim and a
 //        sample: 1 % of its memory.current, page-aligned (skipped if 0)
+//   (ReclaimClass: only killable memoryGuard classes, the guarded best-
+//        effort class; none in a tick that decides a kill)
 //   every tick, for each memoryGuard class with a sample (DESIGN §4):
 //        guard = MemTotal − Σ memory.current of the other classes −
 //                nodeReserved − guardHeadroom·MemTotal, at least
@@ -40,8 +42,8 @@
 //        at level ≥ 2 the target is min(previous cap, guard, 95 % of the
 //        class's memory.current) ("Throttle": lowered as usage follows);
 //        below level 2, a cap more than a step under the guard's climbs
-//        back one step per tick ("Restore"); otherwise the target is the
-//        guard's ("Guard"); step = kGuardStep of MemTotal, page-aligned.
+//        back ("Restore", see cap restore below); otherwise the target is
+//        the guard's ("Guard"); step = kGuardStep of MemTotal, page-aligned.
 //        CapClass is decided when there is no previous cap or the target
 //        moved by a step or more; classHigh then holds the target.
 //        ShrinkBalloons for each memoryGuard class at level ≥ 2.
@@ -49,16 +51,33 @@
 //        trigger is on); KillWorkload of the first unless a kill happened
 //        less than killCooldown ago; a note instead when there is no
 //        candidate or the cooldown runs.
-//   class stall (any level below 3): a killable memoryGuard class whose
-//        own slice's "full" stall share (Δ full total / Δ wall time over a
+//   class stall (levels 0 and 1): a killable memoryGuard class whose own
+//        slice's "full" stall share (Δ full total / Δ wall time over a
 //        window of at least kClassStallWindow, stallWindow) is at or past
 //        ClassStallFull in every window for ClassStallDuration (stallSince),
-//        and whose slice is at its cap at every tick of it (atCap below),
-//        is a hog held at its cap: its top victim (only from that class) is
-//        killed, same cooldown. This is what ends a reclaimed hog that the
-//        guard keeps off the host, before its own throttling stalls the
-//        host. A stall below the cap (a workload reading back what was
-//        swapped out, or held by its own memory.high) is not this rule's.
+//        while its slice is at its cap (atCap below) AND that cap is the
+//        guard's own (the decided cap is within a step of the guard's: no
+//        throttle and no restore in progress) at every tick of it, is a hog
+//        held at its cap. A task throttled at memory.high sleeps in memory
+//        stall, so that alone is no harm: the rule kills only with evidence
+//        that the host is hurt (hostHurt below), and only a workload of that
+//        class that stalls itself (its own memory.pressure "full" share,
+//        workloadStall, at or past ClassStallFull; the daemon reads it while
+//        the class stalls) and may be killed (rankVictims: never neverKill,
+//        never a protected class), the first of them in rank order; same
+//        cooldown. No stalling candidate: no kill. A stall below the cap (a
+//        workload reading back what was swapped out) or under a cap memqos
+//        is still lowering or giving back is not this rule's.
+//   hostHurt: MemAvailable/MemTotal at or below level 1's memAvailableBelow,
+//        or a protected cgroup stalls: the "full" share of a non-killable
+//        class's slice or of a Snapshot::protectedCgroups entry (system.slice,
+//        machine.slice) at or past ClassStallFull over its last window. The
+//        host-wide PSI is no evidence: it counts the throttled task's own
+//        stall.
+//   cap restore: below level 2 a cap under the guard's climbs back by
+//        kRestoreRate of MemTotal per second since it was last moved or held
+//        by a throttle (classHighAt; at least a step); at level 0 it goes
+//        straight back to the guard's.
 // A decided kill sets lastKill = now; the daemon puts the previous value
 // back when the kill did not happen (dry run, systemd refused).
 // Classes are visited by rank, then name. `now` is snapshot.now only.
@@ -84,6 +103,7 @@ inline constexpr Permyriad kReclaimStep = 100; // 1 % of the class's usage per t
 inline constexpr Permyriad kThrottleCut = 500; // memory.high 5 % under usage
 inline constexpr Permyriad kGuardFloor = 200;  // a guarded class keeps ≥ 2 % of MemTotal
 inline constexpr Permyriad kGuardStep = 100;   // caps move by ≥ 1 % of MemTotal
+inline constexpr Permyriad kRestoreRate = 1000; // a cap climbs back 10 % of MemTotal a second
 
 // Cross-tick memory of the ladder. A default-constructed state is level 0
 // with admission open (the daemon's start state).
@@ -112,6 +132,13 @@ struct PressureState {
     std::map<std::string, StallWindow> stallWindow;
     // Since when each guarded class's stall share meets ClassStallFull.
     std::map<std::string, TimePoint> stallSince;
+    // When classHigh of each class was last moved, or held at level ≥ 2
+    // (the restore's clock).
+    std::map<std::string, TimePoint> classHighAt;
+    // Stall windows of the workloads whose memory.pressure the snapshot has
+    // (by workload id), and of the protected cgroups (by cgroup path).
+    std::map<std::string, StallWindow> workloadStall;
+    std::map<std::string, StallWindow> protectedStall;
 
     friend bool operator==(const PressureState&, const PressureState&) = default;
 };

@@ -60,6 +60,10 @@ struct Snapshot {
     SystemSample system;
     std::vector<ClassSample> classes;
     std::vector<WorkloadSample> workloads;
+    // Cgroups outside the classes whose memory stall is the host being hurt
+    // (system.slice, machine.slice): only their path and memory.pressure
+    // matter. Evidence for the class-stall rule (pressure.hpp).
+    std::vector<CgroupSample> protectedCgroups;
 };
 
 // The sample of class `name`'s slice, or nullptr when the class or its

@@ -143,15 +143,22 @@ Strings operator+(Strings a, const Strings& b) {
     return a;
 }
 
-// Per-tick actions at levels 1 and ≥ 2 with the default classes (by rank).
+// Per-tick actions at levels 1 and ≥ 2 with the default classes (by rank):
+// only the guarded best-effort class is reclaimed (shared is Reclaim=yes but
+// not guarded: its pages are the kernel's to reclaim).
 Strings l1() {
-    return {"reclaim reclaimed", "reclaim shared"};
+    return {"reclaim reclaimed"};
 }
 // calm()'s classes use more than MemTotal, so the reclaimed class's cap is
 // the guard's floor from the first tick on, and throttling cannot go under
 // it: level 2 adds no CapClass here (see the Guard tests for those).
 Strings l2() {
     return l1() + Strings{"shrink reclaimed"};
+}
+// Level ≥ 2 in a tick that kills: no reclaim (it would swap out the pages of
+// the workload about to die, and delay the kill).
+Strings l2k() {
+    return {"shrink reclaimed"};
 }
 // The guard's floor: 2 % of kTotal, page-aligned.
 constexpr Bytes kFloorCap = 320'000'000;
@@ -214,20 +221,20 @@ INSTANTIATE_TEST_SUITE_P(
             "jump_to_three",
             {{psi(0, 60, 50), 0, {}},
              {psi(10, 60, 50), 3,
-              Strings{"level 3", "admission closed"} + l2() + Strings{"kill batch.service"}}}},
+              Strings{"level 3", "admission closed"} + l2k() + Strings{"kill batch.service"}}}},
         LadderCase{
             "climb_through_levels",
             {{psi(0, 60, 50), 0, {}},
              {psi(2, 60, 50), 1, Strings{"level 1", "admission closed"} + l1()},
              {psi(5, 60, 50), 2, Strings{"level 2"} + l2()},
-             {psi(10, 60, 50), 3, Strings{"level 3"} + l2() + Strings{"kill batch.service"}}}},
+             {psi(10, 60, 50), 3, Strings{"level 3"} + l2k() + Strings{"kill batch.service"}}}},
         LadderCase{"kill_once_per_cooldown",
                    {{psi(0, 60, 50), 0, {}},
                     {psi(10, 60, 50), 3,
-                     Strings{"level 3", "admission closed"} + l2() + Strings{"kill batch.service"}},
+                     Strings{"level 3", "admission closed"} + l2k() + Strings{"kill batch.service"}},
                     {psi(11, 60, 50), 3, l2()},
                     {psi(24, 60, 50), 3, l2()},
-                    {psi(25, 60, 50), 3, l2() + Strings{"kill batch.service"}},
+                    {psi(25, 60, 50), 3, l2k() + Strings{"kill batch.service"}},
                     {psi(26, 60, 50), 3, l2()}}},
         LadderCase{"hysteresis_keeps_level",
                    {{psi(0, 15, 0), 0, {}},
@@ -241,7 +248,7 @@ INSTANTIATE_TEST_SUITE_P(
         LadderCase{"recovery_one_level_per_duration",
                    {{psi(0, 60, 50), 0, {}},
                     {psi(10, 60, 50), 3,
-                     Strings{"level 3", "admission closed"} + l2() + Strings{"kill batch.service"}},
+                     Strings{"level 3", "admission closed"} + l2k() + Strings{"kill batch.service"}},
                     {calm(11), 3, l2()},
                     {calm(20), 3, l2()},
                     {calm(21), 2, Strings{"level 2"} + l2()},
@@ -261,7 +268,7 @@ INSTANTIATE_TEST_SUITE_P(
             {{available(0, 150), 0, {}},
              {available(2, 150), 1, Strings{"level 1", "admission closed"} + l1()},
              {available(5, 150), 2, Strings{"level 2"} + l2()},
-             {available(10, 150), 3, Strings{"level 3"} + l2() + Strings{"kill batch.service"}}}},
+             {available(10, 150), 3, Strings{"level 3"} + l2k() + Strings{"kill batch.service"}}}},
         LadderCase{"memavailable_threshold_is_inclusive",
                    {{available(0, 1000), 0, {}},
                     {available(2, 1000), 1, Strings{"level 1", "admission closed"} + l1()}}},
@@ -283,7 +290,18 @@ INSTANTIATE_TEST_SUITE_P(
             "watermark_min_is_level_three",
             {{zone(0, 1999), 0, {}},
              {zone(10, 1999), 3,
-              Strings{"level 3", "admission closed"} + l2() + Strings{"kill batch.service"}}}},
+              Strings{"level 3", "admission closed"} + l2k() + Strings{"kill batch.service"}}}},
+        // Held while free ≤ low/(1 − 0.2) = 3750 pages; it was inverted
+        // (free < 0.8 · low), so level 2 flapped every RecoveryDuration.
+        LadderCase{"watermark_hysteresis",
+                   {{zone(0, 2500), 0, {}},
+                    {zone(2, 2500), 1, Strings{"level 1", "admission closed"} + l1()},
+                    {zone(5, 2500), 2, Strings{"level 2"} + l2()},
+                    {zone(6, 3700), 2, l2()},
+                    {zone(16, 3700), 2, l2()},
+                    {zone(17, 3760), 2, l2()}, // released: recovery starts
+                    {zone(26, 3760), 2, l2()},
+                    {zone(27, 3760), 1, Strings{"level 1"} + l1()}}},
         LadderCase{"watermark_at_low_is_fine", {{zone(0, 3000), 0, {}}, {zone(30, 3000), 0, {}}}},
         LadderCase{"zone_without_managed_pages_ignored",
                    {{zone(0, 0, 0), 0, {}}, {zone(30, 0, 0), 0, {}}}},
@@ -291,16 +309,16 @@ INSTANTIATE_TEST_SUITE_P(
         LadderCase{"swap_trigger_kills_largest_swap_user",
                    {{swapped(0, 150), 0, {}},
                     {swapped(10, 150), 3,
-                     Strings{"level 3", "admission closed"} + l2() + Strings{"kill vm:scratch"}}}},
+                     Strings{"level 3", "admission closed"} + l2k() + Strings{"kill vm:scratch"}}}},
         LadderCase{
             "swap_below_trigger_ranks_by_excess",
             {{swapped(0, 150, 8999), 0, {}},
              {swapped(10, 150, 8999), 3,
-              Strings{"level 3", "admission closed"} + l2() + Strings{"kill batch.service"}}}},
+              Strings{"level 3", "admission closed"} + l2k() + Strings{"kill batch.service"}}}},
         LadderCase{"swap_trigger_at_threshold",
                    {{swapped(0, 150, 9000), 0, {}},
                     {swapped(10, 150, 9000), 3,
-                     Strings{"level 3", "admission closed"} + l2() + Strings{"kill vm:scratch"}}}},
+                     Strings{"level 3", "admission closed"} + l2k() + Strings{"kill vm:scratch"}}}},
         LadderCase{"swap_full_memory_fine",
                    {{swapped(0, 5000), 0, {}}, {swapped(30, 5000), 0, {}}}},
         LadderCase{"protected_never_killed",
@@ -397,9 +415,8 @@ TEST(CorePressure, ActionAmounts) {
                                                                    .threshold = 5}},
                                              .duration = std::chrono::seconds(5)}},
         SetAdmission{.open = false},
-        // 1 % of 2 GiB and 4 GiB, page-aligned down
+        // 1 % of 2 GiB, page-aligned down (the guarded class only)
         ReclaimClass{.className = "reclaimed", .bytes = 21471232},
-        ReclaimClass{.className = "shared", .bytes = 42946560},
         // 95 % of 2 GiB, page-aligned down, under the guard's cap
         CapClass{.className = "reclaimed",
                  .memoryHigh = 2040107008,
@@ -507,24 +524,50 @@ TEST(CorePressureGuard, ThrottleStepsDownThenRestoreStepsUp) {
     c = step(roomy(psi(7, 30, 6)));
     EXPECT_TRUE(c.empty());
 
-    // Recovery to level 1 (10 s calm): the cap climbs back one step per
-    // tick, then reaches the guard's.
+    // Recovery to level 1 (10 s calm): the cap climbs back by time, 10 % of
+    // MemTotal a second (1.6e9 bytes, page-aligned) since it was last held,
+    // not by a step per tick; then reaches the guard's.
     for (std::int64_t t = 8; t < 18; ++t) {
         EXPECT_TRUE(step(roomy(calm(t))).empty()) << "still level 2 at t=" << t;
     }
-    Bytes expect = 1'020'051'456U;
-    std::int64_t t = 18; // level 1 from here, 0 ten seconds later
-    for (; expect + kStep < kRoomyGuard; ++t) {
-        expect += kStep;
-        c = step(roomy(calm(t)));
-        ASSERT_EQ(c.size(), 1U) << "t=" << t;
-        EXPECT_EQ(c[0].why, CapClass::Why::Restore);
-        EXPECT_EQ(c[0].memoryHigh, expect);
-        EXPECT_LT(st.level, 2U);
-    }
-    // Within a step of the guard's cap: it stays (no write for less).
-    EXPECT_TRUE(step(roomy(calm(t))).empty());
-    EXPECT_LT(kRoomyGuard - st.classHigh.at("reclaimed"), kStep);
+    constexpr Bytes kPerSecond = 1'600'000'000;
+    Bytes expect = 1'020'051'456U + kPerSecond;
+    c = step(roomy(calm(18)));
+    ASSERT_EQ(st.level, 1U);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].why, CapClass::Why::Restore);
+    EXPECT_EQ(c[0].memoryHigh, expect);
+    // A trigger-driven tick 0.5 s later climbs half as far (page-aligned).
+    Snapshot early = roomy(calm(18));
+    early.now += std::chrono::milliseconds(500);
+    expect += 799'997'952U;
+    c = step(early);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].memoryHigh, expect);
+    expect += 2'399'997'952U; // 1.5 s
+    c = step(roomy(calm(20)));
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].memoryHigh, expect);
+    c = step(roomy(calm(21)));
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].memoryHigh, expect + kPerSecond);
+    c = step(roomy(calm(22)));
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].memoryHigh, kRoomyGuard) << "never above the guard's";
+    EXPECT_TRUE(step(roomy(calm(23))).empty());
+    EXPECT_EQ(st.level, 1U);
+}
+
+TEST(CorePressureGuard, LevelZeroGivesTheCapBackAtOnce) {
+    PressureState st;
+    st.classHigh["reclaimed"] = 500_MiB; // left by an earlier throttle
+    st.classHighAt["reclaimed"] = at(0);
+    const auto out = decide(roomy(calm(1)), {}, defaultClasses(), st);
+    const auto c = caps(out.decisions);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].why, CapClass::Why::Restore);
+    EXPECT_EQ(c[0].memoryHigh, kRoomyGuard);
+    EXPECT_EQ(c[0].previous, 500_MiB);
 }
 
 // calm() with the reclaimed class's own PSI "full" total at `fullUsec`,
@@ -537,14 +580,32 @@ Snapshot stalled(std::int64_t seconds, std::uint64_t fullUsec) {
     return s;
 }
 
-// A class that stalls `percent` of each second from t = 0 on.
+Pressure fullFor(std::uint64_t usec) {
+    return Pressure{.some = {.totalUsec = usec}, .full = PressureLine{.totalUsec = usec}};
+}
+
+// A reclaimed class that stalls `percent` of each second from t = 0 on, held
+// at its cap. `hurt`: the protected system class stalls as long (evidence
+// that the host is hurt); `stalling`: the workloads whose own
+// memory.pressure stalls as long (the others' stays at 0).
 struct Staller {
     std::uint64_t total = 0;
     std::int64_t last = 0;
+    bool hurt = true;
+    std::vector<std::string> stalling{"batch.service"};
     Snapshot at(std::int64_t t, double percent) {
         total += static_cast<std::uint64_t>(percent / 100.0 * 1e6 * static_cast<double>(t - last));
         last = t;
-        return stalled(t, total);
+        Snapshot s = stalled(t, total);
+        if (hurt) {
+            s.classes[0].cgroup->pressure = fullFor(total);
+        }
+        for (auto& w : s.workloads) {
+            const bool stalls =
+                std::find(stalling.begin(), stalling.end(), w.workload.id) != stalling.end();
+            w.cgroup->pressure = fullFor(stalls ? total : 0);
+        }
+        return s;
     }
 };
 
@@ -558,14 +619,16 @@ std::vector<std::string> kills(const Decisions& d) {
     return out;
 }
 
-TEST(CorePressureGuard, StalledGuardedClassLosesItsTopVictim) {
+// The guard's floor is the cap in force from the first tick (calm()'s other
+// classes use more than MemTotal), so the class is held at its own cap.
+TEST(CorePressureGuard, StalledGuardedClassLosesTheWorkloadThatStalls) {
     PressureState st;
     Staller cls;
     std::vector<std::string> seen;
     for (std::int64_t t = 0; t <= 18; ++t) {
         auto out = decide(cls.at(t, 50), {}, defaultClasses(), st);
         st = out.state;
-        EXPECT_EQ(st.level, 0U) << "the host itself is calm";
+        EXPECT_EQ(st.level, 0U) << "the host-wide ladder is calm";
         for (const auto& k : kills(out.decisions)) {
             seen.push_back(std::to_string(t) + " " + k);
         }
@@ -579,13 +642,118 @@ TEST(CorePressureGuard, StalledGuardedClassLosesItsTopVictim) {
                                                        .duration = std::chrono::seconds(1),
                                                        .classUsage = 2_GiB,
                                                        .classCap = 2_GiB}}));
+            EXPECT_EQ(k->numbers.back(), (std::pair<std::string, std::uint64_t>{
+                                             "workload_full_stall_permyriad", 5000}));
         }
     }
-    // t=0 opens the first window, t=1 ends it at 50 % (stall from here),
-    // t=2 has 1 s of it: kill; then one kill per 15 s cooldown. Only the
-    // reclaimed class's workloads are candidates (web.service in shared is
-    // bigger).
+    // t=0 opens the windows, t=1 ends them at 50 % (stall from here), t=2
+    // has 1 s of it: kill; then one kill per 15 s cooldown.
     EXPECT_EQ(seen, (std::vector<std::string>{"2 batch.service", "17 batch.service"}));
+}
+
+// The review of 2026-11-27 (C1): a workload held at memqos's own cap on a
+// calm host stalls on that cap alone, which harms nobody else; it was killed
+// every cooldown.
+TEST(CorePressureGuard, HeldAtItsCapOnACalmHostIsNoKill) {
+    PressureState st;
+    Staller cls;
+    cls.hurt = false;
+    for (std::int64_t t = 0; t < 40; ++t) {
+        const auto out = decide(cls.at(t, 90), {}, defaultClasses(), st);
+        st = out.state;
+        EXPECT_TRUE(kills(out.decisions).empty()) << "t=" << t;
+    }
+    EXPECT_EQ(st.stallSince.count("reclaimed"), 1U) << "the class does stall at its cap";
+}
+
+// MemAvailable at or below level 1's threshold is evidence too.
+TEST(CorePressureGuard, ShortOfMemoryIsEvidence) {
+    PressureState st;
+    Staller cls;
+    cls.hurt = false;
+    std::vector<std::string> seen;
+    for (std::int64_t t = 0; t <= 3; ++t) {
+        Snapshot s = cls.at(t, 50);
+        s.system.mem.memAvailable = kPerMyriad * 1000; // 10 %: level 1 after 2 s
+        const auto out = decide(s, {}, defaultClasses(), st);
+        st = out.state;
+        for (const auto& k : kills(out.decisions)) {
+            seen.push_back(std::to_string(t) + " " + k);
+        }
+    }
+    EXPECT_EQ(seen, std::vector<std::string>{"2 batch.service"});
+}
+
+// (C1 c) the class's top victim (batch.service, idle) is not the workload
+// that stalls (vm:scratch); and a stalling neverKill VM is no reason to kill
+// anything.
+TEST(CorePressureGuard, OnlyAStallingKillableWorkloadIsAVictim) {
+    PressureState st;
+    Staller cls;
+    cls.stalling = {"vm:scratch"};
+    std::vector<std::string> seen;
+    for (std::int64_t t = 0; t <= 3; ++t) {
+        const auto out = decide(cls.at(t, 50), {}, defaultClasses(), st);
+        st = out.state;
+        for (const auto& k : kills(out.decisions)) {
+            seen.push_back(std::to_string(t) + " " + k);
+        }
+    }
+    EXPECT_EQ(seen, std::vector<std::string>{"2 vm:scratch"});
+
+    PressureState p;
+    Staller vm;
+    vm.stalling = {"vm:scratch"};
+    for (std::int64_t t = 0; t < 40; ++t) {
+        Snapshot s = vm.at(t, 90);
+        s.workloads[3].neverKill = true;
+        ASSERT_EQ(s.workloads[3].workload.id, "vm:scratch");
+        const auto out = decide(s, {}, defaultClasses(), p);
+        p = out.state;
+        EXPECT_TRUE(kills(out.decisions).empty()) << "t=" << t;
+    }
+}
+
+// (C1 a, b) under a cap memqos is still lowering (level 2) or giving back
+// (level 1), the stall is memqos's own doing: no kill, even with evidence.
+TEST(CorePressureGuard, ThrottleOrRestoreInProgressIsNoStallKill) {
+    PressureState st;
+    Staller cls;
+    // Level 2 by PSI, held; the guard is roomy so the throttle cuts under it.
+    for (std::int64_t t = 0; t < 30; ++t) {
+        Snapshot s = roomy(cls.at(t, t <= 5 ? 0 : 90)); // the stall starts at level 2
+        s.classes[2].cgroup->pressure = fullFor(cls.total);
+        s.classes[2].cgroup->memoryHigh = 2_GiB;
+        s.classes[0].cgroup->pressure = fullFor(cls.total);
+        s.system.pressure = Pressure{.some = {.avg10 = 30}, .full = PressureLine{.avg10 = 6}};
+        const auto out = decide(s, {}, defaultClasses(), st);
+        st = out.state;
+        EXPECT_TRUE(kills(out.decisions).empty()) << "t=" << t;
+    }
+    ASSERT_EQ(st.level, 2U);
+    // Level 1 (some 15 %): the cap climbs back; no kill while it does.
+    bool restored = false;
+    std::vector<std::string> seen;
+    for (std::int64_t t = 30; t < 60; ++t) {
+        Snapshot s = roomy(cls.at(t, 90));
+        s.classes[2].cgroup->pressure = fullFor(cls.total);
+        s.classes[2].cgroup->memoryHigh = 2_GiB;
+        s.classes[0].cgroup->pressure = fullFor(cls.total);
+        s.system.pressure = Pressure{.some = {.avg10 = 15}, .full = PressureLine{}};
+        const auto out = decide(s, {}, defaultClasses(), st);
+        st = out.state;
+        if (st.level == 1 && st.classHigh.at("reclaimed") + kStep >= kRoomyGuard) {
+            restored = true;
+        }
+        if (!restored) {
+            EXPECT_TRUE(kills(out.decisions).empty()) << "t=" << t;
+        }
+        for (const auto& k : kills(out.decisions)) {
+            seen.push_back(k);
+        }
+    }
+    EXPECT_TRUE(restored);
+    EXPECT_EQ(seen, std::vector<std::string>{"batch.service"}) << "at the guard's own cap";
 }
 
 TEST(CorePressureGuard, StallMustLastAndClassMustBeKillable) {
@@ -697,7 +865,7 @@ TEST(CorePressure, ClassWithoutSampleIsSkipped) {
     b.now = at(5);
     const auto out = run({a, b});
     EXPECT_EQ(describe(out.decisions),
-              (Strings{"level 2", "admission closed", "reclaim shared", "shrink reclaimed"}));
+              (Strings{"level 2", "admission closed", "shrink reclaimed"}));
 }
 
 TEST(CorePressure, KillCarriesVictimsAndNumbers) {
