@@ -1263,10 +1263,15 @@ void Manager::tick(TimePoint now) {
             cg.path = m.cgroupPath;
             cg.memoryCurrent = m.memoryCurrent;
             cg.swapCurrent = m.swapCurrent;
+            if (m.fullStallUsec) {
+                cg.pressure = core::Pressure{
+                    .some = {}, .full = core::PressureLine{.totalUsec = *m.fullStallUsec}};
+            }
             ws.cgroup = cg;
         }
         snap.workloads.push_back(std::move(ws));
     }
+    snap.protectedCgroups = protectedCgroups();
     lastClasses_ = snap.classes;
     auto outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
     const auto before = pressure_;
@@ -1312,6 +1317,28 @@ void Manager::tick(TimePoint now) {
     }
 }
 
+std::vector<core::CgroupSample> Manager::protectedCgroups() const {
+    std::vector<core::CgroupSample> out;
+    const bool guarded =
+        std::any_of(config_.classes.begin(), config_.classes.end(),
+                    [](const core::ClassPolicy& c) { return c.memoryGuard && c.killable; });
+    if (!config_.pressure.classStallFull || !guarded) {
+        return out;
+    }
+    // Where protected workloads live outside the class slices: assigned
+    // services stay in their own slice, libvirt VMs in machine.slice.
+    for (const char* path : {"system.slice", "machine.slice"}) {
+        auto u = cgroups_.usage(path, false, true);
+        if (u && u->has_value() && (*u)->pressure) {
+            core::CgroupSample cg;
+            cg.path = path;
+            cg.pressure = *(*u)->pressure;
+            out.push_back(std::move(cg));
+        }
+    }
+    return out;
+}
+
 void Manager::sampleWorkloads() {
     const bool watchful =
         pressure_.level > 0 || !pressure_.stallSince.empty() ||
@@ -1329,14 +1356,24 @@ void Manager::sampleWorkloads() {
         }
         const bool full = turn || m.oomDue;
         const auto* cls = core::findClass(config_.classes, m.workload.className);
+        // Its class stalls at its cap: whether it stalls itself decides
+        // whether it may be the class-stall rule's victim.
+        const bool stalls = cls != nullptr && pressure_.stallSince.contains(cls->name);
+        if (!stalls) {
+            m.fullStallUsec.reset();
+        }
         if (!full && !(watchful && cls != nullptr && cls->killable)) {
             continue;
         }
-        auto u = cgroups_.usage(m.cgroupPath, full, full);
+        auto u = cgroups_.usage(m.cgroupPath, full, full || stalls);
         m.present = u && u->has_value();
         if (m.present) {
             m.memoryCurrent = (*u)->memoryCurrent;
             m.swapCurrent = (*u)->swapCurrent;
+            m.fullStallUsec.reset();
+            if (stalls && (*u)->pressure && (*u)->pressure->full) {
+                m.fullStallUsec = (*u)->pressure->full->totalUsec;
+            }
             if (full) {
                 m.memoryPressure = (*u)->pressure ? (*u)->pressure->some.avg10 : 0.0;
                 keepOomPriority(m, (*u)->procs);
@@ -1350,6 +1387,7 @@ void Manager::sampleWorkloads() {
             m.memoryCurrent = 0;
             m.swapCurrent = 0;
             m.memoryPressure = 0;
+            m.fullStallUsec.reset();
         }
     }
     sweepCursor_ = n == 0 ? 0 : (cursor + perTick) % n;
@@ -1509,21 +1547,36 @@ void Manager::reclaimClass(const core::ReclaimClass& r, TimePoint now) {
                   log::kMessagePressureAction);
         return;
     }
-    auto res = knobs_.reclaim(cgroup, r.bytes);
-    if (!res) {
-        log::warning("Cannot reclaim from class {CLASS}: {ERROR}", "CLASS", r.className, "ERROR",
-                     res.error().what);
+    const std::string className = r.className;
+    const Bytes bytes = r.bytes;
+    auto finish = [this, className, bytes](const Result<io::ReclaimResult>& res) {
+        classReclaimBusy_.erase(className);
+        if (!res) {
+            log::warning("Cannot reclaim from class {CLASS}: {ERROR}", "CLASS", className,
+                         "ERROR", res.error().what);
+            return;
+        }
+        if (res->outcome == io::Reclaimed::Vanished) {
+            return;
+        }
+        ++actionCounts_["reclaim"];
+        log::info(res->outcome == io::Reclaimed::Full
+                      ? "Reclaimed {BYTES} bytes from class {CLASS}"
+                      : "Reclaimed {FREED} of {BYTES} bytes asked from class {CLASS} (the "
+                        "kernel found less, or a kill stopped it)",
+                  "BYTES", bytes, "FREED", res->freed, "CLASS", className, "PRESSURE_LEVEL",
+                  pressure_.level, "MESSAGE_ID", log::kMessagePressureAction);
+    };
+    if (reclaimRunner_ == nullptr) {
+        finish(io::reclaimMeasured(knobs_, cgroups_, cgroup, bytes));
         return;
     }
-    if (*res == io::Reclaimed::Vanished) {
+    // On the reclaim worker, in chunks (a long write blocks its writer):
+    // never on this loop. One at a time per class.
+    if (!classReclaimBusy_.insert(className).second) {
         return;
     }
-    ++actionCounts_["reclaim"];
-    log::info(*res == io::Reclaimed::Full
-                  ? "Reclaimed {BYTES} bytes from class {CLASS}"
-                  : "Reclaimed part of {BYTES} bytes from class {CLASS} (the kernel found less)",
-              "BYTES", r.bytes, "CLASS", r.className, "PRESSURE_LEVEL", pressure_.level,
-              "MESSAGE_ID", log::kMessagePressureAction);
+    reclaimRunner_->reclaim(cgroup, bytes, finish);
 }
 
 const core::ClassPolicy* Manager::lowestClass() const {
@@ -1751,10 +1804,18 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
     const auto it = workloads_.find(k.victim.id);
     const std::string unit = it == workloads_.end() ? "" : it->second.unit;
     if (dryRun_) {
+        // The cooldown is kept: a would-be kill is logged once per
+        // KillCooldown, as the real one would happen.
         log::notice("Would {REASON} (dry run)", "REASON", wording::describe(k), "WORKLOAD",
                     k.victim.id, "CLASS", k.victim.className, "UNIT", unit);
-        notKilled();
         return;
+    }
+    // A kill stops the pressure reclaim of the guarded classes (it would
+    // swap out what is about to be freed).
+    if (reclaimRunner_ != nullptr) {
+        for (const auto& cls : classReclaimBusy_) {
+            reclaimRunner_->cancel(io::classSlicePath(cls));
+        }
     }
     if (unit.empty()) {
         log::warning("Cannot kill {WORKLOAD}: no systemd unit is known for it", "WORKLOAD",

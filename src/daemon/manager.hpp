@@ -84,6 +84,10 @@ struct ManagedWorkload {
     // memory.pressure "some" avg10 (percent) at its last full read (its
     // sweep turn or a new start): 0 without PSI or before the first read.
     double memoryPressure = 0;
+    // memory.pressure "full" total (µs), read every tick while its class
+    // stalls at its cap (PressureState::stallSince): the class-stall rule
+    // kills only a workload that stalls itself. nullopt otherwise.
+    std::optional<std::uint64_t> fullStallUsec;
     bool present = false; // its cgroup existed at the last read
     // OOM priority last set (or, under dry run, announced): the value and
     // the processes it was checked on.
@@ -384,6 +388,8 @@ private:
     // Per class: when memory.reclaim was last written (at most once per
     // Interval, however often PSI triggers start a tick).
     std::map<std::string, TimePoint> lastReclaim_;
+    // Classes whose pressure reclaim is on the worker now (one at a time).
+    std::set<std::string> classReclaimBusy_;
     // For the metrics file: actions taken ("reclaim", "cap", "admission")
     // and kills, since start; the last tick's class samples.
     std::map<std::string, std::uint64_t> actionCounts_;
@@ -393,6 +399,7 @@ private:
     void writeMetrics() const;
 
     std::size_t sweepCursor_ = 0; // see kSweepTicks
+    std::vector<core::CgroupSample> protectedCgroups() const;
     void sampleWorkloads();
 };
 

@@ -694,6 +694,11 @@ protected:
         systemd_.flush();
     }
 
+public:
+    void tick(Manager& m, int seconds) { tickAt(m, seconds); }
+
+protected:
+
     std::unique_ptr<io::EventStore> events_;
     RecordingListener listener_;
 };
@@ -925,6 +930,60 @@ TEST_F(PressureTest, RefusedKillGivesTheCooldownBack) {
     EXPECT_TRUE(listener_.killed.empty());
 }
 
+// --- the class-stall rule (core/pressure.hpp) on the daemon's reads ---
+
+std::string fullText(std::uint64_t fullTotal) {
+    return "some avg10=0.00 avg60=0.00 avg300=0.00 total=" + std::to_string(fullTotal) +
+           "\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=" + std::to_string(fullTotal) + "\n";
+}
+
+// The reclaimed slice held at its cap (memory.high = its usage) and fully
+// stalled half of every second; `hostHurt`: system.slice stalls as long;
+// `batchStalls`: batch.service's own memory.pressure does. The kills seen
+// over 20 one-second ticks.
+std::vector<std::string> stallKills(PressureTest& t, Manager& m, bool hostHurt,
+                                    bool batchStalls, const fs::path& root) {
+    const fs::path slice = root / "cgroup/memqos.slice/memqos-reclaimed.slice";
+    writeFile(slice / "memory.high", std::to_string(600 * kMiB) + "\n");
+    writeFile(root / "cgroup/system.slice/memory.current", "1048576\n");
+    std::vector<std::string> seen;
+    for (int s = 0; s < 20; ++s) {
+        const std::uint64_t total = static_cast<std::uint64_t>(s) * 500'000;
+        writeFile(slice / "memory.pressure", fullText(total));
+        writeFile(root / "cgroup/system.slice/memory.pressure", fullText(hostHurt ? total : 0));
+        writeFile(slice / "batch.service/memory.pressure", fullText(batchStalls ? total : 0));
+        const auto before = m.kills().size();
+        t.tick(m, s);
+        if (m.kills().size() > before) {
+            seen.push_back(std::to_string(s) + " " + m.kills().back().id);
+        }
+    }
+    return seen;
+}
+
+// The review of 2026-11-27 (C1): held at memqos's own cap on a calm host, a
+// workload was killed every cooldown for stalling on that cap alone.
+TEST_F(PressureTest, StallAtTheGuardsCapKillsOnlyWhenTheHostIsHurt) {
+    setPsi(0, 0);
+    {
+        auto m = makeEngine();
+        EXPECT_TRUE(stallKills(*this, *m, false, true, dir_).empty()) << "a calm host";
+    }
+    {
+        auto m = makeEngine();
+        // Windows: t=0 opens the class's, t=1 ends it (stall from t=1, the
+        // workloads' pressure read from t=2), t=3 ends batch's: kill.
+        EXPECT_EQ(stallKills(*this, *m, true, true, dir_),
+                  (std::vector<std::string>{"3 batch.service", "18 batch.service"}));
+    }
+}
+
+TEST_F(PressureTest, StallKillNeedsTheVictimToStallItself) {
+    setPsi(0, 0);
+    auto m = makeEngine();
+    EXPECT_TRUE(stallKills(*this, *m, true, false, dir_).empty());
+}
+
 TEST_F(PressureTest, DryRunWritesAndKillsNothing) {
     auto m = makeEngine(true);
     const auto setsBefore = systemd_.setCalls.size();
@@ -1044,9 +1103,9 @@ TEST_F(PressureTest, MetricsFileHasTheLevelClassesAndCounters) {
     EXPECT_NE(text.find("memqos_class_memory_current_bytes{class=\"reclaimed\"} 629145600\n"),
               std::string::npos)
         << text;
-    // Reclaim at ticks 10 and 11 (level 3, once per Interval); the guard's
-    // first cap at tick 0 and the level-3 throttle at 10.
-    EXPECT_NE(text.find("memqos_actions_total{action=\"reclaim\"} 2\n"), std::string::npos)
+    // Reclaim at tick 11 only (tick 10 killed: no reclaim in a tick that
+    // kills); the guard's first cap at tick 0 and the level-3 throttle at 10.
+    EXPECT_NE(text.find("memqos_actions_total{action=\"reclaim\"} 1\n"), std::string::npos)
         << text;
     EXPECT_NE(text.find("memqos_actions_total{action=\"cap\"} 2\n"), std::string::npos) << text;
     EXPECT_NE(text.find("\nmemqos_kills_total 1\n"), std::string::npos) << text;
