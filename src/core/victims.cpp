@@ -2,6 +2,7 @@
 #include "memqos/core/victims.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <tuple>
 
 #include "numeric.hpp"
@@ -10,10 +11,28 @@ namespace memqos::core {
 
 std::vector<Candidate> rankVictims(const Snapshot& snapshot,
                                    const std::vector<ClassPolicy>& classes, bool swapTrigger) {
+    // A cgroup that holds another workload's (a slice, or a unit that
+    // another one runs inside) is never a victim: killing it kills that one.
+    std::vector<std::string_view> paths;
+    for (const auto& ws : snapshot.workloads) {
+        if (ws.cgroup && !ws.cgroup->path.empty()) {
+            paths.push_back(ws.cgroup->path);
+        }
+    }
+    std::sort(paths.begin(), paths.end());
+    const auto holdsAnother = [&](const std::string& path) {
+        if (path.empty()) {
+            return false;
+        }
+        const std::string prefix = path + "/";
+        const auto it = std::lower_bound(paths.begin(), paths.end(), std::string_view(prefix));
+        return it != paths.end() && it->starts_with(prefix);
+    };
     std::vector<Candidate> out;
     for (const auto& ws : snapshot.workloads) {
         const ClassPolicy* cls = findClass(classes, ws.workload.className);
-        if (cls == nullptr || !cls->killable || !ws.cgroup || ws.neverKill) {
+        if (cls == nullptr || !cls->killable || !ws.cgroup || ws.neverKill ||
+            holdsAnother(ws.cgroup->path)) {
             continue;
         }
         // Nothing to free (a unit that already ended, whose cgroup lingers):

@@ -2,6 +2,7 @@
 #include "check_config.hpp"
 
 #include "memqos/config/values.hpp"
+#include "memqos/core/model.hpp"
 #include "memqos/core/oom_score.hpp"
 #include "memqos/core/placement.hpp"
 #include "memqos/core/tiers.hpp"
@@ -10,6 +11,8 @@
 #include "memqos/wording/bytes.hpp"
 
 #include <algorithm>
+#include <array>
+#include <fnmatch.h>
 #include <cstdio>
 #include <optional>
 #include <ostream>
@@ -205,6 +208,50 @@ void printTiers(const config::Config& cfg, const Options& options, Bytes memTota
     }
 }
 
+// A [Rule.*] glob that matches units no rule may adopt (core::ruleRefusal):
+// memqosd skips them, and says so here once per rule, with an example.
+void ruleWarnings(const config::Validated& v, std::vector<config::ConfigProblem>& findings) {
+    static constexpr std::array<const char*, 12> kExamples{
+        "memqosd.service",
+        "init.scope",
+        "dbus.service",
+        "dbus-broker.service",
+        "systemd-journald.service",
+        "session-1.scope",
+        "user@1000.service",
+        "machine-qemu\\x2d1\\x2dweb.scope",
+        "memqos-vm-web.example.com.scope",
+        "system.slice",
+        "machine.slice",
+        "memqos-reclaimed.slice",
+    };
+    for (const auto& r : v.config.rules) {
+        for (const char* unit : kExamples) {
+            if (::fnmatch(r.match.c_str(), unit, 0) != 0) {
+                continue;
+            }
+            const auto why = core::ruleRefusal(unit);
+            if (!why) {
+                continue;
+            }
+            config::ConfigProblem p;
+            p.severity = config::Severity::Warning;
+            p.section = "Rule." + r.name;
+            p.key = "Match";
+            p.value = r.match;
+            if (const auto src = sourceOf(v, p.section, "Match")) {
+                p.file = src->file;
+                p.line = src->line;
+            }
+            p.reason = std::string("also matches ") + unit +
+                       ", which no rule adopts (" + std::string(*why) +
+                       "): memqosd skips such units; narrow the glob to say what you mean";
+            findings.push_back(std::move(p));
+            break;
+        }
+    }
+}
+
 // "1 error, 2 warnings"
 std::string counted(std::size_t n, const char* what) {
     return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
@@ -222,6 +269,7 @@ int runCheckConfig(const Options& options, std::ostream& out, std::ostream& err)
     auto loaded = io::loadConfig(lo);
     const auto& validated = loaded.validated;
     std::vector<config::ConfigProblem> findings = validated.problems;
+    ruleWarnings(validated, findings);
 
     if (options.print) {
         out << "# memqosd " << MEMQOS_VERSION << " effective configuration\n";

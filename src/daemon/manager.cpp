@@ -222,7 +222,7 @@ void Manager::start(std::function<void(Status)> ready) {
                 return;
             }
             for (const auto& u : *units) {
-                if (!workloads_.contains(u.name) && ruleFor(u.name) != nullptr) {
+                if (!workloads_.contains(u.name) && unitRuleFor(u.name) != nullptr) {
                     adopt(u.name, "", Source::Rule);
                 }
             }
@@ -240,6 +240,13 @@ void Manager::start(std::function<void(Status)> ready) {
             ready(okStatus());
         });
     });
+}
+
+const config::WorkloadRule* Manager::unitRuleFor(const std::string& unit) const {
+    if (core::ruleRefusal(unit)) {
+        return nullptr;
+    }
+    return ruleFor(unit);
 }
 
 const config::WorkloadRule* Manager::ruleFor(const std::string& unit) const {
@@ -269,7 +276,7 @@ void Manager::adopt(const std::string& unit, const std::string& cgroupPath, Sour
     m.cgroupPath = cgroupPath;
     m.source = source;
     if (source == Source::Rule) {
-        const auto* r = ruleFor(unit);
+        const auto* r = unitRuleFor(unit);
         if (r == nullptr) {
             return;
         }
@@ -679,16 +686,17 @@ void Manager::onUnitStarted(const std::string& unit) {
     if (!(unit.ends_with(".service") || unit.ends_with(".scope"))) {
         return;
     }
-    if (ruleFor(unit) != nullptr) {
+    // A VM's scope is its VM's (libvirt partition, Ganeti adoption): never a
+    // unit workload, whatever a rule or a class slice says.
+    if (isVmScope(unit)) {
+        return;
+    }
+    if (unitRuleFor(unit) != nullptr) {
         adopt(unit, "", Source::Rule);
         refreshUnit(unit, [this] { reconcile(); });
         return;
     }
     // Started inside a class slice (systemd-run --slice=memqos-shared.slice …)?
-    // A VM's scope there is its VM's (libvirt partition, Ganeti adoption).
-    if (isVmScope(unit)) {
-        return;
-    }
     for (const auto& cls : config_.classes) {
         const std::string path = io::classSlicePath(cls.name) + "/" + unit;
         if (cgroups_.resolve(path) && std::filesystem::is_directory(*cgroups_.resolve(path))) {

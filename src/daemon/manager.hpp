@@ -261,6 +261,9 @@ private:
     void onSystemdReloaded();
     void adopt(const std::string& unit, const std::string& cgroupPath, Source source);
     std::optional<std::string> classOfCgroup(const std::string& cgroupPath) const;
+    // ruleFor for a systemd unit: nullptr for what no rule may adopt
+    // (core::ruleRefusal).
+    const config::WorkloadRule* unitRuleFor(const std::string& unit) const;
     const config::WorkloadRule* ruleFor(const std::string& unit) const;
     void reconcile();
     // The protection claimed by the cgroups memqos does not manage below

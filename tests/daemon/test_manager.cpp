@@ -471,6 +471,38 @@ TEST_F(ManagerStoreTest, RuleAdoptsMatchingUnitsAtStart) {
     EXPECT_EQ(p->memoryLow, std::optional<Bytes>(128 * kMiB));
 }
 
+// The review of 2026-11-27 (C3): Match=* adopted slices, VM scopes and the
+// host's own units, so that level 3 could KillUnit a slice or a VM's scope.
+TEST_F(ManagerStoreTest, ABroadRuleAdoptsNoSliceVmScopeOrHostUnit) {
+    config::WorkloadRule rule;
+    rule.name = "all";
+    rule.match = "*";
+    rule.className = "reclaimed";
+    config_.rules.push_back(rule);
+    const std::vector<std::string> never{"system.slice",
+                                         "machine.slice",
+                                         "init.scope",
+                                         "dbus.service",
+                                         "memqosd.service",
+                                         "systemd-journald.service",
+                                         "session-2.scope",
+                                         "user@1000.service",
+                                         "machine-qemu\\x2d1\\x2dweb.scope",
+                                         "memqos-vm-web.scope"};
+    for (const auto& u : never) {
+        systemd_.addUnit(u, "/" + u);
+    }
+    auto m = makeManager();
+    EXPECT_TRUE(m->workloads().contains("nginx.service")) << "a service still matches";
+    for (const auto& u : never) {
+        EXPECT_FALSE(m->workloads().contains(u)) << u << " adopted at start";
+        systemd_.events.unitStarted(u);
+        systemd_.flush();
+        EXPECT_FALSE(m->workloads().contains(u)) << u << " adopted when started";
+        EXPECT_EQ(systemd_.lastSet(u), nullptr) << u;
+    }
+}
+
 TEST_F(ManagerStoreTest, ClassesFromTheConfigGetTransientSlices) {
     core::ClassPolicy gold;
     gold.name = "gold";

@@ -84,6 +84,15 @@ struct Workload {
 // check the characters: use validateWorkloadId for input from outside.
 std::optional<WorkloadKind> kindFromId(std::string_view id);
 
+// Why a [Rule.*] may never adopt systemd unit `unit`, or nullopt when it may.
+// Only services and scopes are workloads; a VM's scope ("machine-*.scope" of
+// machined, "memqos-vm-*.scope" of Ganeti adoption) is managed as its VM;
+// and the units the host needs to stay up or to reach memqosd (memqosd
+// itself, init.scope, dbus and dbus-broker, systemd-*, users' sessions and
+// managers) are never limited or killed by a glob. Pure: the daemon asks it
+// on every path that adopts a unit by rule, --check-config to warn.
+std::optional<std::string_view> ruleRefusal(std::string_view unit);
+
 // Checks an id from outside (config, D-Bus) before it reaches systemd or
 // libvirt. Errors (std::errc::invalid_argument) say what is wrong and quote
 // the id with non-printable bytes escaped.

@@ -123,6 +123,39 @@ INSTANTIATE_TEST_SUITE_P(
                    {"a.service", "b.service", "c.service"}}),
     test::ByName());
 
+// A rule once adopted system.slice beside the services inside it: killing
+// the slice would kill them all (the review of 2026-11-27, C3).
+TEST(CoreVictims, ACgroupHoldingAnotherWorkloadIsNoCandidate) {
+    auto slice = sample("system.slice", "reclaimed", 0, 8_GiB);
+    slice.cgroup->path = "system.slice";
+    auto inside = sample("web.service", "dedicated", 1_GiB, 1_GiB);
+    inside.cgroup->path = "system.slice/web.service";
+    auto sibling = sample("batch.service", "reclaimed", 0, 1_GiB);
+    sibling.cgroup->path = "system.slice2/batch.service"; // a prefix, not a parent
+    auto lookalike = sample("system.slice2", "reclaimed", 0, 2_GiB);
+    lookalike.cgroup->path = "system.slice2x";
+    const Snapshot snap{.now = at(1), .workloads = {slice, inside, sibling, lookalike}};
+    std::vector<std::string> ids;
+    for (const auto& c : rankVictims(snap, defaultClasses(), false)) {
+        ids.push_back(c.id);
+    }
+    EXPECT_EQ(ids, (std::vector<std::string>{"system.slice2", "batch.service"}));
+}
+
+TEST(CoreModel, RulesNeverAdoptSlicesVmScopesOrTheHostsOwnUnits) {
+    for (const char* unit : {"nginx.service", "batch.scope", "run-u12.service", "pg@main.service"}) {
+        EXPECT_FALSE(ruleRefusal(unit)) << unit;
+    }
+    for (const char* unit :
+         {"system.slice", "machine.slice", "memqos-reclaimed.slice", "foo.socket", "a.timer",
+          "machine-qemu\\x2d1\\x2dweb.scope", "memqos-vm-web.example.com.scope",
+          "memqosd.service", "init.scope", "dbus.service", "dbus-broker.service",
+          "systemd-journald.service", "systemd-logind.service", "session-3.scope",
+          "user@1000.service", "user-runtime-dir@1000.service"}) {
+        EXPECT_TRUE(ruleRefusal(unit)) << unit;
+    }
+}
+
 TEST(CoreVictims, NoSampleNoCandidate) {
     WorkloadSample gone = sample("gone.service", "reclaimed", 0, 1_GiB);
     gone.cgroup.reset();
