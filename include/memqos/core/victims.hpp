@@ -30,7 +30,7 @@ struct Candidate {
 // The workloads that may be killed, best victim first. Only workloads whose
 // class exists in `classes` and is killable, and whose cgroup sample is
 // present, are candidates: a protected (non-killable) class never is,
-// whatever it uses. Order:
+// whatever it uses, nor a workload marked neverKill or setAside. Order:
 //   1. lower class rank first;
 //   2. above request first;
 //   3. lower priority first;
