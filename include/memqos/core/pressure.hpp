@@ -60,7 +60,9 @@
 //        host. A stall below the cap (a workload reading back what was
 //        swapped out, or held by its own memory.high) is not this rule's.
 // A decided kill sets lastKill = now; the daemon puts the previous value
-// back when the kill did not happen (dry run, systemd refused).
+// back when the kill did not happen (dry run, cgroup.kill failed, the
+// victim had ended) and marks workloads it must not pick now
+// (WorkloadSample::setAside).
 // Classes are visited by rank, then name. `now` is snapshot.now only.
 
 #include "memqos/core/decisions.hpp"

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The only files memqosd writes itself (DESIGN §2 "Who writes what"): the
-// knobs systemd has no property for. Everything else goes through PID 1.
+// knobs systemd has no property for, and cgroup.kill. Everything else goes
+// through PID 1.
 //   memory.reclaim     proactive and pressure reclaim of a cgroup
 //   memory.oom.group   the kernel OOM killer takes the whole cgroup
 //   /proc/PID/oom_score_adj
-//   cgroup.kill        a kill of a workload's whole cgroup (no PID 1 and no
-//                      dbus-daemon on the way: issue 23)
-// Each setter reads first and writes only when the value differs, so a tick
+//   cgroup.kill        a kill of a workload's whole cgroup: a kill must not
+//                      wait for dbus-daemon or PID 1 (KillUnit), which a
+//                      memory surge stalls first (issue 23)
+// Each setter (killCgroup aside: a kill is an event, not a value) reads first and writes only when the value differs, so a tick
 // can call it for every workload without churn and still repair a value
 // someone changed behind memqosd's back (systemd re-applies memory.oom.group
 // from OOMPolicy= when it re-realizes a unit's cgroup; a restarted unit's new
