@@ -31,7 +31,7 @@ std::vector<Candidate> rankVictims(const Snapshot& snapshot,
     std::vector<Candidate> out;
     for (const auto& ws : snapshot.workloads) {
         const ClassPolicy* cls = findClass(classes, ws.workload.className);
-        if (cls == nullptr || !cls->killable || !ws.cgroup || ws.neverKill ||
+        if (cls == nullptr || !cls->killable || !ws.cgroup || ws.neverKill || ws.setAside ||
             holdsAnother(ws.cgroup->path)) {
             continue;
         }

@@ -15,7 +15,6 @@
 
 #include <cerrno>
 #include <cmath>
-#include <csignal>
 #include <cstring>
 
 #include <algorithm>
@@ -1246,6 +1245,7 @@ void Manager::tick(TimePoint now) {
     }
     sampleSystem();
     sampleWorkloads();
+    advanceKills(now);
     core::Snapshot snap;
     snap.now = now;
     snap.nodeReserved = nodeReserved();
@@ -1266,6 +1266,7 @@ void Manager::tick(TimePoint now) {
         core::WorkloadSample ws;
         ws.workload = m.workload;
         ws.neverKill = m.vm && m.vm->backend == VmBackend::Ganeti;
+        ws.setAside = setAside(id, now);
         if (!m.cgroupPath.empty() && m.present) {
             core::CgroupSample cg;
             cg.path = m.cgroupPath;
@@ -1523,7 +1524,7 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
                 } else if constexpr (std::is_same_v<T, core::CapClass>) {
                     capClass(x);
                 } else if constexpr (std::is_same_v<T, core::KillWorkload>) {
-                    killWorkload(x, before.lastKill);
+                    killWorkload(x, before.lastKill, now);
                 } else if constexpr (std::is_same_v<T, core::ShrinkBalloons>) {
                     shrinkBalloons(x.className, now);
                 }
@@ -1799,87 +1800,6 @@ void Manager::capClass(const core::CapClass& c) {
                     "MEMORY_HIGH", c.memoryHigh, "WHY", why, "REASON", reason, "CLASS",
                     c.className, "MESSAGE_ID", log::kMessagePressureAction);
     });
-}
-
-void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint> previousKill) {
-    const TimePoint decidedAt = pressure_.lastKill.value_or(TimePoint{0});
-    // Give the cooldown back when no kill happens.
-    auto notKilled = [this, previousKill, decidedAt] {
-        if (pressure_.lastKill == decidedAt) {
-            pressure_.lastKill = previousKill;
-        }
-    };
-    const auto it = workloads_.find(k.victim.id);
-    const std::string unit = it == workloads_.end() ? "" : it->second.unit;
-    if (dryRun_) {
-        // The cooldown is kept: a would-be kill is logged once per
-        // KillCooldown, as the real one would happen.
-        log::notice("Would {REASON} (dry run)", "REASON", wording::describe(k), "WORKLOAD",
-                    k.victim.id, "CLASS", k.victim.className, "UNIT", unit);
-        return;
-    }
-    // A kill stops the pressure reclaim of the guarded classes (it would
-    // swap out what is about to be freed).
-    if (reclaimRunner_ != nullptr) {
-        for (const auto& cls : classReclaimBusy_) {
-            reclaimRunner_->cancel(io::classSlicePath(cls));
-        }
-    }
-    if (unit.empty()) {
-        log::warning("Cannot kill {WORKLOAD}: no systemd unit is known for it", "WORKLOAD",
-                     k.victim.id);
-        notKilled();
-        return;
-    }
-    io::KillRecord record;
-    record.id = k.victim.id;
-    record.className = k.victim.className;
-    record.unit = unit;
-    record.reason = wording::describe(k);
-    record.numbers = k.numbers;
-    const bool libvirtVm = it->second.vm && it->second.vm->backend == VmBackend::Libvirt;
-    auto killed = [this, record, notKilled, libvirtVm](Status st) mutable {
-        if (!st) {
-            log::warning(libvirtVm ? "Cannot kill {WORKLOAD}: libvirt refused: {ERROR}"
-                                   : "Cannot kill {UNIT}: systemd refused: {ERROR}",
-                         "UNIT", record.unit, "ERROR", st.error().what, "WORKLOAD", record.id);
-            notKilled();
-            return;
-        }
-        record.timeUsec = static_cast<std::uint64_t>(
-            std::chrono::duration_cast<std::chrono::microseconds>(
-                std::chrono::system_clock::now().time_since_epoch())
-                .count());
-        std::vector<log::Field> fields{{"WORKLOAD", record.id},
-                                       {"CLASS", record.className},
-                                       {"UNIT", record.unit},
-                                       {"REASON", record.reason},
-                                       {"MESSAGE_ID", std::string(log::kMessageKill)}};
-        for (const auto& [key, value] : record.numbers) {
-            fields.push_back({key, std::to_string(value)});
-        }
-        log::emit(log::Level::Warning, "Killed {WORKLOAD} (unit {UNIT}, class {CLASS}): {REASON}",
-                  std::move(fields), log::SourceLocation::current());
-        ++killCount_;
-        if (auto saved = events_.append(record); !saved) {
-            log::warning("Cannot store the kill of {WORKLOAD} in the history: {ERROR}",
-                         "WORKLOAD", record.id, "ERROR", saved.error().what);
-        }
-        if (listener_ != nullptr) {
-            listener_->workloadKilled(record);
-        }
-    };
-    if (libvirtVm) {
-        if (hypervisor_ == nullptr) {
-            notKilled();
-            return;
-        }
-        // virDomainDestroy: libvirt ends qemu and knows why (a KillUnit on
-        // the scope would look like a crash to libvirt).
-        hypervisor_->destroy(vmName(k.victim.id), std::move(killed));
-        return;
-    }
-    systemd_.killUnit(unit, SIGKILL, std::move(killed));
 }
 
 } // namespace memqos::daemon

@@ -105,8 +105,8 @@ public:
     virtual ~Listener() = default;
     virtual void managerPropertiesChanged(const std::vector<const char*>& names) = 0;
     virtual void pressureLevelChanged(std::uint32_t level, const std::string& reason) = 0;
-    // memqosd killed a workload (after systemd accepted the kill); emit
-    // WorkloadKilled(id, class, reason, numbers).
+    // memqosd killed a workload (its cgroup.kill was written, or libvirt
+    // destroyed it); emit WorkloadKilled(id, class, reason, numbers).
     virtual void workloadKilled(const io::KillRecord& record) = 0;
     // A workload's own properties changed (balloon moved).
     virtual void workloadChanged(const std::string& id) { (void)id; }
@@ -166,10 +166,23 @@ public:
     // One tick: sample node and cgroups, keep every workload's OOM priority
     // (oom_score_adj, memory.oom.group) right, run the pressure ladder and
     // execute its decisions (DESIGN §4): reclaim, class caps through
-    // systemd, kills through KillUnit. Under dry run every action is logged
-    // with "would" and nothing is written; a kill that did not happen does
-    // not start the kill cooldown.
+    // systemd, kills by writing the victim's cgroup.kill (a libvirt VM:
+    // virDomainDestroy first, cgroup.kill of its scope when libvirt has not
+    // answered within kDestroyPatience or failed). Under dry run every
+    // action is logged with "would" and nothing is written; a kill that did
+    // not happen does not start the kill cooldown.
     void tick(TimePoint now);
+
+    // libvirt gets this long to answer virDomainDestroy (checked at the
+    // ticks after it) before memqosd writes cgroup.kill of the VM's scope.
+    static constexpr Usec kDestroyPatience = std::chrono::seconds(1);
+    // A workload whose kill failed is no victim for this many KillCooldowns
+    // (5 minutes at the default 15 s): such failures last (libvirtd down and
+    // the scope's cgroup.kill refused, a threaded cgroup, a kernel without
+    // cgroup.kill), and trying it again at every tick would block every
+    // kill; 20 cooldowns let up to 20 other kills happen first, then it is
+    // tried again in case the cause went away.
+    static constexpr int kSetAsideCooldowns = 20;
 
     // --- D-Bus API (see dbus/org.memqos1.Manager.xml) ---
     void assign(const std::string& id, const std::string& className, Bytes request, Bytes limit,
@@ -314,7 +327,45 @@ private:
     // The lowest-ranked class (the "reclaimed" class of ReclaimedAllocatable).
     const core::ClassPolicy* lowestClass() const;
     void capClass(const core::CapClass& c);
-    void killWorkload(const core::KillWorkload& k, std::optional<TimePoint> previousKill);
+
+    // --- kills (manager_kill.cpp) ---
+    // A decided kill until it happened or failed.
+    struct KillInFlight {
+        std::uint64_t seq = 0; // tells a late libvirt answer from a newer kill's
+        io::KillRecord record;
+        std::string cgroupPath;
+        TimePoint startedAt{0}; // the deciding tick's time
+        TimePoint decidedAt{0}; // pressure_.lastKill as the decision set it
+        // pressure_.lastKill before the decision, given back when no kill
+        // happens (unless a later decision moved it meanwhile).
+        std::optional<TimePoint> previousKill;
+        // libvirt VMs only (the others are done within the tick): destroy
+        // answered with an error (cgroup.kill at the next tick), and
+        // cgroup.kill found the scope gone (the VM ended: libvirt's late
+        // answer says whether memqosd's destroy ended it).
+        bool destroyFailed = false;
+        bool cgroupGone = false;
+    };
+    void killWorkload(const core::KillWorkload& k, std::optional<TimePoint> previousKill,
+                      TimePoint now);
+    // Writes cgroup.kill of the kill's cgroup. Killed: recorded. Failed:
+    // logged, the cooldown given back and the workload set aside. Gone: the
+    // cgroup no longer exists (nothing recorded; the caller decides).
+    enum class CgroupKill { Killed, Failed, Gone };
+    CgroupKill killCgroup(const KillInFlight& kill, TimePoint now);
+    // The journal line, the history, the metrics counter and WorkloadKilled;
+    // `how` goes to the journal (KILLED_BY=).
+    void recordKill(io::KillRecord record, std::string_view how);
+    void notKilled(const KillInFlight& kill);
+    // At the start of a tick: libvirt destroys that failed or took longer
+    // than kDestroyPatience go through cgroup.kill; set-asides that ended
+    // are dropped.
+    void advanceKills(TimePoint now);
+    // Not a victim now: a kill of it is on its way or failed recently.
+    bool setAside(const std::string& id, TimePoint now) const;
+    std::map<std::string, KillInFlight> killsInFlight_; // by workload id
+    std::map<std::string, TimePoint> setAsideUntil_;    // by workload id
+    std::uint64_t killSeq_ = 0;
 
     // --- VMs ---
     void startHypervisor();

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <string>
+#include <system_error>
 
 namespace memqos::io {
 namespace {
@@ -97,6 +98,33 @@ Result<Written> KernelKnobs::setOomScoreAdj(std::int32_t pid, int value) const {
         return Error{std::errc::invalid_argument, "pid " + std::to_string(pid) + " is not a process"};
     }
     return setInteger(procRoot_ / std::to_string(pid) / "oom_score_adj", value);
+}
+
+Result<Written> KernelKnobs::killCgroup(std::string_view cgroup) const {
+    // resolve("") is the root, which has no cgroup.kill: never a victim.
+    if (cgroup.empty()) {
+        return Error{std::errc::invalid_argument, "the root cgroup is never killed"};
+    }
+    auto dir = cgroups_.resolve(cgroup);
+    if (!dir) {
+        return dir.error();
+    }
+    const auto path = *dir / "cgroup.kill";
+    const int err = writeOnce(path, "1");
+    if (err == 0) {
+        return Written::Changed;
+    }
+    if (vanishedErrno(err)) {
+        // ENOENT is also what a kernel before 5.14 answers for the file of a
+        // live cgroup: tell the two apart by the directory.
+        std::error_code ec;
+        if (err == ENOENT && std::filesystem::is_directory(*dir, ec)) {
+            return Error{std::errc::function_not_supported,
+                         path.string() + ": no such file (cgroup.kill needs Linux 5.14 or later)"};
+        }
+        return Written::Vanished;
+    }
+    return errnoError(err, path);
 }
 
 } // namespace memqos::io

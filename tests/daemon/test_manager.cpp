@@ -688,6 +688,7 @@ protected:
         writeFile(dir_ / "proc/4343/oom_score_adj", "0\n");
         writeFile(dir_ / "proc/4242/oom_score_adj", "0\n");
         writeFile(dir_ / "cgroup/system.slice/nginx.service/memory.oom.group", "0\n");
+        writeFile(slice / "batch.service/cgroup.kill", "");
         systemd_.addUnit("batch.service", "/memqos.slice/memqos-reclaimed.slice/batch.service");
     }
 
@@ -700,6 +701,12 @@ protected:
         writeFile(dir / "memory.stat", "anon 1\n");
         writeFile(dir / "cgroup.procs", procs);
     }
+
+    // What memqosd wrote to <cgroup>/cgroup.kill ("1": killed).
+    std::string killFile(const std::string& cgroup) const {
+        return readText(dir_ / "cgroup" / cgroup / "cgroup.kill");
+    }
+    static constexpr const char* kBatch = "memqos.slice/memqos-reclaimed.slice/batch.service";
 
     void setPsi(double some, double full) {
         writeFile(dir_ / "proc/pressure/memory",
@@ -906,16 +913,21 @@ TEST_F(ProactiveTest, ReclaimedAllocatableLeavesTheOthersTheirs) {
     EXPECT_LT(m->reclaimedAllocatable(), m->memoryTotal() - m->nodeReserved());
 }
 
-TEST_F(PressureTest, KillsTheTopVictimThroughSystemdAndKeepsTheRecord) {
+// (a) A service dies by memqosd's own write of its cgroup.kill: no KillUnit,
+// so no dbus-daemon and no PID 1 on the way.
+TEST_F(PressureTest, KillsTheTopVictimThroughCgroupKillAndKeepsTheRecord) {
     auto m = makeEngine();
     setPsi(60, 50);
     tickAt(*m, 0);
-    EXPECT_TRUE(systemd_.killCalls.empty());
+    EXPECT_EQ(killFile(kBatch), "");
     tickAt(*m, 10); // level 3 after Level3Duration
     ASSERT_EQ(m->pressureLevel(), 3U);
     // nginx uses more, but dedicated is never killable.
-    ASSERT_EQ(systemd_.killCalls.size(), 1U);
-    EXPECT_EQ(systemd_.killCalls[0], (std::pair<std::string, int>{"batch.service", SIGKILL}));
+    EXPECT_EQ(killFile(kBatch), "1");
+    EXPECT_TRUE(systemd_.killCalls.empty()) << "a service is not killed with KillUnit";
+    EXPECT_EQ(readText(dir_ / "cgroup/system.slice/nginx.service/cgroup.kill"),
+              "<" + (dir_ / "cgroup/system.slice/nginx.service/cgroup.kill").string() +
+                  ": No such file or directory>");
     ASSERT_EQ(m->kills().size(), 1U);
     EXPECT_EQ(m->kills()[0].id, "batch.service");
     EXPECT_EQ(m->kills()[0].className, "reclaimed");
@@ -927,10 +939,15 @@ TEST_F(PressureTest, KillsTheTopVictimThroughSystemdAndKeepsTheRecord) {
     io::EventStore again(dir_ / "state/kills");
     EXPECT_EQ(again.load().records.size(), 1U);
 
+    // (A fixture's processes do not die: batch is still there.)
+    writeFile(dir_ / "cgroup" / kBatch / "cgroup.kill", "");
     tickAt(*m, 11); // cooldown
-    EXPECT_EQ(systemd_.killCalls.size(), 1U);
+    EXPECT_EQ(killFile(kBatch), "");
+    EXPECT_EQ(m->kills().size(), 1U);
     tickAt(*m, 25);
-    EXPECT_EQ(systemd_.killCalls.size(), 2U);
+    EXPECT_EQ(killFile(kBatch), "1");
+    EXPECT_EQ(m->kills().size(), 2U);
+    EXPECT_TRUE(systemd_.killCalls.empty());
 }
 
 TEST_F(PressureTest, AKilledWorkloadWhoseCgroupIsGoneIsNotKilledAgain) {
@@ -938,7 +955,7 @@ TEST_F(PressureTest, AKilledWorkloadWhoseCgroupIsGoneIsNotKilledAgain) {
     setPsi(60, 50);
     tickAt(*m, 0);
     tickAt(*m, 10);
-    ASSERT_EQ(systemd_.killCalls.size(), 1U);
+    ASSERT_EQ(m->kills().size(), 1U);
     // The unit ended: systemd removed its cgroup (it stays failed, and a
     // workload, in systemd's view and ours).
     fs::remove_all(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service");
@@ -946,20 +963,58 @@ TEST_F(PressureTest, AKilledWorkloadWhoseCgroupIsGoneIsNotKilledAgain) {
         tickAt(*m, t); // still level 3, cooldown over from t = 25
     }
     ASSERT_EQ(m->pressureLevel(), 3U);
-    EXPECT_EQ(systemd_.killCalls.size(), 1U) << "killed again: " << systemd_.killCalls.back().first;
-    EXPECT_EQ(m->kills().size(), 1U);
+    EXPECT_EQ(m->kills().size(), 1U) << "killed again: " << m->kills().back().id;
 }
 
-TEST_F(PressureTest, RefusedKillGivesTheCooldownBack) {
-    auto m = makeEngine();
+// (b) A kill that fails gives the cooldown back and sets the victim aside
+// for kSetAsideCooldowns × KillCooldown: the next candidate dies at the next
+// tick, instead of the same failure at every tick.
+TEST_F(PressureTest, FailedKillSetsTheVictimAsideAndTheNextCandidateDies) {
+    const std::string other = "memqos.slice/memqos-reclaimed.slice/other.service";
+    cgroupFiles(dir_ / "cgroup" / other, 300 * kMiB, "4444\n");
+    writeFile(dir_ / "cgroup" / other / "memory.oom.group", "0\n");
+    writeFile(dir_ / "cgroup" / other / "cgroup.kill", "");
+    writeFile(dir_ / "proc/4444/oom_score_adj", "0\n");
+    systemd_.addUnit("other.service", "/" + other);
+    // batch (600 MiB, the top victim) without cgroup.kill: a kernel before
+    // 5.14, say.
+    fs::remove(dir_ / "cgroup" / kBatch / "cgroup.kill");
+    // (systemd would refuse a KillUnit too: memqosd before issue 23 tried
+    // batch again at every tick and never got to other.)
     systemd_.failKill = Status(Error{std::errc::permission_denied, "Access denied"});
+    auto m = makeEngine();
+    ASSERT_TRUE(assign(*m, "other.service", "reclaimed", 0, kNoLimit).ok());
     setPsi(60, 50);
     tickAt(*m, 0);
     tickAt(*m, 10);
-    tickAt(*m, 11);
-    EXPECT_EQ(systemd_.killCalls.size(), 2U) << "a failed kill must not start the cooldown";
+    ASSERT_EQ(m->pressureLevel(), 3U);
     EXPECT_TRUE(m->kills().empty());
-    EXPECT_TRUE(listener_.killed.empty());
+    EXPECT_EQ(killFile(other), "");
+    tickAt(*m, 11); // no cooldown: nothing was killed
+    EXPECT_EQ(killFile(other), "1") << "the next candidate is not killed";
+    ASSERT_EQ(m->kills().size(), 1U);
+    EXPECT_EQ(m->kills()[0].id, "other.service");
+    ASSERT_EQ(listener_.killed.size(), 1U);
+    EXPECT_TRUE(systemd_.killCalls.empty());
+
+    // batch stays aside even once it could be killed again...
+    writeFile(dir_ / "cgroup" / kBatch / "cgroup.kill", "");
+    writeFile(dir_ / "cgroup" / other / "cgroup.kill", "");
+    tickAt(*m, 30);
+    EXPECT_EQ(killFile(kBatch), "");
+    EXPECT_EQ(killFile(other), "1");
+    ASSERT_EQ(m->kills().size(), 2U);
+    // ... until 20 cooldowns after its failure.
+    const int aside = static_cast<int>(
+        Manager::kSetAsideCooldowns *
+        std::chrono::duration_cast<std::chrono::seconds>(config_.pressure.killCooldown).count());
+    tickAt(*m, 10 + aside - 1); // other again: batch's last second aside
+    EXPECT_EQ(killFile(kBatch), "");
+    ASSERT_EQ(m->kills().size(), 3U);
+    tickAt(*m, 10 + aside - 1 + 15); // the next kill after that cooldown
+    EXPECT_EQ(killFile(kBatch), "1");
+    ASSERT_EQ(m->kills().size(), 4U);
+    EXPECT_EQ(m->kills()[3].id, "batch.service");
 }
 
 // --- the class-stall rule (core/pressure.hpp) on the daemon's reads ---
@@ -1027,6 +1082,7 @@ TEST_F(PressureTest, DryRunWritesAndKillsNothing) {
     EXPECT_TRUE(systemd_.killCalls.empty());
     EXPECT_TRUE(m->kills().empty());
     EXPECT_EQ(systemd_.setCalls.size(), setsBefore) << "no MemoryHigh under dry run";
+    EXPECT_EQ(killFile(kBatch), "");
     EXPECT_EQ(readText(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/memory.reclaim"), "");
     EXPECT_EQ(readText(dir_ / "proc/4343/oom_score_adj"), "0\n");
     EXPECT_EQ(readText(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service/"
@@ -1200,6 +1256,11 @@ public:
     std::vector<std::pair<std::string, Bytes>> balloonCalls;
     std::vector<std::string> destroyCalls;
     std::vector<std::tuple<std::string, std::string, std::string>> placeCalls;
+    // Destroys are answered at flush() with destroyAnswer, or, while
+    // holdDestroy, kept in heldDestroys for the test to answer.
+    Status destroyAnswer = okStatus();
+    bool holdDestroy = false;
+    std::vector<Done> heldDestroys;
     Events events;
 
     void start(Events e) override {
@@ -1238,9 +1299,15 @@ public:
     }
     void destroy(const std::string& name, Done done) override {
         destroyCalls.push_back(name);
+        if (holdDestroy) {
+            heldDestroys.push_back(std::move(done));
+            return;
+        }
         post([this, name, done] {
-            domains[name].active = false;
-            done(okStatus());
+            if (destroyAnswer) {
+                domains[name].active = false;
+            }
+            done(destroyAnswer);
         });
     }
     void place(const std::string& name, const std::string& metadata, const std::string& partition,
@@ -1315,6 +1382,7 @@ protected:
 
 class VmTest : public VmFixture {
 protected:
+    static constexpr const char* kScopePath = "machine.slice/machine-qemu\\x2d1\\x2dweb.scope";
     static constexpr const char* kScope = "machine-qemu\\x2d1\\x2dweb.scope";
 
     void SetUp() override {
@@ -1322,6 +1390,7 @@ protected:
         // Domain "web": 1 GiB, qemu pid 5001 in its machine scope.
         const fs::path scope = dir_ / "cgroup/machine.slice" / kScope;
         cgroupFiles(scope, 700 * kMiB, "5001\n");
+        writeFile(scope / "cgroup.kill", "");
         writeFile(scope / "memory.oom.group", "0\n");
         writeFile(dir_ / "proc/5001/cgroup",
                   std::string("0::/machine.slice/") + kScope + "/libvirt/emulator\n");
@@ -1429,6 +1498,83 @@ TEST_F(VmTest, LevelThreeDestroysAReclaimedVmThroughLibvirt) {
     EXPECT_TRUE(systemd_.killCalls.empty()) << "a VM is not killed with KillUnit";
     ASSERT_EQ(m->kills().size(), 1U);
     EXPECT_EQ(m->kills()[0].id, "vm:web");
+    // libvirt answered at once: its scope's cgroup.kill is not needed.
+    vmTick(*m, 11);
+    EXPECT_EQ(killFile(kScopePath), "");
+    EXPECT_EQ(m->kills().size(), 1U);
+}
+
+// (c) libvirt does not answer the destroy (libvirtd stalled): the VM's
+// scope is killed through cgroup.kill once kDestroyPatience is over, and
+// libvirt's late answer records no second kill.
+TEST_F(VmTest, AnUnansweredDestroyIsFollowedByCgroupKillAndOneRecord) {
+    hv_.holdDestroy = true;
+    auto m = makeVmManager();
+    ASSERT_TRUE(assignVm(*m, "vm:web", "reclaimed", 0, 2 * kGiB, false).ok());
+    ASSERT_TRUE(assign(*m, "batch.service", "reclaimed", 0, kNoLimit).ok());
+    setPsi(60, 50);
+    vmTick(*m, 0);
+    vmTick(*m, 10);
+    ASSERT_EQ(m->pressureLevel(), 3U);
+    ASSERT_EQ(hv_.destroyCalls.size(), 1U);
+    EXPECT_TRUE(m->kills().empty()) << "recorded before anything answered";
+    m->tick(TimePoint(std::chrono::milliseconds(10'500))); // patience not over
+    flush();
+    EXPECT_EQ(killFile(kScopePath), "");
+    vmTick(*m, 11);
+    EXPECT_EQ(killFile(kScopePath), "1");
+    ASSERT_EQ(m->kills().size(), 1U);
+    EXPECT_EQ(m->kills()[0].id, "vm:web");
+    EXPECT_EQ(listener_.killed.size(), 1U);
+    EXPECT_EQ(killFile(kBatch), "") << "the cooldown runs from the VM's kill";
+    EXPECT_TRUE(systemd_.killCalls.empty());
+    // libvirt wakes up.
+    ASSERT_EQ(hv_.heldDestroys.size(), 1U);
+    hv_.heldDestroys[0](okStatus());
+    flush();
+    EXPECT_EQ(m->kills().size(), 1U) << "the late destroy answer recorded a second kill";
+    EXPECT_EQ(listener_.killed.size(), 1U);
+}
+
+// libvirt refuses the destroy: the next tick kills the scope's cgroup.
+TEST_F(VmTest, ARefusedDestroyIsFollowedByCgroupKill) {
+    hv_.destroyAnswer = Status(Error{std::errc::io_error, "cannot connect to libvirtd"});
+    auto m = makeVmManager();
+    ASSERT_TRUE(assignVm(*m, "vm:web", "reclaimed", 0, 2 * kGiB, false).ok());
+    setPsi(60, 50);
+    vmTick(*m, 0);
+    vmTick(*m, 10);
+    ASSERT_EQ(hv_.destroyCalls.size(), 1U);
+    EXPECT_TRUE(m->kills().empty());
+    EXPECT_EQ(killFile(kScopePath), "");
+    m->tick(TimePoint(std::chrono::milliseconds(10'100))); // before the patience is over
+    flush();
+    EXPECT_EQ(killFile(kScopePath), "1");
+    ASSERT_EQ(m->kills().size(), 1U);
+    EXPECT_EQ(m->kills()[0].id, "vm:web");
+    EXPECT_EQ(hv_.destroyCalls.size(), 1U);
+}
+
+// (d) One kill in flight per workload: while libvirt has not answered, the
+// VM is no victim, even with a cooldown shorter than the wait; the next
+// candidate is.
+TEST_F(VmTest, NoSecondKillOfAWorkloadWhoseKillIsOnItsWay) {
+    config_.pressure.killCooldown = std::chrono::milliseconds(200);
+    hv_.holdDestroy = true;
+    auto m = makeVmManager();
+    ASSERT_TRUE(assignVm(*m, "vm:web", "reclaimed", 0, 2 * kGiB, false).ok());
+    ASSERT_TRUE(assign(*m, "batch.service", "reclaimed", 0, kNoLimit).ok());
+    setPsi(60, 50);
+    vmTick(*m, 0);
+    vmTick(*m, 10);
+    ASSERT_EQ(hv_.destroyCalls.size(), 1U);
+    m->tick(TimePoint(std::chrono::milliseconds(10'300))); // cooldown over, destroy not answered
+    flush();
+    EXPECT_EQ(hv_.destroyCalls.size(), 1U) << "a second kill of vm:web was decided";
+    EXPECT_EQ(killFile(kScopePath), "");
+    EXPECT_EQ(killFile(kBatch), "1") << "the next candidate is the victim";
+    ASSERT_EQ(m->kills().size(), 1U);
+    EXPECT_EQ(m->kills()[0].id, "batch.service");
 }
 
 TEST_F(VmTest, LevelTwoShrinksTheBalloonTowardTheRequestAndGivesItBack) {
@@ -1585,8 +1731,9 @@ TEST_F(GanetiTest, AssignedClassDecidesTheSliceAndTheInstanceIsNeverKilled) {
         flush();
     }
     ASSERT_EQ(m->pressureLevel(), 3U);
-    for (const auto& k : systemd_.killCalls) {
-        EXPECT_EQ(k.first, "batch.service");
+    ASSERT_FALSE(m->kills().empty());
+    for (const auto& k : m->kills()) {
+        EXPECT_EQ(k.id, "batch.service");
     }
     ASSERT_FALSE(kvm_.balloonCalls.empty());
     for (const auto& [inst, target] : kvm_.balloonCalls) {

@@ -179,7 +179,9 @@ struct StallKill {
 };
 using KillReason = std::variant<LadderKill, StallKill>;
 
-// Kill one workload: a VM with virDomainDestroy, a unit as a whole cgroup.
+// Kill one workload as a whole cgroup: the daemon writes its cgroup.kill (a
+// libvirt VM: virDomainDestroy first, cgroup.kill of its scope when libvirt
+// fails or is slow).
 // `numbers` are what caused it (kill history, WorkloadKilled signal, journal).
 struct KillWorkload {
     Candidate victim;

@@ -79,7 +79,9 @@
 //        by a throttle (classHighAt; at least a step); at level 0 it goes
 //        straight back to the guard's.
 // A decided kill sets lastKill = now; the daemon puts the previous value
-// back when the kill did not happen (dry run, systemd refused).
+// back when the kill did not happen (dry run, cgroup.kill failed, the
+// victim had ended) and marks workloads it must not pick now
+// (WorkloadSample::setAside).
 // Classes are visited by rank, then name. `now` is snapshot.now only.
 
 #include "memqos/core/decisions.hpp"

@@ -45,6 +45,10 @@ struct WorkloadSample {
     // Never a victim, whatever its class (a Ganeti instance: ganeti-watcher
     // would start it again).
     bool neverKill = false;
+    // Not a victim now: the daemon has a kill of it on its way, or a kill of
+    // it failed a short while ago (the next candidate is tried instead of
+    // the same one at every tick). The daemon decides when it is over.
+    bool setAside = false;
 };
 
 struct ClassSample {

@@ -30,8 +30,9 @@ struct Candidate {
 // The workloads that may be killed, best victim first. Only workloads whose
 // class exists in `classes` and is killable, and whose cgroup sample is
 // present, are candidates: a protected (non-killable) class never is,
-// whatever it uses. Nor is a neverKill workload, nor one whose cgroup holds
-// another workload's cgroup (killing it would kill that one too). Order:
+// whatever it uses. Nor is a workload marked neverKill or setAside, nor one
+// whose cgroup holds another workload's cgroup (killing it would kill that
+// one too). Order:
 //   1. lower class rank first;
 //   2. above request first;
 //   3. lower priority first;

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The only files memqosd writes itself (DESIGN §2 "Who writes what"): the
-// knobs systemd has no property for. Everything else goes through PID 1.
+// knobs systemd has no property for, and cgroup.kill. Everything else goes
+// through PID 1.
 //   memory.reclaim     proactive and pressure reclaim of a cgroup
 //   memory.oom.group   the kernel OOM killer takes the whole cgroup
 //   /proc/PID/oom_score_adj
-// Each setter reads first and writes only when the value differs, so a tick
+//   cgroup.kill        a kill of a workload's whole cgroup: a kill must not
+//                      wait for dbus-daemon or PID 1 (KillUnit), which a
+//                      memory surge stalls first (issue 23)
+// Each setter (killCgroup aside: a kill is an event, not a value) reads first and writes only when the value differs, so a tick
 // can call it for every workload without churn and still repair a value
 // someone changed behind memqosd's back (systemd re-applies memory.oom.group
 // from OOMPolicy= when it re-realizes a unit's cgroup; a restarted unit's new
@@ -46,6 +50,21 @@ public:
     // /proc/<pid>/oom_score_adj = value (-1000..1000). Lowering it needs
     // CAP_SYS_RESOURCE; another user's process needs CAP_DAC_OVERRIDE.
     Result<Written> setOomScoreAdj(std::int32_t pid, int value) const;
+    // Writes "1" to <cgroup>/cgroup.kill (Linux >= 5.14): the kernel sends
+    // SIGKILL to every process of the cgroup and of its descendants, and to
+    // those they fork meanwhile. Returns
+    //  - Changed when the kernel took the write (the processes are dying,
+    //    not necessarily dead);
+    //  - Vanished when the cgroup is gone (ENOENT/ENODEV and no directory);
+    //  - Error{function_not_supported, "<path>: no such file (cgroup.kill
+    //    needs Linux 5.14 or later)"} when the cgroup exists without the
+    //    file, Error{invalid_argument} for "" (the root cgroup, which has
+    //    no cgroup.kill) or a path CgroupFs::resolve refuses, or the errno
+    //    of the write (EOPNOTSUPP for a threaded cgroup, EACCES).
+    // The file belongs to root (mode 0200, or a delegated unit's user): uid 0
+    // writes it, with CAP_DAC_OVERRIDE for a delegated one. No CAP_KILL: the
+    // kernel signals from its own context (send_sig, no permission check).
+    Result<Written> killCgroup(std::string_view cgroup) const;
 
 private:
     CgroupFs cgroups_;

@@ -178,6 +178,17 @@ TEST(CoreVictims, NothingToFreeNoCandidate) {
     EXPECT_EQ(v[1].id, "tiny.service");
 }
 
+TEST(CoreVictims, SetAsideIsNoCandidate) {
+    // A workload whose kill is on its way or failed a moment ago: the next
+    // one is the victim, whatever the set-aside one uses.
+    WorkloadSample aside = sample("big.service", "reclaimed", 0, 4_GiB);
+    aside.setAside = true;
+    const Snapshot snap{.workloads = {aside, sample("small.service", "reclaimed", 0, 1_GiB)}};
+    const auto v = rankVictims(snap, defaultClasses(), false);
+    ASSERT_EQ(v.size(), 1U);
+    EXPECT_EQ(v[0].id, "small.service");
+}
+
 TEST(CoreVictims, CandidateFields) {
     const Snapshot snap{.workloads = {sample("vm:web", "shared", 1_GiB, 3_GiB, 5_MiB, -2),
                                       sample("idle.service", "shared", 2_GiB, 1_GiB)}};
