@@ -1503,6 +1503,10 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
         log::notice("Pressure: {REASON}", "REASON", wording::describe(r), "PRESSURE_LEVEL",
                     pressure_.level);
     }
+    killing_ = std::any_of(decisions.actions.begin(), decisions.actions.end(),
+                           [](const core::Action& a) {
+                               return std::holds_alternative<core::KillWorkload>(a);
+                           });
     for (const auto& a : decisions.actions) {
         std::visit(
             [&](const auto& x) {
@@ -1556,8 +1560,11 @@ void Manager::reclaimClass(const core::ReclaimClass& r, TimePoint now) {
                   log::kMessagePressureAction);
         return;
     }
-    const std::string className = r.className;
-    const Bytes bytes = r.bytes;
+    reclaimClassOnWorker(r.className, r.bytes);
+}
+
+bool Manager::reclaimClassOnWorker(const std::string& className, Bytes bytes) {
+    const std::string cgroup = io::classSlicePath(className);
     auto finish = [this, className, bytes](const Result<io::ReclaimResult>& res) {
         classReclaimBusy_.erase(className);
         if (!res) {
@@ -1576,16 +1583,18 @@ void Manager::reclaimClass(const core::ReclaimClass& r, TimePoint now) {
                   "BYTES", bytes, "FREED", res->freed, "CLASS", className, "PRESSURE_LEVEL",
                   pressure_.level, "MESSAGE_ID", log::kMessagePressureAction);
     };
+    // One at a time per class.
+    if (!classReclaimBusy_.insert(className).second) {
+        return false;
+    }
     if (reclaimRunner_ == nullptr) {
         finish(io::reclaimMeasured(knobs_, cgroups_, cgroup, bytes));
-        return;
+        return true;
     }
     // On the reclaim worker, in chunks (a long write blocks its writer):
-    // never on this loop. One at a time per class.
-    if (!classReclaimBusy_.insert(className).second) {
-        return;
-    }
+    // never on this loop.
     reclaimRunner_->reclaim(cgroup, bytes, finish);
+    return true;
 }
 
 const core::ClassPolicy* Manager::lowestClass() const {
@@ -1785,9 +1794,35 @@ void Manager::capClass(const core::CapClass& c) {
                     "CLASS", c.className, "MESSAGE_ID", log::kMessagePressureAction);
         return;
     }
+    // systemd writes memory.high from PID 1, and the kernel reclaims the
+    // excess in the writer until usage fits: lowered far under the usage,
+    // PID 1 would swap for memqos and answer nothing meanwhile (its KillUnit,
+    // every systemctl). So memqosd brings usage down first, on its reclaim
+    // worker, and sets the cap at most kPid1ReclaimSlack under the usage; the
+    // core lowers it further on the next ticks as the usage follows
+    // (classHigh holds what is in force).
+    Bytes high = c.memoryHigh;
+    const auto current = classCurrent_.find(c.className);
+    const Bytes usage = current == classCurrent_.end() ? 0 : current->second;
+    if (high < usage && usage - high > kPid1ReclaimSlack) {
+        const Bytes page = system_.pageSize == 0 ? kDefaultPageSize : system_.pageSize;
+        const Bytes step = (usage - kPid1ReclaimSlack + page - 1) / page * page;
+        // Not in a tick that kills: the kill frees what this would swap out.
+        const bool started = !killing_ && reclaimClassOnWorker(c.className, usage - high);
+        log::info("Lowering MemoryHigh of {UNIT} toward {TARGET}: {STEP} for now, {RECLAIM} "
+                  "bytes reclaimed by memqosd first{BUSY} (PID 1 reclaims at most {SLACK})",
+                  "UNIT", slice, "TARGET", c.memoryHigh, "STEP", step, "RECLAIM",
+                  usage - high, "BUSY",
+                  started    ? ""
+                  : killing_ ? " (not now: this tick kills)"
+                             : " (a reclaim of the class is under way)",
+                  "SLACK", kPid1ReclaimSlack, "CLASS", c.className);
+        high = step;
+        pressure_.classHigh[c.className] = high;
+    }
     io::MemoryProperties props;
-    props.memoryHigh = Limit{c.memoryHigh};
-    systemd_.setUnitProperties(slice, props, [this, c, slice, why, reason](Status st) {
+    props.memoryHigh = Limit{high};
+    systemd_.setUnitProperties(slice, props, [this, c, high, slice, why, reason](Status st) {
         if (!st) {
             // Forget it, so the next tick decides (and writes) it again.
             pressure_.classHigh.erase(c.className);
@@ -1797,8 +1832,8 @@ void Manager::capClass(const core::CapClass& c) {
         }
         ++actionCounts_["cap"];
         log::notice("Set MemoryHigh of {UNIT} to {MEMORY_HIGH} ({WHY}): {REASON}", "UNIT", slice,
-                    "MEMORY_HIGH", c.memoryHigh, "WHY", why, "REASON", reason, "CLASS",
-                    c.className, "MESSAGE_ID", log::kMessagePressureAction);
+                    "MEMORY_HIGH", high, "WHY", why, "REASON", reason, "CLASS", c.className,
+                    "MESSAGE_ID", log::kMessagePressureAction);
     });
 }
 

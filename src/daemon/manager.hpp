@@ -127,6 +127,8 @@ public:
     // next tick; and while the engine is watchful (level above 0, a level's
     // condition pending or a class stalling), the usage of every workload of
     // a killable class at every tick, for the victim ranking.
+    // The most PID 1 may reclaim when systemd writes a lowered memory.high.
+    static constexpr Bytes kPid1ReclaimSlack = Bytes{8} << 20U;
     static constexpr std::size_t kSweepTicks = 10;
     static constexpr std::size_t kMaxSweepPerTick = 50;
     static constexpr double kPressureAnnounceStep = 0.1;
@@ -444,6 +446,8 @@ private:
     std::map<std::string, TimePoint> lastReclaim_;
     // Classes whose pressure reclaim is on the worker now (one at a time).
     std::set<std::string> classReclaimBusy_;
+    // The decisions being executed include a kill (no reclaim then).
+    bool killing_ = false;
     // For the metrics file: actions taken ("reclaim", "cap", "admission")
     // and kills, since start; the last tick's class samples.
     std::map<std::string, std::uint64_t> actionCounts_;
@@ -454,6 +458,9 @@ private:
 
     std::size_t sweepCursor_ = 0; // see kSweepTicks
     std::vector<core::CgroupSample> protectedCgroups() const;
+    // memory.reclaim of a class slice on the reclaim worker (synchronously
+    // without one: tests); false when one of the class is under way.
+    bool reclaimClassOnWorker(const std::string& className, Bytes bytes);
     void sampleWorkloads();
 };
 

@@ -1071,6 +1071,33 @@ TEST_F(PressureTest, StallKillNeedsTheVictimToStallItself) {
     EXPECT_TRUE(stallKills(*this, *m, true, false, dir_).empty());
 }
 
+// The review of 2026-11-27 (C2): systemd writes memory.high from PID 1 and
+// the kernel reclaims the excess in the writer, so a cap far under the usage
+// made PID 1 swap for memqos. memqosd reclaims first (its own worker) and
+// sets the cap at most 8 MiB under the usage; later ticks lower it further.
+TEST_F(PressureTest, ALoweredCapNeverLeavesPid1MoreThan8MiBToReclaim) {
+    config_.pressure.killCooldown = std::chrono::hours(1);
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    const fs::path slice = dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice";
+    writeFile(slice / "memory.reclaim", "");
+    writeFile(slice / "memory.current", std::to_string(2048 * kMiB) + "\n");
+    setPsi(30, 6); // level 2 after 5 s: throttle to 95 % of 2 GiB
+    const auto sets = systemd_.setCalls.size();
+    tickAt(*m, 1);
+    tickAt(*m, 6);
+    ASSERT_EQ(m->pressureLevel(), 2U);
+    const auto* p = systemd_.lastSet("memqos-reclaimed.slice");
+    ASSERT_NE(p, nullptr);
+    ASSERT_GT(systemd_.setCalls.size(), sets);
+    ASSERT_TRUE(p->memoryHigh && *p->memoryHigh);
+    EXPECT_EQ(**p->memoryHigh, 2048 * kMiB - 8 * kMiB) << "not 95 % of the usage at once";
+    // usage − the cut (2 GiB − 2040107008 = 107376640 bytes) asked of
+    // memory.reclaim first, in chunks of 8 MiB: 12 of them, then 6713344
+    // (the fixture file keeps the last write).
+    EXPECT_EQ(readText(slice / "memory.reclaim"), "6713344");
+}
+
 TEST_F(PressureTest, DryRunWritesAndKillsNothing) {
     auto m = makeEngine(true);
     const auto setsBefore = systemd_.setCalls.size();
