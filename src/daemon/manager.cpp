@@ -1412,6 +1412,7 @@ void Manager::writeMetrics() const {
     m.workloads = workloads_.size();
     m.actions = actionCounts_;
     m.kills = killCount_;
+    m.triggeredTicks = triggeredTicks_;
     m.reclaimedAllocatable = reclaimedAllocatable_;
     for (const auto& [id, r] : reclaim_) {
         if (r.phase != core::ReclaimPhase::Off) {

@@ -173,6 +173,9 @@ public:
     // answered within kDestroyPatience or failed). Under dry run every
     // action is logged with "would" and nothing is written; a kill that did
     // not happen does not start the kill cooldown.
+    // The next tick was started early by a PSI trigger (counted in the
+    // metrics file: memqos_psi_triggered_ticks_total).
+    void triggeredTick() { ++triggeredTicks_; }
     void tick(TimePoint now);
 
     // libvirt gets this long to answer virDomainDestroy (checked at the
@@ -452,6 +455,7 @@ private:
     // and kills, since start; the last tick's class samples.
     std::map<std::string, std::uint64_t> actionCounts_;
     std::uint64_t killCount_ = 0;
+    std::uint64_t triggeredTicks_ = 0;
     std::vector<core::ClassSample> lastClasses_;
     TickDurations tickDurations_;
     void writeMetrics() const;

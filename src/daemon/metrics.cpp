@@ -126,6 +126,9 @@ std::string formatMetrics(const Metrics& m) {
     }
     family(out, "memqos_kills_total", "counter", "Workloads memqosd killed since it started.");
     out += "memqos_kills_total " + std::to_string(m.kills) + "\n";
+    family(out, "memqos_psi_triggered_ticks_total", "counter",
+           "Ticks a PSI trigger started before their Interval since memqosd started.");
+    out += "memqos_psi_triggered_ticks_total " + std::to_string(m.triggeredTicks) + "\n";
     if (m.ticks != nullptr) {
         family(out, "memqos_tick_duration_seconds", "summary",
                "Wall time of a tick (sampling, decision, actions); quantiles over the last 1024 ticks.");

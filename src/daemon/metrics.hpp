@@ -56,6 +56,7 @@ struct Metrics {
     std::vector<ClassMetrics> classes;
     std::map<std::string, std::uint64_t> actions; // "reclaim", "cap", "admission"
     std::uint64_t kills = 0;
+    std::uint64_t triggeredTicks = 0; // ticks a PSI trigger started early
     Bytes reclaimedAllocatable = 0;
     // Proactive reclaim per workload id: bytes reclaimed since memqosd
     // started managing it, and its stall (percent) over the last interval.

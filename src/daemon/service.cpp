@@ -217,6 +217,7 @@ int runService(const Options& options) {
     io::PsiTriggers triggers(io, [&] {
         const auto when = std::max(std::chrono::steady_clock::now(), lastTick + kMinTickGap);
         if (tickTimer.expiry() > when) {
+            manager.triggeredTick();
             armTick(when);
         }
     });

@@ -1224,6 +1224,11 @@ TEST_F(PressureTest, MetricsFileHasTheLevelClassesAndCounters) {
         << text;
     EXPECT_NE(text.find("memqos_actions_total{action=\"cap\"} 2\n"), std::string::npos) << text;
     EXPECT_NE(text.find("\nmemqos_kills_total 1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\nmemqos_psi_triggered_ticks_total 0\n"), std::string::npos) << text;
+    m->triggeredTick();
+    tickAt(*m, 12);
+    EXPECT_NE(readText(dir_ / "prom/memqos.prom").find("\nmemqos_psi_triggered_ticks_total 1\n"),
+              std::string::npos);
     // Three ticks timed; the file was written by the third.
     EXPECT_NE(text.find("# TYPE memqos_tick_duration_seconds summary\n"), std::string::npos)
         << text;
