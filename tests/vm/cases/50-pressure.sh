@@ -30,16 +30,7 @@ kills_of() { # kills_of UNIT: how many kills of UNIT the history holds
 oom_kills() { awk '/^oom_kill / {print $2}' /proc/vmstat; }
 
 # --- the dedicated "online" service: 200 MiB touched, re-touched every second
-online_py='
-import mmap, time
-n = 200 << 20
-m = mmap.mmap(-1, n)
-while True:
-    for i in range(0, n, 4096):
-        m[i] = (m[i] + 1) & 255
-    time.sleep(1)
-'
-memqosctl run --name online --class dedicated --request 264M --limit 264M -- /usr/bin/python3 -c "$online_py" >/dev/null
+memqosctl run --name online --class dedicated --request 264M --limit 264M -- /usr/bin/python3 -c "$ONLINE_PY" 200 >/dev/null
 ocg=/sys/fs/cgroup/memqos.slice/memqos-dedicated.slice/online.service
 wait_for 60 "online.service resident (memory.current >= 200 MiB)" \
   bash -c "(( \$(cat $ocg/memory.current) >= 200 << 20 ))"
@@ -175,15 +166,8 @@ systemctl stop big.service
 restart_memqosd
 
 # --- the surge: a reclaimed hog that grows 50 MiB every 0.5 s and never frees
-hog_py='
-import time
-held = []
-while True:
-    held.append(b"x" * (50 << 20))
-    time.sleep(0.5)
-'
 oom_before=$(oom_kills)
-systemd-run --unit=hog.service --slice=memqos-reclaimed.slice /usr/bin/python3 -c "$hog_py" >/dev/null
+systemd-run --unit=hog.service --slice=memqos-reclaimed.slice /usr/bin/python3 -c "$HOG_PY" >/dev/null
 t0=$SECONDS
 wait_for 240 "memqosd killed hog.service" bash -c "[[ \$(systemctl show -p Result --value hog.service) == signal ]]"
 ok "hog.service killed after $((SECONDS - t0)) s: $(systemctl show -p ActiveState,SubState,Result --value hog.service | tr '\n' ' ')"

@@ -72,16 +72,7 @@ while True:
     os.replace(out + ".tmp", out)
     time.sleep(0.2)
 '
-online_py='
-import mmap, time
-n = 128 << 20
-m = mmap.mmap(-1, n)
-while True:
-    for i in range(0, n, 4096):
-        m[i] = (m[i] + 1) & 255
-    time.sleep(1)
-'
-memqosctl run --name prot --class dedicated --request 192M --limit 192M -- /usr/bin/python3 -c "$online_py" >/dev/null
+memqosctl run --name prot --class dedicated --request 192M --limit 192M -- /usr/bin/python3 -c "$ONLINE_PY" 128 >/dev/null
 prot_pid=$(systemctl show -p MainPID --value prot.service)
 oom0=$(oom_kills)
 
@@ -99,17 +90,10 @@ echo "MEASURE: a: batch $((p1 - p0)) passes in $((SECONDS - t0)) s at level $(pr
 ok "a: the bounded batch lives and works at level 0 ($((p1 - p0)) passes in 30 s)"
 
 # ---------------------------------------------------------------- b
-surge_py='
-import time
-held = []
-while True:
-    held.append(b"x" * (50 << 20))
-    time.sleep(0.5)
-'
 trig0=$(metric memqos_psi_triggered_ticks_total)
 [[ -n $trig0 ]] || fail "no memqos_psi_triggered_ticks_total in $prom"
 since=$(date '+%Y-%m-%d %H:%M:%S')
-systemd-run --unit=surge.service --slice=memqos-reclaimed.slice /usr/bin/python3 -c "$surge_py" >/dev/null
+systemd-run --unit=surge.service --slice=memqos-reclaimed.slice /usr/bin/python3 -c "$HOG_PY" >/dev/null
 t0=$SECONDS
 wait_for 300 "memqosd killed surge.service" bash -c "[[ \$(systemctl show -p Result --value surge.service) == signal ]]"
 t_kill=$((SECONDS - t0))

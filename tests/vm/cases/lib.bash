@@ -45,3 +45,23 @@ memqos_ticks() { awk '$1 == "memqos_tick_duration_seconds_count" {print $2}' "$1
 # stall_pct US0 US1 MS [DIGITS]: the percentage of MS milliseconds that a PSI
 # total growing from US0 to US1 microseconds covered.
 stall_pct() { awk -v a="$1" -v b="$2" -v t="$3" -v d="${4:-1}" 'BEGIN {printf "%.*f", d, (b - a) / (t * 1000) * 100}'; }
+# HOG_PY: a python3 -c program that grows 50 MiB every 0.5 s and never frees
+# (the unbounded hog of the pressure cases).
+HOG_PY='
+import time
+held = []
+while True:
+    held.append(b"x" * (50 << 20))
+    time.sleep(0.5)
+'
+# ONLINE_PY: a python3 -c program that maps MIB (its argument) MiB and
+# re-touches every page of it every second (a latency-critical service).
+ONLINE_PY='
+import mmap, sys, time
+n = int(sys.argv[1]) << 20
+m = mmap.mmap(-1, n)
+while True:
+    for i in range(0, n, 4096):
+        m[i] = (m[i] + 1) & 255
+    time.sleep(1)
+'

@@ -23,19 +23,12 @@ fi
 trap 'kill -CONT "$dbus_pid" 2>/dev/null || true' EXIT
 
 unit=hog-nobus.service
-hog_py='
-import time
-held = []
-while True:
-    held.append(b"x" * (50 << 20))
-    time.sleep(0.5)
-'
 oom_before=$(oom_kills)
 since=$(date '+%Y-%m-%d %H:%M:%S')
 kill -STOP "$dbus_pid"
 [[ $(ps -o stat= -p "$dbus_pid") == T* ]] || fail "dbus-daemon (pid $dbus_pid) is not stopped"
 ok "dbus-daemon (pid $dbus_pid) stopped"
-systemd-run --unit="$unit" --slice=memqos-reclaimed.slice /usr/bin/python3 -c "$hog_py" >/dev/null
+systemd-run --unit="$unit" --slice=memqos-reclaimed.slice /usr/bin/python3 -c "$HOG_PY" >/dev/null
 hog_pid=$(systemctl show -p MainPID --value "$unit")
 ((hog_pid > 0)) || fail "$unit has no main process"
 t0=$SECONDS
