@@ -85,14 +85,14 @@ std::optional<std::string_view> ruleRefusal(std::string_view unit) {
     }
     if (unit.ends_with(".scope") &&
         (unit.starts_with("machine-") || unit.starts_with("memqos-vm-"))) {
-        return "a VM's scope is managed as its VM (vm:NAME), never as a unit";
+        return "a VM's scope is managed as its VM, vm:NAME, never as a unit";
     }
     constexpr std::array<std::string_view, 4> kHost{"memqosd.service", "init.scope",
                                                     "dbus.service", "dbus-broker.service"};
     if (std::find(kHost.begin(), kHost.end(), unit) != kHost.end() ||
         unit.starts_with("systemd-") || unit.starts_with("session-") ||
         unit.starts_with("user@") || unit.starts_with("user-runtime-dir@")) {
-        return "the host needs it (memqosd, PID 1, D-Bus, systemd-*, user sessions)";
+        return "the host needs it: memqosd, PID 1, D-Bus, systemd-*, user sessions";
     }
     return std::nullopt;
 }

@@ -243,9 +243,9 @@ void ruleWarnings(const config::Validated& v, std::vector<config::ConfigProblem>
                 p.file = src->file;
                 p.line = src->line;
             }
-            p.reason = std::string("also matches ") + unit +
-                       ", which no rule adopts (" + std::string(*why) +
-                       "): memqosd skips such units; narrow the glob to say what you mean";
+            p.reason = std::string("matches ") + unit + ", which no rule adopts (" +
+                       std::string(*why) +
+                       "); memqosd skips such units: narrow the glob to say what you mean";
             findings.push_back(std::move(p));
             break;
         }

@@ -181,6 +181,19 @@ def main():
                           f"{conf}:4: error: [Manager] Interval=0: must be greater than 0",
                           "memqosd: 1 error, 1 warning: the configuration is invalid"])
 
+        # A rule's glob that reaches units no rule adopts (issue 23): a warning
+        # each, with an example; a glob that reaches none says nothing.
+        write(conf, "[Rule.slices]\nMatch=*.slice\nClass=reclaimed\n"
+                    "[Rule.vms]\nMatch=machine-*\nClass=reclaimed\n"
+                    "[Rule.web]\nMatch=nginx*.service\nClass=shared\n")
+        r.check("rule globs that reach slices and VM scopes", ["--config", conf], EX_OK,
+                want_err=[f"{conf}:2: warning: [Rule.slices] Match=*.slice: matches system.slice, "
+                          "which no rule adopts (only services and scopes are adopted by a rule); "
+                          "memqosd skips such units: narrow the glob to say what you mean",
+                          f"{conf}:5: warning: [Rule.vms] Match=machine-*: matches "
+                          "machine-qemu\\x2d1\\x2dweb.scope, which no rule adopts (a VM's scope",
+                          "memqosd: 0 errors, 2 warnings: the configuration is valid"])
+
         # Misspelt names: a suggestion, and where a key belongs.
         for text, line, want in (
             ("[Reclaim]\nStalTarget=0.2%\n", 2,
