@@ -16,7 +16,10 @@
 #     1 GiB (level 2 forced here: d is about how the throttle is done, not
 #     when): `systemctl show` every 0.25 s for 30 s, p95 under 100 ms, and no
 #     systemd job stalls. memqosd reclaims on its own worker first, so PID 1
-#     never writes a memory.high more than 8 MiB under the usage.
+#     never writes a memory.high more than 8 MiB under the usage;
+#  e. rules whose globs reach slices, VM scopes, init.scope and dbus.service:
+#     --check-config warns about each, and after a restart none of those
+#     units is a workload.
 # Prints MEASURE: lines.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
@@ -29,7 +32,7 @@ cleanup() {
   local u
   for u in "${units[@]}"; do systemctl stop "$u" 2>/dev/null || true; done
   systemctl reset-failed "${units[@]}" 2>/dev/null || true
-  rm -f "$dropin/55-case.conf" "$dropin/55-throttle.conf" "$prom"
+  rm -f "$dropin/55-case.conf" "$dropin/55-throttle.conf" "$dropin/55-rules.conf" "$prom"
   systemctl reload memqosd 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -166,3 +169,22 @@ rm -f "$dropin/55-throttle.conf"
 memqosctl reload >/dev/null
 wait_for 120 "pressure level 0 after the throttle" bash -c "[[ \$(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager PressureLevel) == 'u 0' ]]"
 ok "d: back to level 0"
+
+# ---------------------------------------------------------------- e
+printf '%s\n' '[Rule.slices]' 'Match=*.slice' 'Class=reclaimed' '[Rule.vms]' 'Match=machine-*' \
+  'Class=reclaimed' '[Rule.bus]' 'Match=dbus*' 'Class=reclaimed' '[Rule.init]' 'Match=init.*' \
+  'Class=reclaimed' >"$dropin/55-rules.conf"
+warn=$(memqosd --check-config 2>&1 >/dev/null) || fail "e: --check-config failed: $warn"
+echo "$warn"
+(($(grep -c 'which no rule adopts' <<<"$warn") == 4)) || fail "e: expected 4 rule warnings from --check-config"
+systemctl restart memqosd
+wait_memqosd
+list=$(mgr ListWorkloads)
+for u in system.slice machine.slice memqos-reclaimed.slice init.scope dbus.service; do
+  [[ $list != *"\"$u\""* ]] || fail "e: a rule adopted $u: $list"
+done
+[[ $list != *'"machine-'* ]] || fail "e: a rule adopted a VM's scope: $list"
+rm -f "$dropin/55-rules.conf"
+systemctl restart memqosd
+wait_memqosd
+ok "e: rules reaching slices, VM scopes, init.scope and dbus.service adopted none of them"
