@@ -1787,7 +1787,9 @@ void Manager::capClass(const core::CapClass& c) {
     }
     io::MemoryProperties props;
     props.memoryHigh = Limit{c.memoryHigh};
-    systemd_.setUnitProperties(slice, props, [this, c, slice, why, reason](Status st) {
+    // Urgent: not queued behind a reconcile storm's writes (a cap that
+    // waits for 1000 of them comes too late).
+    systemd_.setUnitPropertiesUrgent(slice, props, [this, c, slice, why, reason](Status st) {
         if (!st) {
             // Forget it, so the next tick decides (and writes) it again.
             pressure_.classHigh.erase(c.className);

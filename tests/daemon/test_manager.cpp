@@ -1139,6 +1139,11 @@ TEST_F(PressureTest, GuardCapsTheReclaimedSliceThroughSystemd) {
     const auto* set = systemd_.lastSet("memqos-reclaimed.slice");
     ASSERT_NE(set, nullptr);
     EXPECT_EQ(set->memoryHigh, std::optional<Limit>(Limit{7086694400ULL}));
+    // Sent urgent: not queued behind a reconcile storm's writes.
+    const auto cap = std::find_if(systemd_.setCalls.rbegin(), systemd_.setCalls.rend(),
+                                  [](const auto& c) { return c.unit == "memqos-reclaimed.slice"; });
+    ASSERT_NE(cap, systemd_.setCalls.rend());
+    EXPECT_TRUE(cap->urgent) << "the guard's cap waits behind queued property writes";
     const auto calls = systemd_.setCalls.size();
     tickAt(*m, 1);
     EXPECT_EQ(systemd_.setCalls.size(), calls) << "an unchanged cap is not written again";
