@@ -751,9 +751,8 @@ ApiResult<core::Workload> Manager::validate(const std::string& id, const std::st
     if (auto st = core::validateWorkloadId(id); !st) {
         return apiError("InvalidUnit", "workload id '" + id + "': " + st.error().what);
     }
-    if (core::findClass(config_.classes, className) == nullptr) {
-        return apiError("UnknownClass", "class '" + className + "' does not exist (known: " +
-                                            classList(config_.classes) + ")");
+    if (auto unknown = unknownClass(className)) {
+        return *unknown;
     }
     const Bytes total = system_.mem.memTotal;
     if (limit == 0) {
@@ -785,6 +784,14 @@ ApiResult<core::Workload> Manager::validate(const std::string& id, const std::st
     w.request = request;
     w.limit = limitFromBus(limit);
     return w;
+}
+
+std::optional<ApiError> Manager::unknownClass(const std::string& className) const {
+    if (core::findClass(config_.classes, className) != nullptr) {
+        return std::nullopt;
+    }
+    return apiError("UnknownClass", "class '" + className + "' does not exist (known: " +
+                                        classList(config_.classes) + ")");
 }
 
 ApiResult<core::Workload> Manager::admit(const std::string& id, const std::string& className,
@@ -1076,16 +1083,40 @@ Manager::PlacementAnswer Manager::verifyPlacement(Bytes memory, Bytes /*minMemor
         in, core::saturatingAdd(memory, config_.overcommit.vmOverhead), policy);
     PlacementAnswer v{
         .kind = verdict.kind, .message = wording::describe(verdict), .numbers = verdict.numbers};
-    // VMs have no class before the libvirt integration: every candidate is
-    // taken to land in a killable class.
-    if (!pressure_.admissionOpen && !dryRun_) {
+    // Closed admission refuses what would land in a killable class; a
+    // caller that names no class gets the answer it always had (every
+    // candidate taken to be killable).
+    const core::ClassPolicy* cls = placementClass(request);
+    if (!pressure_.admissionOpen && !dryRun_ && (cls == nullptr || cls->killable)) {
         v.kind = core::VerdictKind::Hard;
         v.message = "hard: memory pressure: admission is closed at pressure level " +
                     std::to_string(pressure_.level) + " (" + wording::describe(pressure_.reason) +
-                    "); no new VM may start here until it reopens";
+                    ")" +
+                    (cls != nullptr ? "; class " + cls->name + " is killable, so no new VM may "
+                                                               "start in it here until it reopens"
+                                    : "; no new VM may start here until it reopens");
         v.numbers.emplace_back("pressure_level", pressure_.level);
     }
     return v;
+}
+
+const core::ClassPolicy* Manager::placementClass(const PlacementRequest& request) const {
+    if (!request.className) {
+        return nullptr;
+    }
+    std::string name = *request.className;
+    if (name.empty()) {
+        name = config_.vm.defaultClass;
+        if (!request.instance.empty()) {
+            const std::string id = vmId(request.instance);
+            if (const auto w = workloads_.find(id); w != workloads_.end()) {
+                name = w->second.workload.className;
+            } else if (const auto* rule = ruleFor(id)) {
+                name = rule->className;
+            }
+        }
+    }
+    return core::findClass(config_.classes, name);
 }
 
 std::vector<wording::FindingText> Manager::verify() const {

@@ -204,9 +204,13 @@ int unreachable(const config::GanetiConfig& cfg, const Plan& p, const Step& s,
 
 int check(Daemon& d, const config::GanetiConfig& cfg, const Plan& p, const Step& s,
           std::string_view node) {
+    // "class": the tag's, or "" for the class memqosd gives the instance
+    // (a rule, [VM] DefaultClass): while admission is closed only a
+    // killable class is refused.
     auto reply = d.call("VerifyPlacement", "tta{sv}", static_cast<std::uint64_t>(s.maxMemory),
-                        static_cast<std::uint64_t>(s.minMemory), 2U, "instance", "s",
-                        s.instance.c_str(), "refuse_soft", "b", cfg.refuseSoft ? 1 : 0);
+                        static_cast<std::uint64_t>(s.minMemory), 3U, "instance", "s",
+                        s.instance.c_str(), "refuse_soft", "b", cfg.refuseSoft ? 1 : 0, "class",
+                        "s", s.className.c_str());
     if (!reply) {
         return unreachable(cfg, p, s, reply.error().what);
     }

@@ -563,9 +563,9 @@ TEST_F(ManagerStoreTest, VerifyPlacementCountsManagedServices) {
     EXPECT_EQ(fits.kind, core::VerdictKind::Fits) << fits.message;
     auto hard = m->verifyPlacement(6 * kGiB + 4096, 0, {});
     EXPECT_EQ(hard.kind, core::VerdictKind::Hard) << hard.message;
-    auto soft = m->verifyPlacement(5 * kGiB, 0, {Bytes(2 * kGiB), false, ""});
+    auto soft = m->verifyPlacement(5 * kGiB, 0, {Bytes(2 * kGiB), false, "", std::nullopt});
     EXPECT_EQ(soft.kind, core::VerdictKind::Soft) << soft.message;
-    auto refused = m->verifyPlacement(5 * kGiB, 0, {Bytes(2 * kGiB), true, ""});
+    auto refused = m->verifyPlacement(5 * kGiB, 0, {Bytes(2 * kGiB), true, "", std::nullopt});
     EXPECT_EQ(refused.kind, core::VerdictKind::Hard) << refused.message;
     EXPECT_NE(refused.message.find("soft violations are refused"), std::string::npos)
         << refused.message;
@@ -592,7 +592,7 @@ TEST_F(ManagerStoreTest, VerifyPlacementCountsUpInstancesOnly) {
     v = m->verifyPlacement(5 * kGiB + 4096, 0, {});
     EXPECT_EQ(v.kind, core::VerdictKind::Hard) << v.message;
     // Its own record is not counted twice (start of b, modify of a).
-    v = m->verifyPlacement(7 * kGiB, 0, {std::nullopt, false, "a.example.test"});
+    v = m->verifyPlacement(7 * kGiB, 0, {std::nullopt, false, "a.example.test", std::nullopt});
     EXPECT_EQ(number(v, "instances"), 0U);
     EXPECT_EQ(v.kind, core::VerdictKind::Fits) << v.message;
 }
@@ -1170,8 +1170,26 @@ TEST_F(PressureTest, AdmissionClosedRefusesKillableClassesOnly) {
         << refused.error().message;
     EXPECT_TRUE(assign(*m, "more.service", "dedicated", 0, kNoLimit).ok());
     auto v = m->verifyPlacement(kMiB, 0, {});
-    EXPECT_EQ(v.kind, core::VerdictKind::Hard);
+    EXPECT_EQ(v.kind, core::VerdictKind::Hard) << "no class given: taken to be killable";
     EXPECT_NE(v.message.find("admission is closed"), std::string::npos) << v.message;
+    // With the class the VM will run in: only a killable class is refused.
+    const auto inClass = [&](std::optional<std::string> cls, std::string instance = "") {
+        return m->verifyPlacement(kMiB, 0, {std::nullopt, false, std::move(instance), cls});
+    };
+    v = inClass("dedicated");
+    EXPECT_EQ(v.kind, core::VerdictKind::Fits) << v.message;
+    v = inClass("shared");
+    EXPECT_EQ(v.kind, core::VerdictKind::Hard);
+    EXPECT_NE(v.message.find("class shared is killable"), std::string::npos) << v.message;
+    // "": the class memqosd gives it: [VM] DefaultClass (shared), or a rule.
+    EXPECT_EQ(inClass("").kind, core::VerdictKind::Hard);
+    config::WorkloadRule rule;
+    rule.match = "vm:db*";
+    rule.className = "dedicated";
+    config_.rules.push_back(rule);
+    ASSERT_TRUE(m->reload().ok());
+    EXPECT_EQ(inClass("", "db1.example.test").kind, core::VerdictKind::Fits);
+    EXPECT_EQ(inClass("", "web1.example.test").kind, core::VerdictKind::Hard);
 
     setPsi(0, 0);
     for (int t = 3; t <= 14; ++t) {
