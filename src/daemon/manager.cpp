@@ -817,9 +817,18 @@ std::optional<ApiError> Manager::admissionRefusal(const core::ClassPolicy& cls) 
                         "to level 0; retry later, or use a class that is not killable");
 }
 
+std::optional<ApiError> Manager::admissionRefusalUnlessRunning(const std::string& className,
+                                                               bool running) const {
+    const auto* cls = core::findClass(config_.classes, className);
+    if (running || cls == nullptr) {
+        return std::nullopt;
+    }
+    return admissionRefusal(*cls);
+}
+
 void Manager::assign(const std::string& id, const std::string& className, Bytes request,
                      Bytes limit, bool persist, Reply<std::string> reply) {
-    auto v = admit(id, className, request, limit);
+    auto v = validate(id, className, request, limit);
     if (!v.ok()) {
         reply(v.error());
         return;
@@ -851,6 +860,11 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
         if (u->loadState != "loaded") {
             reply(apiError("NoSuchUnit", "unit " + w.id + " cannot be managed: its load state "
                                                           "is '" + u->loadState + "'"));
+            return;
+        }
+        // A unit with a cgroup runs: its class change adds no memory.
+        if (auto refused = admissionRefusalUnlessRunning(w.className, !u->controlGroup.empty())) {
+            reply(*refused);
             return;
         }
         // What the unit's own configuration gives, before memqos changes it.

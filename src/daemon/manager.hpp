@@ -271,7 +271,9 @@ private:
     ApiResult<core::Workload> validate(const std::string& id, const std::string& className,
                                        Bytes request, Bytes limit) const;
     // validate, then the class's admission (closed at pressure level ≥ 1 for
-    // a killable class): what AssignWorkload and RunWorkload check first.
+    // a killable class): what RunWorkload checks first. AssignWorkload
+    // validates, then checks admission only once it knows the workload does
+    // not run (admissionRefusalUnlessRunning).
     ApiResult<core::Workload> admit(const std::string& id, const std::string& className,
                                     Bytes request, Bytes limit) const;
     Result<core::Tiers> tiersFor(const core::Workload& w) const;
@@ -321,6 +323,15 @@ private:
     // Refuses a placement into `cls` while admission is closed (killable
     // classes only; nothing is refused under dry run).
     std::optional<ApiError> admissionRefusal(const core::ClassPolicy& cls) const;
+    // Admission control is for what would add memory: a new placement. A
+    // workload that already runs (a unit with a cgroup, a running domain, a
+    // Ganeti instance whose qemu runs) adds none when its class changes, so
+    // it is never refused (the Ganeti post-hook's AssignWorkload of the
+    // instance it just started or moved here). Else admissionRefusal.
+    std::optional<ApiError> admissionRefusalUnlessRunning(const std::string& className,
+                                                          bool running) const;
+    // The instance's qemu runs (its pidfile names a live process).
+    bool ganetiRunning(const std::string& name) const;
     // The class a placement request lands in (PlacementRequest::className);
     // nullptr when the request does not say.
     const core::ClassPolicy* placementClass(const PlacementRequest& request) const;

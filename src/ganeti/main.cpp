@@ -240,6 +240,8 @@ int check(Daemon& d, const config::GanetiConfig& cfg, const Plan& p, const Step&
 // A tag memqos:class:<name>: the instance's class, as a persistent
 // assignment (request = minmem, limit = maxmem + [VM] LimitOverhead), sent
 // before the record so memqosd adopts the qemu straight into that class.
+// The instance runs (only up instances are assigned), so memqosd's closed
+// admission does not refuse it.
 int assignClass(Daemon& d, const Plan& p, const Step& s, Bytes limitOverhead) {
     const std::string id = "vm:" + s.instance;
     auto reply = d.call("AssignWorkload", "ssttb", id.c_str(), s.className.c_str(),

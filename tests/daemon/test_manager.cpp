@@ -1162,13 +1162,18 @@ TEST_F(PressureTest, AdmissionClosedRefusesKillableClassesOnly) {
     EXPECT_EQ(readText(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/memory.reclaim"),
               "6291456");
 
-    systemd_.addUnit("more.service", "/system.slice/more.service");
-    auto refused = assign(*m, "more.service", "shared", 0, kNoLimit);
+    // A unit that does not run: a new placement, refused in a killable class.
+    systemd_.addUnit("later.service", "");
+    auto refused = assign(*m, "later.service", "shared", 0, kNoLimit);
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.error().name, "org.memqos1.Error.AdmissionClosed");
     EXPECT_NE(refused.error().message.find("pressure level 1"), std::string::npos)
         << refused.error().message;
-    EXPECT_TRUE(assign(*m, "more.service", "dedicated", 0, kNoLimit).ok());
+    EXPECT_TRUE(assign(*m, "later.service", "dedicated", 0, kNoLimit).ok());
+    // A unit that runs adds no memory when its class changes: never refused.
+    systemd_.addUnit("more.service", "/system.slice/more.service");
+    auto running = assign(*m, "more.service", "shared", 0, kNoLimit);
+    EXPECT_TRUE(running.ok()) << running.error().message;
     auto v = m->verifyPlacement(kMiB, 0, {});
     EXPECT_EQ(v.kind, core::VerdictKind::Hard) << "no class given: taken to be killable";
     EXPECT_NE(v.message.find("admission is closed"), std::string::npos) << v.message;
@@ -1196,7 +1201,7 @@ TEST_F(PressureTest, AdmissionClosedRefusesKillableClassesOnly) {
         tickAt(*m, t);
     }
     EXPECT_TRUE(m->admissionOpen());
-    EXPECT_TRUE(assign(*m, "more.service", "shared", 0, kNoLimit).ok());
+    EXPECT_TRUE(assign(*m, "later.service", "shared", 0, kNoLimit).ok());
 }
 
 } // namespace
@@ -1501,6 +1506,22 @@ TEST_F(VmTest, AssignPersistStoresMetadataAndPartitionAndUnassignTakesThemBack) 
     EXPECT_EQ(m->workloads().at("vm:web").source, daemon::Source::Default);
 }
 
+TEST_F(VmTest, RunningDomainIsNeverRefusedForAdmission) {
+    auto m = makeVmManager();
+    setPsi(15, 0);
+    vmTick(*m, 0);
+    vmTick(*m, 2); // level 1 after Level1Duration
+    ASSERT_EQ(m->pressureLevel(), 1U);
+    auto r = assignVm(*m, "vm:web", "reclaimed", 0, 1 * kGiB, false);
+    EXPECT_TRUE(r.ok()) << r.error().name << ": " << r.error().message;
+    // A defined domain that does not run: a new placement, refused.
+    hv_.domains["web"].active = false;
+    hv_.domains["web"].id = -1;
+    r = assignVm(*m, "vm:web", "shared", 0, 1 * kGiB, false);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().name, "org.memqos1.Error.AdmissionClosed");
+}
+
 TEST_F(VmTest, AssignOfAnUnknownDomainIsRefused) {
     auto m = makeVmManager();
     auto r = assignVm(*m, "vm:nope", "shared", 0, 1 * kGiB, false);
@@ -1764,6 +1785,32 @@ TEST_F(GanetiTest, AssignedClassDecidesTheSliceAndTheInstanceIsNeverKilled) {
     for (const auto& [inst, target] : kvm_.balloonCalls) {
         EXPECT_GE(target, 256 * kMiB);
     }
+}
+
+TEST_F(GanetiTest, RunningInstanceIsNeverRefusedForAdmission) {
+    auto m = makeGanetiManager();
+    setPsi(15, 0);
+    tickAt(*m, 0);
+    tickAt(*m, 2); // level 1 after Level1Duration
+    ASSERT_EQ(m->pressureLevel(), 1U);
+    ASSERT_FALSE(m->admissionOpen());
+    // The post-hook's AssignWorkload for the tag memqos:class:reclaimed of
+    // the instance it started (its qemu, pid 6001, runs): it adds no memory.
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    auto r = assign(*m, "vm:inst1.example.test", "reclaimed", 512 * kMiB, 1280 * kMiB);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    flush();
+    EXPECT_EQ(m->workloads().at("vm:inst1.example.test").workload.className, "reclaimed");
+    // An instance whose qemu does not run: a new placement, refused.
+    ASSERT_TRUE(m->recordInstance("inst2.example.test", 512 * kMiB, 1 * kGiB, false).ok());
+    auto refused = assign(*m, "vm:inst2.example.test", "reclaimed", 0, kNoLimit);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().name, "org.memqos1.Error.AdmissionClosed");
+    // A pidfile whose process is gone is no running instance either.
+    kvm_.pids["inst2.example.test"] = 6002;
+    refused = assign(*m, "vm:inst2.example.test", "reclaimed", 0, kNoLimit);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().name, "org.memqos1.Error.AdmissionClosed");
 }
 
 TEST_F(GanetiTest, ForgottenInstanceTakesItsAssignmentAlong) {
