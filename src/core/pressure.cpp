@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/core/pressure.hpp"
-#include "memqos/core/proactive.hpp"
 
+#include "memqos/core/proactive.hpp"
 #include "memqos/core/victims.hpp"
 
 #include <algorithm>

@@ -1106,8 +1106,8 @@ Manager::PlacementAnswer Manager::verifyPlacement(Bytes memory, Bytes /*minMemor
         v.message = "hard: memory pressure: admission is closed at pressure level " +
                     std::to_string(pressure_.level) + " (" + wording::describe(pressure_.reason) +
                     ")" +
-                    (cls != nullptr ? "; class " + cls->name + " is killable, so no new VM may "
-                                                               "start in it here until it reopens"
+                    (cls != nullptr ? "; class " + cls->name + " is killable, so no new VM " +
+                                          "may start in it here until it reopens"
                                     : "; no new VM may start here until it reopens");
         v.numbers.emplace_back("pressure_level", pressure_.level);
     }

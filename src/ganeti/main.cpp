@@ -207,10 +207,10 @@ int check(Daemon& d, const config::GanetiConfig& cfg, const Plan& p, const Step&
     // "class": the tag's, or "" for the class memqosd gives the instance
     // (a rule, [VM] DefaultClass): while admission is closed only a
     // killable class is refused.
-    auto reply = d.call("VerifyPlacement", "tta{sv}", static_cast<std::uint64_t>(s.maxMemory),
-                        static_cast<std::uint64_t>(s.minMemory), 3U, "instance", "s",
-                        s.instance.c_str(), "refuse_soft", "b", cfg.refuseSoft ? 1 : 0, "class",
-                        "s", s.className.c_str());
+    auto reply =
+        d.call("VerifyPlacement", "tta{sv}", static_cast<std::uint64_t>(s.maxMemory),
+               static_cast<std::uint64_t>(s.minMemory), 3U, "instance", "s", s.instance.c_str(),
+               "refuse_soft", "b", cfg.refuseSoft ? 1 : 0, "class", "s", s.className.c_str());
     if (!reply) {
         return unreachable(cfg, p, s, reply.error().what);
     }

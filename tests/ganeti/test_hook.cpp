@@ -128,7 +128,8 @@ TEST(HookPlan, ChecksCarryTheTagsClass) {
         EXPECT_EQ(steps(env), std::vector<Step>{expected}) << path;
         // No tag: "" (memqosd's rule or DefaultClass decides).
         env.erase("GANETI_INSTANCE_TAGS");
-        EXPECT_EQ(steps(env), std::vector<Step>{check("inst1.example.test", 512 * kMiB, 256 * kMiB)})
+        EXPECT_EQ(steps(env),
+                  std::vector<Step>{check("inst1.example.test", 512 * kMiB, 256 * kMiB)})
             << path;
     }
 }

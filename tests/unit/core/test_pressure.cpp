@@ -505,8 +505,8 @@ TEST(CorePressureGuard, CountsMemoryOutsideTheClassSlices) {
     // 16e9 − others − 5 % of 16e9 = 6 GiB − 8e8, page-aligned down.
     EXPECT_EQ(c[0].memoryHigh, 5'642'448'896U);
     // The same claim as ReclaimedAllocatable's: one formula.
-    EXPECT_EQ(c[0].guard.left,
-              reclaimedAllocatable(s, defaultClasses(), "reclaimed", PressureConfig{}.guardHeadroom));
+    EXPECT_EQ(c[0].guard.left, reclaimedAllocatable(s, defaultClasses(), "reclaimed",
+                                                    PressureConfig{}.guardHeadroom));
 
     // A class's requests count when above its slice's usage (here too).
     s.system.mem.memAvailable = kTotal / 2;
@@ -515,8 +515,8 @@ TEST(CorePressureGuard, CountsMemoryOutsideTheClassSlices) {
     c = caps(out.decisions);
     ASSERT_EQ(c.size(), 1U);
     EXPECT_EQ(c[0].guard.others, 2_GiB + 1_GiB + 5_GiB) << "system 2 GiB + shared's requests";
-    EXPECT_EQ(c[0].guard.left,
-              reclaimedAllocatable(s, defaultClasses(), "reclaimed", PressureConfig{}.guardHeadroom));
+    EXPECT_EQ(c[0].guard.left, reclaimedAllocatable(s, defaultClasses(), "reclaimed",
+                                                    PressureConfig{}.guardHeadroom));
 }
 
 TEST(CorePressureGuard, FloorWhenTheOthersUseEverything) {
