@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/core/pressure.hpp"
 
+#include "memqos/core/proactive.hpp"
 #include "memqos/core/victims.hpp"
 
 #include <algorithm>
@@ -226,15 +227,12 @@ KillWorkload killAction(const Snapshot& snap, const Candidate& victim, const Eva
 
 
 // The memory guard's cap for `cls` (see pressure.hpp), with its numbers.
-GuardCap guardCap(const Snapshot& snap, const PressureConfig& cfg, const std::string& cls,
-                  Bytes page) {
+GuardCap guardCap(const Snapshot& snap, const PressureConfig& cfg,
+                  const std::vector<ClassPolicy>& classes, const std::string& cls, Bytes page) {
     const Bytes total = snap.system.mem.memTotal;
-    Bytes others = 0;
-    for (const auto& c : snap.classes) {
-        if (c.name != cls && c.cgroup) {
-            others = detail::saturate(U128{others} + c.cgroup->memoryCurrent);
-        }
-    }
+    // Not only the other class slices: assigned units stay in their own
+    // slices and libvirt VMs in machine.slice (reclaimedAllocatable's claim).
+    const Bytes others = claimedByOthers(snap, classes, cls);
     const Bytes headroom = permyriadOf(total, cfg.guardHeadroom);
     const Bytes floor = pageFloor(permyriadOf(total, kGuardFloor), page);
     const Bytes left = detail::subOrZero(
@@ -547,7 +545,7 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
         }
         const CgroupSample* sample = classSample(snapshot, c->name);
         if (sample != nullptr && total > 0) {
-            const GuardCap g = guardCap(snapshot, config, c->name, page);
+            const GuardCap g = guardCap(snapshot, config, classes, c->name, page);
             const Bytes guard = g.cap;
             guards[c->name] = guard;
             const auto prev = st.classHigh.find(c->name);

@@ -130,8 +130,8 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
     return out;
 }
 
-Bytes reclaimedAllocatable(const Snapshot& snapshot, const std::vector<ClassPolicy>& classes,
-                           std::string_view reclaimedClass, Permyriad guardHeadroom) {
+Bytes claimedByOthers(const Snapshot& snapshot, const std::vector<ClassPolicy>& classes,
+                      std::string_view cls) {
     const Bytes total = snapshot.system.mem.memTotal;
     std::map<std::string, Bytes> requests;
     for (const auto& ws : snapshot.workloads) {
@@ -140,7 +140,7 @@ Bytes reclaimedAllocatable(const Snapshot& snapshot, const std::vector<ClassPoli
     }
     Bytes claimed = 0;
     for (const auto& c : classes) {
-        if (c.name == reclaimedClass) {
+        if (c.name == cls) {
             continue;
         }
         const CgroupSample* sample = classSample(snapshot, c.name);
@@ -150,12 +150,18 @@ Bytes reclaimedAllocatable(const Snapshot& snapshot, const std::vector<ClassPoli
         claimed = detail::saturate(U128{claimed} + std::max(req, usage));
     }
     // Memory in use outside the classes (the host's own, other slices)
-    // counts too: what the host uses minus the reclaimed class's own.
-    const CgroupSample* reclaimedSample = classSample(snapshot, reclaimedClass);
-    const Bytes reclaimedUsage = reclaimedSample != nullptr ? reclaimedSample->memoryCurrent : 0;
-    const Bytes inUse = detail::subOrZero(
-        detail::subOrZero(total, snapshot.system.mem.memAvailable), reclaimedUsage);
-    claimed = std::max(claimed, inUse);
+    // counts too: what the host uses minus the class's own.
+    const CgroupSample* own = classSample(snapshot, cls);
+    const Bytes ownUsage = own != nullptr ? own->memoryCurrent : 0;
+    const Bytes inUse =
+        detail::subOrZero(detail::subOrZero(total, snapshot.system.mem.memAvailable), ownUsage);
+    return std::max(claimed, inUse);
+}
+
+Bytes reclaimedAllocatable(const Snapshot& snapshot, const std::vector<ClassPolicy>& classes,
+                           std::string_view reclaimedClass, Permyriad guardHeadroom) {
+    const Bytes total = snapshot.system.mem.memTotal;
+    const Bytes claimed = claimedByOthers(snapshot, classes, reclaimedClass);
     const Bytes headroom = detail::permyriadOf(total, guardHeadroom);
     return detail::subOrZero(
         detail::subOrZero(detail::subOrZero(total, snapshot.nodeReserved), headroom), claimed);

@@ -145,7 +145,8 @@ int execute(const Command& cmd, BusClient& client) {
         return kExitOk;
     }
     case Verb::VerifyPlacement: {
-        const PlacementOptions options{cmd.failoverReserve, cmd.refuseSoft, cmd.instance};
+        const PlacementOptions options{cmd.failoverReserve, cmd.refuseSoft, cmd.instance,
+                                       cmd.className};
         auto verdict = client.verifyPlacement(cmd.memory, cmd.minMemory, options);
         if (!verdict) {
             return fail(verdict.error());

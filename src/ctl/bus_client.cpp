@@ -352,6 +352,12 @@ Result<PlacementVerdict> BusClient::verifyPlacement(Bytes memory, Bytes minMemor
                     return r;
                 }
             }
+            if (!options.className.empty()) {
+                r = sd_bus_message_append(m, "{sv}", "class", "s", options.className.c_str());
+                if (r < 0) {
+                    return r;
+                }
+            }
             return sd_bus_message_close_container(m);
         },
         placementFromReply);

@@ -31,6 +31,7 @@ struct PlacementOptions {
     std::optional<Bytes> failoverReserve; // "failover_reserve" t
     bool refuseSoft = false;              // "refuse_soft" b, sent when true
     std::string instance;                 // "instance" s, sent when not empty
+    std::string className;                // "class" s, sent when not empty
 };
 
 class BusClient {

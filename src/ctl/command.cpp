@@ -50,7 +50,7 @@ constexpr std::array<VerbInfo, 16> kVerbs{{
      "Prints the workload's object path. Needs root.\n"},
     {Verb::VerifyPlacement, "verify-placement",
      "verify-placement MEMORY [MIN_MEMORY | --min SIZE] [--failover-reserve SIZE] "
-     "[--refuse-soft] [--instance NAME]",
+     "[--refuse-soft] [--instance NAME] [--class CLASS]",
      "Would a VM of MEMORY fit under the memory ratio?",
      "  MEMORY is the VM's maximum memory, MIN_MEMORY its minimum (default: MEMORY).\n"
      "  --min SIZE                the minimum memory, instead of MIN_MEMORY\n"
@@ -58,6 +58,9 @@ constexpr std::array<VerbInfo, 16> kVerbs{{
      "  --refuse-soft             report a soft violation as hard (exit status 2)\n"
      "  --instance NAME           the VM's instance name: its own record is left out\n"
      "                            (an instance start or modify)\n"
+     "  --class CLASS             the class the VM will run in: while admission is\n"
+     "                            closed only a killable class is refused (without\n"
+     "                            it, every placement is then refused)\n"
      "Exit status 0 when it fits or is a soft violation (a warning on stderr),\n"
      "2 on a hard violation.\n"},
     {Verb::Instances, "instances", "instances", "List the instance record (Ganeti instances)",
@@ -185,7 +188,7 @@ constexpr std::array<OptionInfo, 23> kOptions{{
     {"limit", required_argument, OptLimit, verbBit(Verb::Assign) | verbBit(Verb::Run)},
     {"runtime", no_argument, OptRuntime, verbBit(Verb::Assign)},
     {"name", required_argument, OptName, verbBit(Verb::Run)},
-    {"class", required_argument, OptClass, verbBit(Verb::Run)},
+    {"class", required_argument, OptClass, verbBit(Verb::Run) | verbBit(Verb::VerifyPlacement)},
     {"failover-reserve", required_argument, OptFailoverReserve, verbBit(Verb::VerifyPlacement)},
     {"refuse-soft", no_argument, OptRefuseSoft, verbBit(Verb::VerifyPlacement)},
     {"instance", required_argument, OptInstance, verbBit(Verb::VerifyPlacement)},

@@ -64,7 +64,7 @@ struct Command {
 
     // assign / unassign / run
     std::string id;        // assign, unassign: workload id
-    std::string className; // assign, run
+    std::string className; // assign, run, verify-placement (--class; "" = not given)
     Bytes request = 0;     // 0 = none
     Bytes limit = kNoLimit;
     bool persist = true;           // assign: false with --runtime

@@ -367,7 +367,8 @@ int verifyPlacement(sd_bus_message* m, void* ud, sd_bus_error* err) {
     if ((r = sd_bus_message_enter_container(m, 'a', "{sv}")) < 0) {
         return r;
     }
-    constexpr const char* kKnown = " (known: failover_reserve t, refuse_soft b, instance s)";
+    constexpr const char* kKnown =
+        " (known: failover_reserve t, refuse_soft b, instance s, class s)";
     while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
         const char* key = nullptr;
         if ((r = sd_bus_message_read(m, "s", &key)) < 0) {
@@ -400,6 +401,17 @@ int verifyPlacement(sd_bus_message* m, void* ud, sd_bus_error* err) {
                                                                      ok.error().what));
             }
             request.instance = v;
+        } else if (k == "class") {
+            const char* v = nullptr;
+            if (sd_bus_message_read(m, "v", "s", &v) < 0) {
+                return wrongType("s (string)");
+            }
+            if (*v != '\0') {
+                if (auto unknown = self(ud).manager().unknownClass(v)) {
+                    return setError(err, *unknown);
+                }
+            }
+            request.className = v;
         } else {
             return setError(err, apiError("InvalidArgument",
                                           "unknown option '" + k.substr(0, 80) + "'" + kKnown));

@@ -751,9 +751,8 @@ ApiResult<core::Workload> Manager::validate(const std::string& id, const std::st
     if (auto st = core::validateWorkloadId(id); !st) {
         return apiError("InvalidUnit", "workload id '" + id + "': " + st.error().what);
     }
-    if (core::findClass(config_.classes, className) == nullptr) {
-        return apiError("UnknownClass", "class '" + className + "' does not exist (known: " +
-                                            classList(config_.classes) + ")");
+    if (auto unknown = unknownClass(className)) {
+        return *unknown;
     }
     const Bytes total = system_.mem.memTotal;
     if (limit == 0) {
@@ -787,6 +786,14 @@ ApiResult<core::Workload> Manager::validate(const std::string& id, const std::st
     return w;
 }
 
+std::optional<ApiError> Manager::unknownClass(const std::string& className) const {
+    if (core::findClass(config_.classes, className) != nullptr) {
+        return std::nullopt;
+    }
+    return apiError("UnknownClass", "class '" + className + "' does not exist (known: " +
+                                        classList(config_.classes) + ")");
+}
+
 ApiResult<core::Workload> Manager::admit(const std::string& id, const std::string& className,
                                         Bytes request, Bytes limit) const {
     auto v = validate(id, className, request, limit);
@@ -810,9 +817,18 @@ std::optional<ApiError> Manager::admissionRefusal(const core::ClassPolicy& cls) 
                         "to level 0; retry later, or use a class that is not killable");
 }
 
+std::optional<ApiError> Manager::admissionRefusalUnlessRunning(const std::string& className,
+                                                               bool running) const {
+    const auto* cls = core::findClass(config_.classes, className);
+    if (running || cls == nullptr) {
+        return std::nullopt;
+    }
+    return admissionRefusal(*cls);
+}
+
 void Manager::assign(const std::string& id, const std::string& className, Bytes request,
                      Bytes limit, bool persist, Reply<std::string> reply) {
-    auto v = admit(id, className, request, limit);
+    auto v = validate(id, className, request, limit);
     if (!v.ok()) {
         reply(v.error());
         return;
@@ -844,6 +860,11 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
         if (u->loadState != "loaded") {
             reply(apiError("NoSuchUnit", "unit " + w.id + " cannot be managed: its load state "
                                                           "is '" + u->loadState + "'"));
+            return;
+        }
+        // A unit with a cgroup runs: its class change adds no memory.
+        if (auto refused = admissionRefusalUnlessRunning(w.className, !u->controlGroup.empty())) {
+            reply(*refused);
             return;
         }
         // What the unit's own configuration gives, before memqos changes it.
@@ -1076,16 +1097,40 @@ Manager::PlacementAnswer Manager::verifyPlacement(Bytes memory, Bytes /*minMemor
         in, core::saturatingAdd(memory, config_.overcommit.vmOverhead), policy);
     PlacementAnswer v{
         .kind = verdict.kind, .message = wording::describe(verdict), .numbers = verdict.numbers};
-    // VMs have no class before the libvirt integration: every candidate is
-    // taken to land in a killable class.
-    if (!pressure_.admissionOpen && !dryRun_) {
+    // Closed admission refuses what would land in a killable class; a
+    // caller that names no class gets the answer it always had (every
+    // candidate taken to be killable).
+    const core::ClassPolicy* cls = placementClass(request);
+    if (!pressure_.admissionOpen && !dryRun_ && (cls == nullptr || cls->killable)) {
         v.kind = core::VerdictKind::Hard;
         v.message = "hard: memory pressure: admission is closed at pressure level " +
                     std::to_string(pressure_.level) + " (" + wording::describe(pressure_.reason) +
-                    "); no new VM may start here until it reopens";
+                    ")" +
+                    (cls != nullptr ? "; class " + cls->name + " is killable, so no new VM " +
+                                          "may start in it here until it reopens"
+                                    : "; no new VM may start here until it reopens");
         v.numbers.emplace_back("pressure_level", pressure_.level);
     }
     return v;
+}
+
+const core::ClassPolicy* Manager::placementClass(const PlacementRequest& request) const {
+    if (!request.className) {
+        return nullptr;
+    }
+    std::string name = *request.className;
+    if (name.empty()) {
+        name = config_.vm.defaultClass;
+        if (!request.instance.empty()) {
+            const std::string id = vmId(request.instance);
+            if (const auto w = workloads_.find(id); w != workloads_.end()) {
+                name = w->second.workload.className;
+            } else if (const auto* rule = ruleFor(id)) {
+                name = rule->className;
+            }
+        }
+    }
+    return core::findClass(config_.classes, name);
 }
 
 std::vector<wording::FindingText> Manager::verify() const {
@@ -1823,7 +1868,9 @@ void Manager::capClass(const core::CapClass& c) {
     }
     io::MemoryProperties props;
     props.memoryHigh = Limit{high};
-    systemd_.setUnitProperties(slice, props, [this, c, high, slice, why, reason](Status st) {
+    // Urgent: not queued behind a reconcile storm's writes (a cap that
+    // waits for 1000 of them comes too late).
+    systemd_.setUnitPropertiesUrgent(slice, props, [this, c, high, slice, why, reason](Status st) {
         if (!st) {
             // Forget it, so the next tick decides (and writes) it again.
             pressure_.classHigh.erase(c.className);

@@ -199,6 +199,12 @@ public:
         std::optional<Bytes> failoverReserve; // overrides [Overcommit] FailoverReserve
         bool refuseSoft = false;              // a soft violation is hard
         std::string instance; // the candidate's name: its own record is not counted
+        // The class the VM will run in: while admission is closed only a
+        // killable class is refused. "" = the class memqosd gives it (its
+        // workload's, else a [Rule.*] for vm:<instance>, else [VM]
+        // DefaultClass). nullopt (callers before the option existed): every
+        // candidate is taken to land in a killable class.
+        std::optional<std::string> className;
     };
     // A verdict as VerifyPlacement answers it: the core's kind and numbers
     // with its wording, or the refusal of closed admission.
@@ -209,6 +215,9 @@ public:
     };
     PlacementAnswer verifyPlacement(Bytes memory, Bytes minMemory,
                                     const PlacementRequest& request) const;
+    // UnknownClass when `className` names no class (AssignWorkload's
+    // check, for VerifyPlacement's "class" option).
+    std::optional<ApiError> unknownClass(const std::string& className) const;
     std::vector<wording::FindingText> verify() const;
     // Re-reads the configuration. Every key takes effect at once except the
     // start-only ones (config/reload.hpp), which keep their running values;
@@ -267,7 +276,9 @@ private:
     ApiResult<core::Workload> validate(const std::string& id, const std::string& className,
                                        Bytes request, Bytes limit) const;
     // validate, then the class's admission (closed at pressure level ≥ 1 for
-    // a killable class): what AssignWorkload and RunWorkload check first.
+    // a killable class): what RunWorkload checks first. AssignWorkload
+    // validates, then checks admission only once it knows the workload does
+    // not run (admissionRefusalUnlessRunning).
     ApiResult<core::Workload> admit(const std::string& id, const std::string& className,
                                     Bytes request, Bytes limit) const;
     Result<core::Tiers> tiersFor(const core::Workload& w) const;
@@ -317,6 +328,18 @@ private:
     // Refuses a placement into `cls` while admission is closed (killable
     // classes only; nothing is refused under dry run).
     std::optional<ApiError> admissionRefusal(const core::ClassPolicy& cls) const;
+    // Admission control is for what would add memory: a new placement. A
+    // workload that already runs (a unit with a cgroup, a running domain, a
+    // Ganeti instance whose qemu runs) adds none when its class changes, so
+    // it is never refused (the Ganeti post-hook's AssignWorkload of the
+    // instance it just started or moved here). Else admissionRefusal.
+    std::optional<ApiError> admissionRefusalUnlessRunning(const std::string& className,
+                                                          bool running) const;
+    // The instance's qemu runs (its pidfile names a live process).
+    bool ganetiRunning(const std::string& name) const;
+    // The class a placement request lands in (PlacementRequest::className);
+    // nullptr when the request does not say.
+    const core::ClassPolicy* placementClass(const PlacementRequest& request) const;
     void keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t>& procs);
     void execute(const core::Decisions& decisions, const core::PressureState& before,
                  TimePoint now);

@@ -237,7 +237,21 @@ void Manager::adoptInstance(const std::string& name) {
         });
 }
 
+bool Manager::ganetiRunning(const std::string& name) const {
+    if (ganeti_ == nullptr) {
+        return false;
+    }
+    auto pid = ganeti_->pid(name);
+    return pid && std::filesystem::exists(proc_.root() / std::to_string(*pid));
+}
+
 void Manager::assignGaneti(const core::Workload& w, bool persist, Reply<std::string> reply) {
+    // The post-hook assigns the class of its tag to the instance it has just
+    // started or moved here: it runs, and is never refused for admission.
+    if (auto refused = admissionRefusalUnlessRunning(w.className, ganetiRunning(vmName(w.id)))) {
+        reply(*refused);
+        return;
+    }
     if (auto st = store_.save(io::Assignment{w, persist}); !st) {
         reply(stateWriteFailed("store the assignment of " + w.id, st.error()));
         return;

@@ -274,6 +274,11 @@ void Manager::assignVm(const core::Workload& w, bool persist, Reply<std::string>
                            "cannot manage " + w.id + ": " + d.error().what));
             return;
         }
+        // A running domain adds no memory when its class changes.
+        if (auto refused = admissionRefusalUnlessRunning(w.className, d->active)) {
+            reply(*refused);
+            return;
+        }
         auto apply = [this, w, persist, d = *d, reply] {
             if (auto st = store_.save(io::Assignment{w, persist}); !st) {
                 reply(stateWriteFailed("store the assignment of " + w.id, st.error()));

@@ -111,6 +111,7 @@ Result<Step> checkStep(const Vars& v, const std::string& name) {
     s.instance = name;
     s.maxMemory = *max;
     s.minMemory = min ? std::min(*min, *max) : *max;
+    s.className = config::classFromTags(v.get("INSTANCE_TAGS")).value_or("");
     return s;
 }
 
@@ -128,7 +129,6 @@ Result<Step> recordStep(const Vars& v, const std::string& name) {
     }
     s->kind = StepKind::Record;
     s->up = isUp(v);
-    s->className = config::classFromTags(v.get("INSTANCE_TAGS")).value_or("");
     return s;
 }
 

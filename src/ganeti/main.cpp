@@ -204,9 +204,13 @@ int unreachable(const config::GanetiConfig& cfg, const Plan& p, const Step& s,
 
 int check(Daemon& d, const config::GanetiConfig& cfg, const Plan& p, const Step& s,
           std::string_view node) {
-    auto reply = d.call("VerifyPlacement", "tta{sv}", static_cast<std::uint64_t>(s.maxMemory),
-                        static_cast<std::uint64_t>(s.minMemory), 2U, "instance", "s",
-                        s.instance.c_str(), "refuse_soft", "b", cfg.refuseSoft ? 1 : 0);
+    // "class": the tag's, or "" for the class memqosd gives the instance
+    // (a rule, [VM] DefaultClass): while admission is closed only a
+    // killable class is refused.
+    auto reply =
+        d.call("VerifyPlacement", "tta{sv}", static_cast<std::uint64_t>(s.maxMemory),
+               static_cast<std::uint64_t>(s.minMemory), 3U, "instance", "s", s.instance.c_str(),
+               "refuse_soft", "b", cfg.refuseSoft ? 1 : 0, "class", "s", s.className.c_str());
     if (!reply) {
         return unreachable(cfg, p, s, reply.error().what);
     }
@@ -236,6 +240,8 @@ int check(Daemon& d, const config::GanetiConfig& cfg, const Plan& p, const Step&
 // A tag memqos:class:<name>: the instance's class, as a persistent
 // assignment (request = minmem, limit = maxmem + [VM] LimitOverhead), sent
 // before the record so memqosd adopts the qemu straight into that class.
+// The instance runs (only up instances are assigned), so memqosd's closed
+// admission does not refuse it.
 int assignClass(Daemon& d, const Plan& p, const Step& s, Bytes limitOverhead) {
     const std::string id = "vm:" + s.instance;
     auto reply = d.call("AssignWorkload", "ssttb", id.c_str(), s.className.c_str(),

@@ -757,6 +757,16 @@ void SystemdDbus::listUnits(Then<std::vector<UnitInfo>> then) {
 
 void SystemdDbus::setUnitProperties(const std::string& unit, const MemoryProperties& props,
                                     Done done) {
+    sendUnitProperties(unit, props, std::move(done), Urgency::Normal);
+}
+
+void SystemdDbus::setUnitPropertiesUrgent(const std::string& unit, const MemoryProperties& props,
+                                          Done done) {
+    sendUnitProperties(unit, props, std::move(done), Urgency::Urgent);
+}
+
+void SystemdDbus::sendUnitProperties(const std::string& unit, const MemoryProperties& props,
+                                     Done done, Urgency urgency) {
     if (props.empty()) {
         postDone(std::move(done), okStatus());
         return;
@@ -775,7 +785,7 @@ void SystemdDbus::setUnitProperties(const std::string& unit, const MemoryPropert
         postDone(std::move(done), m.error());
         return;
     }
-    callForStatus(what, m->get(), std::move(done));
+    callForStatus(what, m->get(), std::move(done), urgency);
 }
 
 void SystemdDbus::startTransientService(const std::string& unit, const std::string& slice,

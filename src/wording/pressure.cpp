@@ -133,7 +133,7 @@ std::string describe(const core::CapClass& c) {
         break;
     }
     const core::GuardCap& g = c.guard;
-    std::string text = "guard: MemTotal " + formatBytes(g.memTotal) + " − other classes " +
+    std::string text = "guard: MemTotal " + formatBytes(g.memTotal) + " − others " +
                        formatBytes(g.others) + " − reserved " + formatBytes(g.reserved) +
                        " − headroom " + formatBytes(g.headroom) + " = " + formatBytes(g.left);
     if (g.floored) {

@@ -482,6 +482,19 @@ class Suite:
             return None
         self.run_check('VerifyPlacement (memqosctl verify-placement: exit 0/0/2)', via_ctl)
 
+        def with_class():
+            # Admission is open here: the class changes nothing (the daemon
+            # tests cover level 1); "" and names are accepted.
+            for cls in ('dedicated', 'reclaimed', ''):
+                v, m, _ = self.placement_opts(GIB, {'class': cls})
+                if v != 'fits':
+                    return f'class {cls!r}: {v} {m}'
+            r = self.memqosctl('verify-placement', '1G', '--class', 'dedicated')
+            if r.returncode != 0 or 'fits' not in r.stdout + r.stderr:
+                return f'--class dedicated: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            return None
+        self.run_check('VerifyPlacement option class (busctl, memqosctl --class)', with_class)
+
     # ---- the instance record ---------------------------------------------------
     def instances_list(self):
         return sorted(tuple(x) for x in self.bcall('ListInstances')[0])
@@ -1035,6 +1048,10 @@ class Suite:
              ('VerifyPlacement', 'tta{sv}', GIB, GIB, 1, 'failover_reserve', 'b', 'true')),
             ('InvalidArgument', None,
              ('VerifyPlacement', 'tta{sv}', GIB, GIB, 1, 'instance', 's', '../x')),
+            ('UnknownClass', ['verify-placement', '1G', '--class', 'nosuch'],
+             ('VerifyPlacement', 'tta{sv}', GIB, GIB, 1, 'class', 's', 'nosuch')),
+            ('InvalidArgument', None,
+             ('VerifyPlacement', 'tta{sv}', GIB, GIB, 1, 'class', 't', 1)),
         ]
         for name, cargs, bargs in cases:
             label = ' '.join(str(a) for a in (cargs or bargs[2:]))

@@ -161,6 +161,10 @@ TEST(ParseCommandLine, VerifyPlacement) {
     c = ok({"verify-placement", "--failover-reserve=0", "1G"});
     ASSERT_TRUE(c.failoverReserve);
     EXPECT_EQ(*c.failoverReserve, 0U);
+    EXPECT_EQ(c.className, "") << "no --class: the option is not sent";
+
+    c = ok({"verify-placement", "1G", "--class", "dedicated"});
+    EXPECT_EQ(c.className, "dedicated");
 }
 
 TEST(ParseCommandLine, VerifyPlacementErrors) {

@@ -19,6 +19,7 @@ public:
     struct SetCall {
         std::string unit;
         io::MemoryProperties props;
+        bool urgent = false; // setUnitPropertiesUrgent
     };
 
     std::map<std::string, io::UnitInfo> units;   // what getUnit/listUnits know
@@ -92,6 +93,11 @@ public:
             m.memorySwapMax = props.memorySwapMax ? props.memorySwapMax : m.memorySwapMax;
         }
         later([done, st] { done(st); });
+    }
+    void setUnitPropertiesUrgent(const std::string& unit, const io::MemoryProperties& props,
+                                 Done done) override {
+        setUnitProperties(unit, props, std::move(done));
+        setCalls.back().urgent = true;
     }
     void startTransientService(const std::string& unit, const std::string& slice,
                                const io::MemoryProperties& props,

@@ -563,9 +563,9 @@ TEST_F(ManagerStoreTest, VerifyPlacementCountsManagedServices) {
     EXPECT_EQ(fits.kind, core::VerdictKind::Fits) << fits.message;
     auto hard = m->verifyPlacement(6 * kGiB + 4096, 0, {});
     EXPECT_EQ(hard.kind, core::VerdictKind::Hard) << hard.message;
-    auto soft = m->verifyPlacement(5 * kGiB, 0, {Bytes(2 * kGiB), false, ""});
+    auto soft = m->verifyPlacement(5 * kGiB, 0, {Bytes(2 * kGiB), false, "", std::nullopt});
     EXPECT_EQ(soft.kind, core::VerdictKind::Soft) << soft.message;
-    auto refused = m->verifyPlacement(5 * kGiB, 0, {Bytes(2 * kGiB), true, ""});
+    auto refused = m->verifyPlacement(5 * kGiB, 0, {Bytes(2 * kGiB), true, "", std::nullopt});
     EXPECT_EQ(refused.kind, core::VerdictKind::Hard) << refused.message;
     EXPECT_NE(refused.message.find("soft violations are refused"), std::string::npos)
         << refused.message;
@@ -592,7 +592,7 @@ TEST_F(ManagerStoreTest, VerifyPlacementCountsUpInstancesOnly) {
     v = m->verifyPlacement(5 * kGiB + 4096, 0, {});
     EXPECT_EQ(v.kind, core::VerdictKind::Hard) << v.message;
     // Its own record is not counted twice (start of b, modify of a).
-    v = m->verifyPlacement(7 * kGiB, 0, {std::nullopt, false, "a.example.test"});
+    v = m->verifyPlacement(7 * kGiB, 0, {std::nullopt, false, "a.example.test", std::nullopt});
     EXPECT_EQ(number(v, "instances"), 0U);
     EXPECT_EQ(v.kind, core::VerdictKind::Fits) << v.message;
 }
@@ -1161,11 +1161,18 @@ TEST_F(PressureTest, OomPriorityPerClassKeptRight) {
 TEST_F(PressureTest, GuardCapsTheReclaimedSliceThroughSystemd) {
     auto m = makeEngine();
     tickAt(*m, 0);
-    // 8 GiB − 0 (no other class slice here) − 1 GiB NodeReserved − 5 %,
-    // page-aligned down.
+    // 8 GiB − others − 1 GiB NodeReserved − 5 %, page-aligned down. No
+    // other class slice here, but others are in use: nginx (dedicated) in
+    // system.slice and the host: MemTotal 8 GiB − MemAvailable 6 GiB − the
+    // reclaimed slice's 600 MiB = 1448 MiB.
     const auto* set = systemd_.lastSet("memqos-reclaimed.slice");
     ASSERT_NE(set, nullptr);
-    EXPECT_EQ(set->memoryHigh, std::optional<Limit>(Limit{7086694400ULL}));
+    EXPECT_EQ(set->memoryHigh, std::optional<Limit>(Limit{5568356352ULL}));
+    // Sent urgent: not queued behind a reconcile storm's writes.
+    const auto cap = std::find_if(systemd_.setCalls.rbegin(), systemd_.setCalls.rend(),
+                                  [](const auto& c) { return c.unit == "memqos-reclaimed.slice"; });
+    ASSERT_NE(cap, systemd_.setCalls.rend());
+    EXPECT_TRUE(cap->urgent) << "the guard's cap waits behind queued property writes";
     const auto calls = systemd_.setCalls.size();
     tickAt(*m, 1);
     EXPECT_EQ(systemd_.setCalls.size(), calls) << "an unchanged cap is not written again";
@@ -1182,23 +1189,46 @@ TEST_F(PressureTest, AdmissionClosedRefusesKillableClassesOnly) {
     EXPECT_EQ(readText(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/memory.reclaim"),
               "6291456");
 
-    systemd_.addUnit("more.service", "/system.slice/more.service");
-    auto refused = assign(*m, "more.service", "shared", 0, kNoLimit);
+    // A unit that does not run: a new placement, refused in a killable class.
+    systemd_.addUnit("later.service", "");
+    auto refused = assign(*m, "later.service", "shared", 0, kNoLimit);
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.error().name, "org.memqos1.Error.AdmissionClosed");
     EXPECT_NE(refused.error().message.find("pressure level 1"), std::string::npos)
         << refused.error().message;
-    EXPECT_TRUE(assign(*m, "more.service", "dedicated", 0, kNoLimit).ok());
+    EXPECT_TRUE(assign(*m, "later.service", "dedicated", 0, kNoLimit).ok());
+    // A unit that runs adds no memory when its class changes: never refused.
+    systemd_.addUnit("more.service", "/system.slice/more.service");
+    auto running = assign(*m, "more.service", "shared", 0, kNoLimit);
+    EXPECT_TRUE(running.ok()) << running.error().message;
     auto v = m->verifyPlacement(kMiB, 0, {});
-    EXPECT_EQ(v.kind, core::VerdictKind::Hard);
+    EXPECT_EQ(v.kind, core::VerdictKind::Hard) << "no class given: taken to be killable";
     EXPECT_NE(v.message.find("admission is closed"), std::string::npos) << v.message;
+    // With the class the VM will run in: only a killable class is refused.
+    const auto inClass = [&](std::optional<std::string> cls, std::string instance = "") {
+        return m->verifyPlacement(kMiB, 0, {std::nullopt, false, std::move(instance), cls});
+    };
+    v = inClass("dedicated");
+    EXPECT_EQ(v.kind, core::VerdictKind::Fits) << v.message;
+    v = inClass("shared");
+    EXPECT_EQ(v.kind, core::VerdictKind::Hard);
+    EXPECT_NE(v.message.find("class shared is killable"), std::string::npos) << v.message;
+    // "": the class memqosd gives it: [VM] DefaultClass (shared), or a rule.
+    EXPECT_EQ(inClass("").kind, core::VerdictKind::Hard);
+    config::WorkloadRule rule;
+    rule.match = "vm:db*";
+    rule.className = "dedicated";
+    config_.rules.push_back(rule);
+    ASSERT_TRUE(m->reload().ok());
+    EXPECT_EQ(inClass("", "db1.example.test").kind, core::VerdictKind::Fits);
+    EXPECT_EQ(inClass("", "web1.example.test").kind, core::VerdictKind::Hard);
 
     setPsi(0, 0);
     for (int t = 3; t <= 14; ++t) {
         tickAt(*m, t);
     }
     EXPECT_TRUE(m->admissionOpen());
-    EXPECT_TRUE(assign(*m, "more.service", "shared", 0, kNoLimit).ok());
+    EXPECT_TRUE(assign(*m, "later.service", "shared", 0, kNoLimit).ok());
 }
 
 } // namespace
@@ -1508,6 +1538,22 @@ TEST_F(VmTest, AssignPersistStoresMetadataAndPartitionAndUnassignTakesThemBack) 
     EXPECT_EQ(m->workloads().at("vm:web").source, daemon::Source::Default);
 }
 
+TEST_F(VmTest, RunningDomainIsNeverRefusedForAdmission) {
+    auto m = makeVmManager();
+    setPsi(15, 0);
+    vmTick(*m, 0);
+    vmTick(*m, 2); // level 1 after Level1Duration
+    ASSERT_EQ(m->pressureLevel(), 1U);
+    auto r = assignVm(*m, "vm:web", "reclaimed", 0, 1 * kGiB, false);
+    EXPECT_TRUE(r.ok()) << r.error().name << ": " << r.error().message;
+    // A defined domain that does not run: a new placement, refused.
+    hv_.domains["web"].active = false;
+    hv_.domains["web"].id = -1;
+    r = assignVm(*m, "vm:web", "shared", 0, 1 * kGiB, false);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().name, "org.memqos1.Error.AdmissionClosed");
+}
+
 TEST_F(VmTest, AssignOfAnUnknownDomainIsRefused) {
     auto m = makeVmManager();
     auto r = assignVm(*m, "vm:nope", "shared", 0, 1 * kGiB, false);
@@ -1771,6 +1817,32 @@ TEST_F(GanetiTest, AssignedClassDecidesTheSliceAndTheInstanceIsNeverKilled) {
     for (const auto& [inst, target] : kvm_.balloonCalls) {
         EXPECT_GE(target, 256 * kMiB);
     }
+}
+
+TEST_F(GanetiTest, RunningInstanceIsNeverRefusedForAdmission) {
+    auto m = makeGanetiManager();
+    setPsi(15, 0);
+    tickAt(*m, 0);
+    tickAt(*m, 2); // level 1 after Level1Duration
+    ASSERT_EQ(m->pressureLevel(), 1U);
+    ASSERT_FALSE(m->admissionOpen());
+    // The post-hook's AssignWorkload for the tag memqos:class:reclaimed of
+    // the instance it started (its qemu, pid 6001, runs): it adds no memory.
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    auto r = assign(*m, "vm:inst1.example.test", "reclaimed", 512 * kMiB, 1280 * kMiB);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    flush();
+    EXPECT_EQ(m->workloads().at("vm:inst1.example.test").workload.className, "reclaimed");
+    // An instance whose qemu does not run: a new placement, refused.
+    ASSERT_TRUE(m->recordInstance("inst2.example.test", 512 * kMiB, 1 * kGiB, false).ok());
+    auto refused = assign(*m, "vm:inst2.example.test", "reclaimed", 0, kNoLimit);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().name, "org.memqos1.Error.AdmissionClosed");
+    // A pidfile whose process is gone is no running instance either.
+    kvm_.pids["inst2.example.test"] = 6002;
+    refused = assign(*m, "vm:inst2.example.test", "reclaimed", 0, kNoLimit);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().name, "org.memqos1.Error.AdmissionClosed");
 }
 
 TEST_F(GanetiTest, ForgottenInstanceTakesItsAssignmentAlong) {

@@ -125,6 +125,34 @@ def main(argv):
                      (r.stdout, record()))
         r, _ = run_hook(busenv.ganeti_env(src, 'instance-remove-post-1.env'))
         checks.check('post remove again: nothing to forget is fine', r.returncode == 0, r.stdout)
+        # Closed admission (pressure level 1): the pre-hook names the
+        # instance's class, and only a killable one is refused.
+        env.write_config(base_conf + '[Pressure]\nLevel1MemAvailable=99%\n')
+        subprocess.run(['busctl', '--address=' + env.address, 'call', busenv.MEMQOS,
+                        '/org/memqos1', 'org.memqos1.Manager', 'Reload'], check=True)
+        level = ''
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            level = subprocess.run(['busctl', '--address=' + env.address, 'get-property',
+                                    busenv.MEMQOS, '/org/memqos1', 'org.memqos1.Manager',
+                                    'PressureLevel'], capture_output=True, text=True,
+                                   check=False).stdout.strip()
+            if level == 'u 1':
+                break
+            time.sleep(0.2)
+        checks.check('pressure level 1 with Level1MemAvailable=99%', level == 'u 1', level)
+        tagged = busenv.ganeti_env(src, 'instance-failover-pre-1.env',
+                                   GANETI_INSTANCE_TAGS='web memqos:class:dedicated')
+        r, _ = run_hook(tagged)
+        checks.check('level 1: failover of a dedicated instance (tag) allowed',
+                     r.returncode == 0, r.stdout + r.stderr)
+        r, _ = run_hook(busenv.ganeti_env(src, 'instance-failover-pre-1.env'))
+        checks.check('level 1: failover of an untagged instance (DefaultClass shared) refused',
+                     r.returncode == 1 and 'admission is closed' in r.stdout and
+                     'class shared is killable' in r.stdout, r.stdout + r.stderr)
+        env.write_config(base_conf)
+        subprocess.run(['busctl', '--address=' + env.address, 'call', busenv.MEMQOS,
+                        '/org/memqos1', 'org.memqos1.Manager', 'Reload'], check=True)
         # Other nodes do nothing, even with memqosd gone.
         other = busenv.ganeti_env(src, 'instance-add-pre-1.env', GANETI_INSTANCE_PRIMARY='node2.example.test')
 

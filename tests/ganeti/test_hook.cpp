@@ -111,6 +111,29 @@ TEST(HookPlan, MigrateAndFailoverCheckOnTheNewPrimary) {
     }
 }
 
+TEST(HookPlan, ChecksCarryTheTagsClass) {
+    // VerifyPlacement is asked for the class the instance will run in: a
+    // move of a dedicated instance is not refused for closed admission.
+    for (const char* path : {"instance-failover", "instance-migrate", "instance-start"}) {
+        auto env = base("pre", path);
+        const bool move = std::string_view(path) != "instance-start";
+        if (move) {
+            env["GANETI_INSTANCE_PRIMARY"] = "node2.example.test";
+            env["GANETI_OLD_PRIMARY"] = "node2.example.test";
+            env["GANETI_NEW_PRIMARY"] = kNode;
+        }
+        env["GANETI_INSTANCE_TAGS"] = "web memqos:class:dedicated";
+        auto expected = check("inst1.example.test", 512 * kMiB, 256 * kMiB);
+        expected.className = "dedicated";
+        EXPECT_EQ(steps(env), std::vector<Step>{expected}) << path;
+        // No tag: "" (memqosd's rule or DefaultClass decides).
+        env.erase("GANETI_INSTANCE_TAGS");
+        EXPECT_EQ(steps(env),
+                  std::vector<Step>{check("inst1.example.test", 512 * kMiB, 256 * kMiB)})
+            << path;
+    }
+}
+
 TEST(HookPlan, PostHooksRecordTheStateAfterTheOperation) {
     auto env = base("post", "instance-stop");
     env["GANETI_POST_INSTANCE_STATUS"] = "down";

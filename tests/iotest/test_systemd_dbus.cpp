@@ -25,6 +25,7 @@
 namespace memqos::io {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -425,6 +426,32 @@ TEST_F(SystemdDbusTest, CallsBeyondTheBoundWaitInOrderAndKillsDoNot) {
     EXPECT_EQ(systemd_->pendingCalls(), 0U);
     EXPECT_EQ(systemd_->queuedCalls(), 0U);
     EXPECT_EQ(callsOf("SetUnitProperties").size(), kCalls);
+}
+
+TEST_F(SystemdDbusTest, UrgentPropertiesAreNotQueuedBehindTheBound) {
+    // A pressure cap while a reconcile storm fills the queue: sent at once,
+    // as KillUnit is, and answered before the queued writes.
+    constexpr std::size_t kCalls = 200;
+    constexpr std::size_t kBound = io::SystemdDbus::kMaxCallsInFlight;
+    std::size_t done = 0;
+    MemoryProperties props;
+    props.memoryLow = kMiB;
+    for (std::size_t i = 0; i < kCalls; ++i) {
+        systemd_->setUnitProperties("nginx.service", props, [&done](const Status&) { ++done; });
+    }
+    ASSERT_EQ(systemd_->queuedCalls(), kCalls - kBound);
+    MemoryProperties cap;
+    cap.memoryHigh = Limit{512 * kMiB};
+    std::optional<std::size_t> doneBeforeCap;
+    systemd_->setUnitPropertiesUrgent("nginx.service", cap, [&](const Status& s) {
+        EXPECT_TRUE(s) << s.error().what;
+        doneBeforeCap = done;
+    });
+    EXPECT_EQ(systemd_->pendingCalls(), kBound + 1);
+    EXPECT_EQ(systemd_->queuedCalls(), kCalls - kBound);
+    ASSERT_TRUE(runUntil([&] { return done == kCalls && doneBeforeCap.has_value(); }));
+    EXPECT_LE(*doneBeforeCap, kBound) << "the cap was answered after queued writes";
+    EXPECT_THAT(callsOf("SetUnitProperties"), Contains(HasSubstr("MemoryHigh")));
 }
 
 TEST_F(SystemdDbusTest, DestroyingCancelsOutstandingCalls) {

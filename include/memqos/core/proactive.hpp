@@ -94,12 +94,19 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
                                  const std::map<std::string, WorkloadReclaim>& state,
                                  Bytes pageSize = kDefaultPageSize);
 
+// Memory claimed by everything but class `cls`: Σ over every class other
+// than `cls` of max(Σ its workloads' requests, its slice's memory.current)
+// — or, when larger, MemTotal − MemAvailable − `cls`'s slice memory.current
+// (memory used outside the class slices counts too: assigned units in their
+// own slices such as system.slice, libvirt VMs in machine.slice, the host
+// itself). The memory guard's "others" (pressure.hpp) and the claim
+// reclaimedAllocatable subtracts: one formula for both.
+Bytes claimedByOthers(const Snapshot& snapshot, const std::vector<ClassPolicy>& classes,
+                      std::string_view cls);
+
 // Memory the reclaimed class may use now without touching the others
 // (Katalyst's reclaimed_memory): MemTotal − nodeReserved − guardHeadroom ·
-// MemTotal − Σ over every class other than `reclaimedClass` of
-// max(Σ its workloads' requests, its slice's memory.current) — or, when
-// larger, MemTotal − MemAvailable − the reclaimed class's memory.current
-// (memory used outside the classes counts too); never negative.
+// MemTotal − claimedByOthers(reclaimedClass); never negative.
 Bytes reclaimedAllocatable(const Snapshot& snapshot, const std::vector<ClassPolicy>& classes,
                            std::string_view reclaimedClass, Permyriad guardHeadroom);
 

@@ -45,8 +45,10 @@ struct Step {
     Bytes maxMemory = 0; // Check: the memory asked; Record: the record's
     Bytes minMemory = 0;
     bool up = false; // Record
-    // Record: the class of an instance tag "memqos:class:<name>"
-    // (GANETI_INSTANCE_TAGS), "" when it has none.
+    // The class of an instance tag "memqos:class:<name>"
+    // (GANETI_INSTANCE_TAGS), "" when it has none. Check: the class the
+    // placement is verified for ("": memqosd's rule or DefaultClass);
+    // Record: sent as a persistent AssignWorkload first.
     std::string className;
     friend bool operator==(const Step&, const Step&) = default;
 };

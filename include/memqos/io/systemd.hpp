@@ -72,6 +72,11 @@ public:
     // SetUnitProperties(unit, runtime=true, props).
     virtual void setUnitProperties(const std::string& unit, const MemoryProperties& props,
                                    Done done) = 0;
+    // The same call, sent at once: never queued behind other calls, as
+    // KillUnit. For pressure actions (a class cap): behind a reconcile storm
+    // of up to 1000 queued writes it would come too late.
+    virtual void setUnitPropertiesUrgent(const std::string& unit, const MemoryProperties& props,
+                                         Done done) = 0;
     // StartTransientUnit(unit, "fail", [Slice, ExecStart, memory props]).
     virtual void startTransientService(const std::string& unit, const std::string& slice,
                                        const MemoryProperties& props,

@@ -67,6 +67,8 @@ public:
     void listUnits(Then<std::vector<UnitInfo>> then) override;
     void setUnitProperties(const std::string& unit, const MemoryProperties& props,
                            Done done) override;
+    void setUnitPropertiesUrgent(const std::string& unit, const MemoryProperties& props,
+                                 Done done) override;
     // Properties: Description "memqos workload <unit>", Slice, ExecStart
     // [(argv[0], argv, false)], MemoryAccounting true, the memory properties;
     // empty argv: invalid_argument without a call.
@@ -115,6 +117,8 @@ private:
     void systemdOwnerChanged(sd_bus_message* m);
     void readUnitProperties(UnitInfo info, const std::string& path, const Then<UnitInfo>& then);
     void readControlGroup(UnitInfo info, const std::string& path, const Then<UnitInfo>& then);
+    void sendUnitProperties(const std::string& unit, const MemoryProperties& props, Done done,
+                            Urgency urgency);
     void callForStatus(const std::string& what, sd_bus_message* m, Done done,
                        Urgency urgency = Urgency::Normal);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/core/pressure.hpp"
+#include "memqos/core/proactive.hpp"
 
 #include <gtest/gtest.h>
 
@@ -487,6 +488,35 @@ TEST(CorePressureGuard, CapFollowsTheOtherClasses) {
     c = caps(out.decisions);
     ASSERT_EQ(c.size(), 1U);
     EXPECT_EQ(c[0].memoryHigh, kRoomyGuard - 2_GiB);
+}
+
+TEST(CorePressureGuard, CountsMemoryOutsideTheClassSlices) {
+    // An assigned unit stays in system.slice, a libvirt VM in machine.slice:
+    // their memory is in no class slice, but it is in use. The class slices
+    // hold 8 GiB (reclaimed 2 GiB of them) and MemAvailable is 4 GiB: the
+    // others use 16e9 − 4 GiB − 2 GiB, not the 6 GiB of the other slices.
+    Snapshot s = roomy(calm(0));
+    s.system.mem.memAvailable = 4_GiB;
+    const Bytes others = kTotal - 4_GiB - 2_GiB;
+    auto out = decide(s, {}, defaultClasses(), {});
+    auto c = caps(out.decisions);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].guard.others, others);
+    // 16e9 − others − 5 % of 16e9 = 6 GiB − 8e8, page-aligned down.
+    EXPECT_EQ(c[0].memoryHigh, 5'642'448'896U);
+    // The same claim as ReclaimedAllocatable's: one formula.
+    EXPECT_EQ(c[0].guard.left, reclaimedAllocatable(s, defaultClasses(), "reclaimed",
+                                                    PressureConfig{}.guardHeadroom));
+
+    // A class's requests count when above its slice's usage (here too).
+    s.system.mem.memAvailable = kTotal / 2;
+    s.workloads.push_back(sample("big.service", "shared", 5_GiB, 0));
+    out = decide(s, {}, defaultClasses(), {});
+    c = caps(out.decisions);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].guard.others, 2_GiB + 1_GiB + 5_GiB) << "system 2 GiB + shared's requests";
+    EXPECT_EQ(c[0].guard.left, reclaimedAllocatable(s, defaultClasses(), "reclaimed",
+                                                    PressureConfig{}.guardHeadroom));
 }
 
 TEST(CorePressureGuard, FloorWhenTheOthersUseEverything) {

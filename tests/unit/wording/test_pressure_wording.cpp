@@ -117,7 +117,7 @@ TEST(WordingPressure, CapReasons) {
     EXPECT_EQ(describe(c),
               "throttle at pressure level 2: usage 2.0 GiB, cap 1.9 GiB (guard 8.2 GiB)");
     c.why = CapClass::Why::Guard;
-    EXPECT_EQ(describe(c), "guard: MemTotal 14.9 GiB − other classes 6.0 GiB − reserved 0 B − "
+    EXPECT_EQ(describe(c), "guard: MemTotal 14.9 GiB − others 6.0 GiB − reserved 0 B − "
                            "headroom 762.9 MiB = 8.2 GiB");
     c.guard.floored = true;
     EXPECT_TRUE(describe(c).ends_with(", floor 305.2 MiB")) << describe(c);

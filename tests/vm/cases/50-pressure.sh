@@ -81,16 +81,27 @@ memqosd --check-config || fail "the admission drop-in does not pass --check-conf
 systemctl reload memqosd
 wait_for 30 "pressure level 1" bash -c "[[ \$(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager PressureLevel) == 'u 1' ]]"
 [[ $(prop AdmissionOpen) == false ]] || fail "AdmissionOpen is $(prop AdmissionOpen) at level 1"
-systemd-run --unit=late.service /bin/sleep infinity >/dev/null
+# late.service is loaded but does not run: assigning it is a new placement.
+printf '[Service]\nExecStart=/bin/sleep infinity\n' >/run/systemd/system/late.service
+systemctl daemon-reload
 out=$(mgr AssignWorkload ssttb late.service shared 0 18446744073709551615 false 2>&1) &&
   fail "AssignWorkload into shared succeeded while admission is closed: $out"
 [[ $out == *"admission is closed"* ]] || fail "AssignWorkload answered: $out"
 ok "admission closed: $out"
 out=$(mgr AssignWorkload ssttb late.service dedicated 0 18446744073709551615 false) ||
   fail "AssignWorkload into dedicated (not killable) refused: $out"
+# A unit that runs adds no memory when its class changes: never refused.
+systemd-run --unit=early.service /bin/sleep infinity >/dev/null
+out=$(mgr AssignWorkload ssttb early.service shared 0 18446744073709551615 false 2>&1) ||
+  fail "AssignWorkload of a running unit refused while admission is closed: $out"
+ok "a running unit is assigned into shared while admission is closed"
+mgr UnassignWorkload s early.service
+systemctl stop early.service
 verdict=$(mgr VerifyPlacement tta{sv} $((64 << 20)) 0 0)
 [[ $verdict == *'"hard"'*"admission is closed"* ]] || fail "VerifyPlacement at level 1: $verdict"
-ok "VerifyPlacement at level 1: hard with the pressure reason"
+verdict=$(mgr VerifyPlacement tta{sv} $((64 << 20)) 0 1 class s dedicated)
+[[ $verdict == *'"fits"'* ]] || fail "VerifyPlacement into dedicated at level 1: $verdict"
+ok "VerifyPlacement at level 1: hard with the pressure reason (killable class), fits in dedicated"
 rm "$dropin/50-admission.conf"
 systemctl reload memqosd
 wait_for 60 "admission reopened" bash -c "[[ \$(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager AdmissionOpen) == 'b true' ]]"
@@ -99,6 +110,9 @@ mgr AssignWorkload ssttb late.service shared 0 18446744073709551615 false >/dev/
   fail "AssignWorkload into shared refused after admission reopened"
 ok "admission reopened at level 0"
 systemctl stop late.service
+mgr UnassignWorkload s late.service
+rm /run/systemd/system/late.service
+systemctl daemon-reload
 
 # --- dry run: level 3 whenever MemAvailable <= 99 %, nothing is killed
 # (a higher level's MemAvailable threshold may not be above a lower one's)
