@@ -235,6 +235,19 @@ GuardCap guardCap(const Snapshot& snap, const PressureConfig& cfg, const std::st
             others = detail::saturate(U128{others} + c.cgroup->memoryCurrent);
         }
     }
+    // Unplaced VMs: memqos frees none of their memory, so it is as good as
+    // a protected class's. Only those outside the class slices (machine.slice,
+    // say): a slice's memory.current above has its members' already.
+    const auto inClassSlice = [&](const std::string& path) {
+        return std::any_of(snap.classes.begin(), snap.classes.end(), [&](const ClassSample& c) {
+            return c.cgroup && !c.cgroup->path.empty() && path.starts_with(c.cgroup->path + "/");
+        });
+    };
+    for (const auto& ws : snap.workloads) {
+        if (ws.unplaced && ws.cgroup && !inClassSlice(ws.cgroup->path)) {
+            others = detail::saturate(U128{others} + ws.cgroup->memoryCurrent);
+        }
+    }
     const Bytes headroom = permyriadOf(total, cfg.guardHeadroom);
     const Bytes floor = pageFloor(permyriadOf(total, kGuardFloor), page);
     const Bytes left = detail::subOrZero(

@@ -37,6 +37,8 @@
 //        effort class; none in a tick that decides a kill)
 //   every tick, for each memoryGuard class with a sample (DESIGN §4):
 //        guard = MemTotal − Σ memory.current of the other classes −
+//                Σ memory.current of the unplaced workloads outside the
+//                class slices (WorkloadSample::unplaced) −
 //                nodeReserved − guardHeadroom·MemTotal, at least
 //                kGuardFloor of MemTotal (page-aligned);
 //        at level ≥ 2 the target is min(previous cap, guard, 95 % of the
