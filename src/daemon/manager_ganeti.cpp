@@ -85,12 +85,22 @@ Result<core::Tiers> Manager::deriveInstance(ManagedWorkload& m, const std::strin
             m.workload.request = r->request != 0 ? r->request : minMem;
             m.workload.limit = r->limit ? r->limit : lim;
             m.workload.priority = r->priority;
-        } else {
+        } else if (!config_.vm.defaultClass.empty()) {
             m.source = Source::Default;
             m.workload.className = config_.vm.defaultClass;
             m.workload.request = minMem;
             m.workload.limit = lim;
+        } else {
+            // Nothing placed it: observed only (no scope, no tiers).
+            m.source = Source::Unplaced;
+            m.workload.className.clear();
+            m.workload.request = 0;
+            m.workload.limit = Limit{};
+            m.workload.priority = 0;
         }
+    }
+    if (observedOnly(m)) {
+        return core::Tiers{};
     }
     return tiersFor(m.workload);
 }
@@ -162,6 +172,40 @@ void Manager::adoptInstance(const std::string& name) {
         return;
     }
     const std::string scope = scopeFor(name);
+    if (observedOnly(m)) {
+        // Unplaced: its qemu stays where Ganeti started it (ganeti.service),
+        // which is no cgroup of its own to read; memqos starts no scope for
+        // it. Adopted by an older memqos (whose DefaultClass placed it), it
+        // keeps its scope, observed there, and the scope gets systemd's
+        // defaults back: memqos created it, so it has no values of its own.
+        auto at = scopeOfPid(*pid);
+        const bool inOwnScope = at && at->first == scope;
+        const bool changed = isNew || m.vm->pid != *pid || m.unit != (inOwnScope ? scope : "");
+        m.vm->running = true;
+        m.vm->pid = *pid;
+        m.unit = inOwnScope ? scope : "";
+        m.cgroupPath = inOwnScope ? at->second : "";
+        if (!inOwnScope) {
+            m.present = false;
+        }
+        if (changed) {
+            log::info(inOwnScope ? "Observing Ganeti instance {INSTANCE} in {UNIT}: unplaced (no "
+                                   "tag, rule or [VM] DefaultClass); giving the scope systemd's "
+                                   "defaults back"
+                                 : "Observing Ganeti instance {INSTANCE}: unplaced (no tag, rule "
+                                   "or [VM] DefaultClass), so memqos leaves its qemu alone",
+                      "INSTANCE", name, "UNIT", m.unit, "PID", *pid);
+        }
+        const bool reconcileNeeded = changedFrom(m);
+        workloads_[id] = std::move(m);
+        if (changed && inOwnScope) {
+            restoreOriginal(scope, [] {});
+        }
+        if (reconcileNeeded) {
+            reconcile();
+        }
+        return;
+    }
     const auto* cls = core::findClass(config_.classes, m.workload.className);
     const std::string slicePath = io::classSlicePath(m.workload.className);
     auto where = scopeOfPid(*pid);
