@@ -314,7 +314,13 @@ void Manager::ganetiFindings(std::vector<wording::FindingText>& out) const {
     for (const auto& [name, rec] : instances_) {
         const auto w = workloads_.find(vmId(name));
         const bool running = ganeti_->pid(name).ok();
-        if (rec.up && running && (w == workloads_.end() || w->second.unit.empty())) {
+        if (rec.up && running && w != workloads_.end() && observedOnly(w->second) &&
+            w->second.unit.empty()) {
+            out.push_back({"info", "instance-unplaced",
+                           "instance " + name + " is unplaced (no memqos:class tag, rule or [VM] "
+                           "DefaultClass): memqos observes it and leaves its qemu where Ganeti "
+                           "started it"});
+        } else if (rec.up && running && (w == workloads_.end() || w->second.unit.empty())) {
             out.push_back({"warning", "instance-not-adopted",
                            "instance " + name + " is recorded as up and runs, but its qemu is "
                            "not in a memqos scope (yet): it gets no tiers"});

@@ -1871,6 +1871,13 @@ TEST_F(GanetiTest, UnplacedInstanceIsListedButNotAdoptedUntilAssigned) {
     EXPECT_TRUE(systemd_.scopeCalls.empty()) << "an unplaced instance was moved into a scope";
     EXPECT_EQ(systemd_.lastSet("memqos-vm-inst1.example.test.scope"), nullptr);
     EXPECT_EQ(readText(dir_ / "proc/6001/oom_score_adj"), "0\n");
+    std::vector<std::string> codes;
+    for (const auto& f : m->verify()) {
+        codes.push_back(f.code);
+    }
+    EXPECT_NE(std::find(codes.begin(), codes.end(), "instance-unplaced"), codes.end());
+    EXPECT_EQ(std::find(codes.begin(), codes.end(), "instance-not-adopted"), codes.end())
+        << "an unplaced instance is not a failed adoption";
     ASSERT_TRUE(assign(*m, "vm:inst1.example.test", "shared", 512 * kMiB, 2 * kGiB).ok());
     flush();
     ASSERT_EQ(systemd_.scopeCalls.size(), 1U);
@@ -1967,6 +1974,7 @@ TEST_F(GanetiTest, AnInstanceWhosePidfileIsGoneIsDroppedAtTheNextScan) {
 }
 
 TEST_F(GanetiTest, VerifySaysWhenRecordAndScopesDisagree) {
+    config_.vm.defaultClass = "shared"; // placed, so memqos tries to adopt it
     systemd_.failScope = makeError(std::errc::io_error, "refused");
     auto m = makeGanetiManager();
     ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
