@@ -1252,7 +1252,7 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     // VMs derive their class from the configuration ([VM] DefaultClass,
     // rules): found again, an unplaced VM may be placed now, or the reverse.
     if (hypervisor_ != nullptr) {
-        discoverDomains();
+        discoverDomains(false);
     }
     scanGanetiInstances();
     for (const auto& n : notes) {

@@ -382,7 +382,9 @@ private:
 
     // --- VMs ---
     void startHypervisor();
-    void discoverDomains();
+    // Lists every domain and derives each one's class again. resendTiers:
+    // every VM's properties are sent again too (after a (re)connect).
+    void discoverDomains(bool resendTiers = true);
     void refreshDomain(const std::string& name);
     void upsertDomain(const io::DomainInfo& d);
     void forgetDomain(const std::string& name);

@@ -76,8 +76,8 @@ void Manager::startHypervisor() {
     hypervisor_->start(std::move(ev));
 }
 
-void Manager::discoverDomains() {
-    hypervisor_->listDomains([this](Result<std::vector<io::DomainInfo>> domains) {
+void Manager::discoverDomains(bool resendTiers) {
+    hypervisor_->listDomains([this, resendTiers](Result<std::vector<io::DomainInfo>> domains) {
         if (!domains) {
             log::warning("Cannot list libvirt's domains: {ERROR}", "ERROR",
                          domains.error().what);
@@ -86,7 +86,7 @@ void Manager::discoverDomains() {
         // After a (re)connect the tiers are sent again: a libvirtd restart
         // may have re-created scopes, or someone changed them meanwhile.
         for (const auto& [id, m] : workloads_) {
-            if (m.vm && m.vm->backend == VmBackend::Libvirt && !m.unit.empty()) {
+            if (resendTiers && m.vm && m.vm->backend == VmBackend::Libvirt && !m.unit.empty()) {
                 applied_.erase(m.unit);
             }
         }
