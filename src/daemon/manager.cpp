@@ -941,6 +941,13 @@ void Manager::unassign(const std::string& id, Reply<Done> reply) {
         reply(apiError("NoSuchWorkload", "'" + id + "' is not managed by memqos"));
         return;
     }
+    if (observedOnly(it->second)) {
+        // Nothing to take back, and giving its scope "its own values" would
+        // write systemd's defaults over whatever it has.
+        reply(apiError("NoSuchWorkload", "'" + id + "' is unplaced: memqos only observes it, "
+                                         "so there is nothing to unassign"));
+        return;
+    }
     if (auto st = store_.remove(id); !st) {
         reply(stateWriteFailed("remove the stored assignment of " + id, st.error()));
         return;

@@ -1509,6 +1509,23 @@ TEST_F(VmTest, UnplacedDomainsUsageCountsInTheMemoryGuard) {
     EXPECT_EQ(**after->memoryHigh, capBefore - 1 * kGiB);
 }
 
+// Unassigning a VM nothing placed is refused, and writes nothing: giving
+// its scope "its own values" would put systemd's defaults over its own.
+TEST_F(VmTest, UnassignOfAnUnplacedDomainIsRefusedAndWritesNothing) {
+    systemd_.addUnit(kScope, std::string("/machine.slice/") + kScope);
+    auto m = makeVmManager();
+    ASSERT_EQ(m->workloads().at("vm:web").source, daemon::Source::Unplaced);
+    std::optional<ApiResult<daemon::Done>> un;
+    m->unassign("vm:web", [&](ApiResult<daemon::Done> x) { un = x; });
+    flush();
+    ASSERT_TRUE(un.has_value());
+    ASSERT_FALSE(un->ok());
+    EXPECT_EQ(un->error().name, "org.memqos1.Error.NoSuchWorkload");
+    EXPECT_EQ(systemd_.lastSet(kScope), nullptr);
+    EXPECT_TRUE(hv_.placeCalls.empty());
+    EXPECT_EQ(m->workloads().at("vm:web").source, daemon::Source::Unplaced);
+}
+
 // AssignWorkload places an unplaced VM (its class's tiers, as before);
 // UnassignWorkload makes it unplaced again and gives its scope back what
 // it had.
