@@ -32,8 +32,7 @@ std::vector<Candidate> rankVictims(const Snapshot& snapshot,
     for (const auto& ws : snapshot.workloads) {
         const ClassPolicy* cls = findClass(classes, ws.workload.className);
         if (cls == nullptr || !cls->killable || !ws.cgroup || ws.neverKill || ws.unplaced ||
-            ws.setAside ||
-            holdsAnother(ws.cgroup->path)) {
+            ws.setAside || holdsAnother(ws.cgroup->path)) {
             continue;
         }
         // Nothing to free (a unit that already ended, whose cgroup lingers):

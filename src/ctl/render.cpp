@@ -403,12 +403,10 @@ std::string renderWorkloads(const std::vector<WorkloadInfo>& workloads, Format f
     for (const auto& w : workloads) {
         // A VM nothing placed has no class: memqos only observes it.
         table.addRow({w.id, w.kind, w.className.empty() ? "(unplaced)" : w.className,
-                      formatSize(w.request), formatSize(w.limit),
-                      formatSize(w.memoryMin), formatSize(w.memoryLow), formatSize(w.memoryHigh),
-                      formatSize(w.memoryMax), formatSize(w.memorySwapMax),
-                      formatSize(w.memoryCurrent), yesNo(w.persistent),
-                      formatSize(w.reclaimedBytes),
-                      w.reclaimState.empty() ? "-" : w.reclaimState});
+                      formatSize(w.request), formatSize(w.limit), formatSize(w.memoryMin),
+                      formatSize(w.memoryLow), formatSize(w.memoryHigh), formatSize(w.memoryMax),
+                      formatSize(w.memorySwapMax), formatSize(w.memoryCurrent), yesNo(w.persistent),
+                      formatSize(w.reclaimedBytes), w.reclaimState.empty() ? "-" : w.reclaimState});
     }
     return table.render(legend);
 }

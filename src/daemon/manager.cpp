@@ -944,8 +944,9 @@ void Manager::unassign(const std::string& id, Reply<Done> reply) {
     if (observedOnly(it->second)) {
         // Nothing to take back, and giving its scope "its own values" would
         // write systemd's defaults over whatever it has.
-        reply(apiError("NoSuchWorkload", "'" + id + "' is unplaced: memqos only observes it, "
-                                         "so there is nothing to unassign"));
+        reply(apiError("NoSuchWorkload", "'" + id +
+                                             "' is unplaced: memqos only observes it, "
+                                             "so there is nothing to unassign"));
         return;
     }
     if (auto st = store_.remove(id); !st) {

@@ -317,9 +317,10 @@ void Manager::ganetiFindings(std::vector<wording::FindingText>& out) const {
         if (rec.up && running && w != workloads_.end() && observedOnly(w->second) &&
             w->second.unit.empty()) {
             out.push_back({"info", "instance-unplaced",
-                           "instance " + name + " is unplaced (no memqos:class tag, rule or [VM] "
-                           "DefaultClass): memqos observes it and leaves its qemu where Ganeti "
-                           "started it"});
+                           "instance " + name +
+                               " is unplaced (no memqos:class tag, rule or [VM] "
+                               "DefaultClass): memqos observes it and leaves its qemu where Ganeti "
+                               "started it"});
         } else if (rec.up && running && (w == workloads_.end() || w->second.unit.empty())) {
             out.push_back({"warning", "instance-not-adopted",
                            "instance " + name + " is recorded as up and runs, but its qemu is "

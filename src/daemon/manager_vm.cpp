@@ -25,7 +25,9 @@ Bytes balloonStep(Bytes memory) {
 
 } // namespace
 
-bool observedOnly(const ManagedWorkload& m) { return m.source == Source::Unplaced; }
+bool observedOnly(const ManagedWorkload& m) {
+    return m.source == Source::Unplaced;
+}
 
 std::string_view toString(Source s) {
     switch (s) {
@@ -241,11 +243,10 @@ void Manager::upsertDomain(const io::DomainInfo& d) {
     m.tiers = *tiers;
     if (observedOnly(m)) {
         if (isNew || before != m.workload || oldUnit != m.unit) {
-            log::info(m.unit.empty()
-                          ? "Observing {WORKLOAD}: unplaced (no metadata, rule or "
-                            "[VM] DefaultClass), so memqos leaves it alone; not running"
-                          : "Observing {WORKLOAD}: unplaced (no metadata, rule or "
-                            "[VM] DefaultClass), so memqos leaves scope {UNIT} alone",
+            log::info(m.unit.empty() ? "Observing {WORKLOAD}: unplaced (no metadata, rule or "
+                                       "[VM] DefaultClass), so memqos leaves it alone; not running"
+                                     : "Observing {WORKLOAD}: unplaced (no metadata, rule or "
+                                       "[VM] DefaultClass), so memqos leaves scope {UNIT} alone",
                       "WORKLOAD", id, "SOURCE", toString(m.source), "UNIT", m.unit);
         }
     } else if (isNew || before != m.workload || oldUnit != m.unit) {

@@ -819,8 +819,8 @@ TEST(VmSection, DefaultsAndValues) {
 
 TEST(VmSection, DefaultClassNoneOrEmptyMeansObserveOnly) {
     for (const char* value : {"", "none"}) {
-        const auto v = validateConfig({{"f", "VM", "DefaultClass", "shared"},
-                                       {"f", "VM", "DefaultClass", value}});
+        const auto v = validateConfig(
+            {{"f", "VM", "DefaultClass", "shared"}, {"f", "VM", "DefaultClass", value}});
         EXPECT_FALSE(v.hasErrors()) << value;
         EXPECT_EQ(v.config.vm.defaultClass, "") << value;
         EXPECT_EQ(renderedValue(v.config, "VM", "DefaultClass"), "") << value;
