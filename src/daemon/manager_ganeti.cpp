@@ -137,6 +137,7 @@ void Manager::adoptInstance(const std::string& name) {
     if (m.vm->adopting) {
         return;
     }
+    const bool wasUnplaced = !isNew && observedOnly(m);
     auto tiers = deriveInstance(m, name, isNew);
     if (!tiers) {
         log::warning("Not managing Ganeti instance {INSTANCE}: {ERROR}", "INSTANCE", name,
@@ -180,7 +181,9 @@ void Manager::adoptInstance(const std::string& name) {
         // defaults back: memqos created it, so it has no values of its own.
         auto at = scopeOfPid(*pid);
         const bool inOwnScope = at && at->first == scope;
-        const bool changed = isNew || m.vm->pid != *pid || m.unit != (inOwnScope ? scope : "");
+        // (A reload that unplaced a placed instance changes it too.)
+        const bool changed = isNew || !wasUnplaced || m.vm->pid != *pid ||
+                             m.unit != (inOwnScope ? scope : "");
         m.vm->running = true;
         m.vm->pid = *pid;
         m.unit = inOwnScope ? scope : "";

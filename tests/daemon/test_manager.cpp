@@ -1920,6 +1920,29 @@ TEST_F(GanetiTest, UnplacedInstanceInAnOldScopeGetsTheScopeDefaultsBack) {
     EXPECT_EQ(p->memoryLow, std::optional<Bytes>(0));
 }
 
+// A reload that empties [VM] DefaultClass unplaces an instance it had
+// placed: it stays in its scope, which gets systemd's defaults back.
+TEST_F(GanetiTest, AReloadThatUnplacesAnInstanceGivesItsScopeTheDefaultsBack) {
+    config_.vm.defaultClass = "shared";
+    systemd_.addUnit("memqos-vm-inst1.example.test.scope",
+                     "/memqos.slice/memqos-shared.slice/memqos-vm-inst1.example.test.scope");
+    auto m = makeGanetiManager();
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    moveIntoScope("memqos-shared.slice");
+    flush();
+    ASSERT_EQ(systemd_.lastSet("memqos-vm-inst1.example.test.scope")->memoryMax,
+              std::optional<Limit>(Limit(1 * kGiB + 256 * kMiB)));
+    config_.vm.defaultClass = "";
+    ASSERT_TRUE(m->reload().ok());
+    flush();
+    const auto& w = m->workloads().at("vm:inst1.example.test");
+    EXPECT_EQ(w.source, daemon::Source::Unplaced);
+    EXPECT_EQ(w.unit, "memqos-vm-inst1.example.test.scope");
+    EXPECT_EQ(systemd_.lastSet("memqos-vm-inst1.example.test.scope")->memoryMax,
+              std::optional<Limit>(Limit{}))
+        << "the reload left the old default's limit on the scope";
+}
+
 TEST_F(GanetiTest, AssignedClassDecidesTheSliceAndTheInstanceIsNeverKilled) {
     auto m = makeGanetiManager();
     systemd_.scopeCalls.clear();
