@@ -182,8 +182,8 @@ void Manager::adoptInstance(const std::string& name) {
         auto at = scopeOfPid(*pid);
         const bool inOwnScope = at && at->first == scope;
         // (A reload that unplaced a placed instance changes it too.)
-        const bool changed = isNew || !wasUnplaced || m.vm->pid != *pid ||
-                             m.unit != (inOwnScope ? scope : "");
+        const bool changed =
+            isNew || !wasUnplaced || m.vm->pid != *pid || m.unit != (inOwnScope ? scope : "");
         m.vm->running = true;
         m.vm->pid = *pid;
         m.unit = inOwnScope ? scope : "";
