@@ -107,6 +107,18 @@ Result<std::string> parseClassName(std::string_view v) {
     return std::string(v);
 }
 
+// [VM] DefaultClass: a class name, or "" / "none" for no default class (a VM
+// nothing else places is observed only). Stored as "" for none.
+Result<std::string> parseDefaultClass(std::string_view v) {
+    if (v.empty() || v == "none")
+        return std::string();
+    auto name = parseClassName(v);
+    if (!name)
+        return invalid(name.error().what + "; or empty or 'none' for no default class: unplaced "
+                                           "VMs are observed only");
+    return name;
+}
+
 std::string formatU32(std::uint32_t v) {
     return std::to_string(v);
 }
@@ -243,7 +255,7 @@ const std::vector<KeyItem<Config>>& globalTable() {
             formatString));
         t.push_back(global(
             "VM", "DefaultClass", [](auto& c) -> auto& { return c.vm.defaultClass; },
-            parseClassName, formatString));
+            parseDefaultClass, formatString));
         t.push_back(global(
             "VM", "LimitOverhead", [](auto& c) -> auto& { return c.vm.limitOverhead; }, parseSize,
             formatSize));
@@ -681,7 +693,8 @@ private:
 
     void checkRules() {
         const auto& classes = out_.config.classes;
-        if (core::findClass(classes, out_.config.vm.defaultClass) == nullptr) {
+        if (!out_.config.vm.defaultClass.empty() &&
+            core::findClass(classes, out_.config.vm.defaultClass) == nullptr) {
             keyProblem(Severity::Error, "VM", "DefaultClass", out_.config.vm.defaultClass,
                        noSuchClass(out_.config.vm.defaultClass));
         }

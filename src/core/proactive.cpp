@@ -149,6 +149,21 @@ Bytes claimedByOthers(const Snapshot& snapshot, const std::vector<ClassPolicy>& 
         const Bytes req = r != requests.end() ? r->second : 0;
         claimed = detail::saturate(U128{claimed} + std::max(req, usage));
     }
+    // Unplaced VMs: memqos frees none of their memory, so it is as good as
+    // a protected class's. Only those outside the class slices (machine.slice,
+    // say): a slice's memory.current above has its members' already.
+    const auto inClassSlice = [&](const std::string& path) {
+        return std::any_of(snapshot.classes.begin(), snapshot.classes.end(),
+                           [&](const ClassSample& c) {
+                               return c.cgroup && !c.cgroup->path.empty() &&
+                                      path.starts_with(c.cgroup->path + "/");
+                           });
+    };
+    for (const auto& ws : snapshot.workloads) {
+        if (ws.unplaced && ws.cgroup && !inClassSlice(ws.cgroup->path)) {
+            claimed = detail::saturate(U128{claimed} + ws.cgroup->memoryCurrent);
+        }
+    }
     // Memory in use outside the classes (the host's own, other slices)
     // counts too: what the host uses minus the class's own.
     const CgroupSample* own = classSample(snapshot, cls);

@@ -31,8 +31,8 @@ std::vector<Candidate> rankVictims(const Snapshot& snapshot,
     std::vector<Candidate> out;
     for (const auto& ws : snapshot.workloads) {
         const ClassPolicy* cls = findClass(classes, ws.workload.className);
-        if (cls == nullptr || !cls->killable || !ws.cgroup || ws.neverKill || ws.setAside ||
-            holdsAnother(ws.cgroup->path)) {
+        if (cls == nullptr || !cls->killable || !ws.cgroup || ws.neverKill || ws.unplaced ||
+            ws.setAside || holdsAnother(ws.cgroup->path)) {
             continue;
         }
         // Nothing to free (a unit that already ended, whose cgroup lingers):

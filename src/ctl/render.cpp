@@ -401,12 +401,12 @@ std::string renderWorkloads(const std::vector<WorkloadInfo>& workloads, Format f
                  {"RECLAIMED", Align::Right},
                  {"RECLAIM"}});
     for (const auto& w : workloads) {
-        table.addRow({w.id, w.kind, w.className, formatSize(w.request), formatSize(w.limit),
-                      formatSize(w.memoryMin), formatSize(w.memoryLow), formatSize(w.memoryHigh),
-                      formatSize(w.memoryMax), formatSize(w.memorySwapMax),
-                      formatSize(w.memoryCurrent), yesNo(w.persistent),
-                      formatSize(w.reclaimedBytes),
-                      w.reclaimState.empty() ? "-" : w.reclaimState});
+        // A VM nothing placed has no class: memqos only observes it.
+        table.addRow({w.id, w.kind, w.className.empty() ? "(unplaced)" : w.className,
+                      formatSize(w.request), formatSize(w.limit), formatSize(w.memoryMin),
+                      formatSize(w.memoryLow), formatSize(w.memoryHigh), formatSize(w.memoryMax),
+                      formatSize(w.memorySwapMax), formatSize(w.memoryCurrent), yesNo(w.persistent),
+                      formatSize(w.reclaimedBytes), w.reclaimState.empty() ? "-" : w.reclaimState});
     }
     return table.render(legend);
 }

@@ -76,9 +76,10 @@ std::string workloadTable(const std::vector<WorkloadInfo>& workloads, const TopS
                  {"PSI", Align::Right},
                  {"RECLAIM"}});
     for (const auto& w : workloads) {
-        table.addRow({w.id, w.className, formatSize(w.memoryCurrent), formatSize(w.request),
-                      formatSize(w.memoryHigh), formatSize(w.limit), formatSize(w.swapCurrent),
-                      percent(w.memoryPressure), w.reclaimState.empty() ? "-" : w.reclaimState});
+        table.addRow({w.id, w.className.empty() ? "(unplaced)" : w.className,
+                      formatSize(w.memoryCurrent), formatSize(w.request), formatSize(w.memoryHigh),
+                      formatSize(w.limit), formatSize(w.swapCurrent), percent(w.memoryPressure),
+                      w.reclaimState.empty() ? "-" : w.reclaimState});
     }
     return boldHeader(table.render(style.legend), style);
 }

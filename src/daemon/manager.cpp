@@ -311,6 +311,10 @@ Result<core::Tiers> Manager::tiersFor(const core::Workload& w) const {
 
 void Manager::recomputeTiers() {
     for (auto it = workloads_.begin(); it != workloads_.end();) {
+        if (observedOnly(it->second)) {
+            ++it; // no class, no tiers
+            continue;
+        }
         auto t = tiersFor(it->second.workload);
         if (!t) {
             log::warning("Dropping {WORKLOAD}: {ERROR}", "WORKLOAD", it->first, "ERROR",
@@ -349,13 +353,26 @@ void Manager::refreshUnit(const std::string& id, std::function<void()> then) {
 void Manager::reconcile() {
     std::vector<PlacedTiers> placed;
     std::set<std::string> managedUnits;
+    // An unplaced VM's scope gets nothing, and what memqos set on it before
+    // (an older [VM] DefaultClass placed it) is given back.
+    std::vector<std::string> giveBack;
     for (const auto& [id, m] : workloads_) {
         if (!m.unit.empty()) {
             managedUnits.insert(m.unit);
         }
+        if (observedOnly(m)) {
+            if (!m.unit.empty() && m.loaded && originals_.contains(m.unit) &&
+                !inFlight_.contains(m.unit)) {
+                giveBack.push_back(m.unit);
+            }
+            continue;
+        }
         if (!m.unit.empty() && m.loaded) {
             placed.push_back({m.unit, m.cgroupPath, m.tiers});
         }
+    }
+    for (const auto& unit : giveBack) {
+        restoreOriginal(unit, [] {});
     }
     ReconcileInput in;
     in.others = otherClaims(placed);
@@ -945,6 +962,14 @@ void Manager::unassign(const std::string& id, Reply<Done> reply) {
         reply(apiError("NoSuchWorkload", "'" + id + "' is not managed by memqos"));
         return;
     }
+    if (observedOnly(it->second)) {
+        // Nothing to take back, and giving its scope "its own values" would
+        // write systemd's defaults over whatever it has.
+        reply(apiError("NoSuchWorkload", "'" + id +
+                                             "' is unplaced: memqos only observes it, "
+                                             "so there is nothing to unassign"));
+        return;
+    }
     if (auto st = store_.remove(id); !st) {
         reply(stateWriteFailed("remove the stored assignment of " + id, st.error()));
         return;
@@ -1144,6 +1169,14 @@ std::vector<wording::FindingText> Manager::verify() const {
             protectedMin = core::saturatingAdd(
                 protectedMin, core::saturatingAdd(m.tiers.memoryMin, m.tiers.memoryLow));
         }
+        if (observedOnly(m)) {
+            // memqos frees nothing of an unplaced VM: all of its memory is
+            // as good as protected while it runs.
+            if (m.vm && m.vm->running) {
+                protectedMin = core::saturatingAdd(protectedMin, m.vm->memory);
+            }
+            continue; // no class to cover
+        }
         auto& c = coverage[m.workload.className];
         c.className = m.workload.className;
         c.membersMin = core::saturatingAdd(c.membersMin, m.tiers.memoryMin);
@@ -1269,6 +1302,12 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     startClassSlices();
     recomputeTiers();
     reconcile();
+    // VMs derive their class from the configuration ([VM] DefaultClass,
+    // rules): found again, an unplaced VM may be placed now, or the reverse.
+    if (hypervisor_ != nullptr) {
+        discoverDomains(false);
+    }
+    scanGanetiInstances();
     for (const auto& n : notes) {
         log::warning("Reload: {NOTE}", "NOTE", n);
     }
@@ -1310,7 +1349,8 @@ void Manager::tick(TimePoint now) {
     for (const auto& [id, m] : workloads_) {
         core::WorkloadSample ws;
         ws.workload = m.workload;
-        ws.neverKill = m.vm && m.vm->backend == VmBackend::Ganeti;
+        ws.neverKill = (m.vm && m.vm->backend == VmBackend::Ganeti) || observedOnly(m);
+        ws.unplaced = observedOnly(m);
         ws.setAside = setAside(id, now);
         if (!m.cgroupPath.empty() && m.present) {
             core::CgroupSample cg;
@@ -1493,6 +1533,9 @@ void Manager::writeMetrics() const {
 }
 
 void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t>& procs) {
+    if (observedOnly(m)) {
+        return; // an unplaced VM's processes keep the priority they have
+    }
     const auto* cls = core::findClass(config_.classes, m.workload.className);
     if (cls == nullptr) {
         return;

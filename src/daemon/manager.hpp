@@ -43,6 +43,15 @@ enum class Source {
     // VMs only:
     Metadata, // the libvirt domain's memqos metadata
     Default,  // [VM] DefaultClass
+    // A VM that nothing placed (no metadata, rule, Ganeti tag or
+    // AssignWorkload, and [VM] DefaultClass empty): observed only. It is
+    // listed (class "", Source "unplaced") and its usage is read and counted
+    // (Verify, the memory guard), but memqos sends it no properties, writes
+    // none of its knobs (memory.reclaim, oom_score_adj, memory.oom.group),
+    // never moves its balloon down and never kills it. A Ganeti instance is
+    // not moved into a scope. Memory properties memqos set before (an older
+    // default placed it) are given back.
+    Unplaced,
 };
 std::string_view toString(Source s);
 
@@ -69,6 +78,10 @@ struct VmState {
     std::int32_t pid = 0;      // Ganeti: the qemu adopted (or being adopted)
     bool adopting = false;     // Ganeti: StartTransientUnit on its way
 };
+
+struct ManagedWorkload;
+// Source::Unplaced: memqos must not act on it.
+bool observedOnly(const ManagedWorkload& m);
 
 struct ManagedWorkload {
     core::Workload workload;
@@ -397,7 +410,9 @@ private:
 
     // --- VMs ---
     void startHypervisor();
-    void discoverDomains();
+    // Lists every domain and derives each one's class again. resendTiers:
+    // every VM's properties are sent again too (after a (re)connect).
+    void discoverDomains(bool resendTiers = true);
     void refreshDomain(const std::string& name);
     void upsertDomain(const io::DomainInfo& d);
     void forgetDomain(const std::string& name);

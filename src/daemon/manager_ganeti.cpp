@@ -85,12 +85,22 @@ Result<core::Tiers> Manager::deriveInstance(ManagedWorkload& m, const std::strin
             m.workload.request = r->request != 0 ? r->request : minMem;
             m.workload.limit = r->limit ? r->limit : lim;
             m.workload.priority = r->priority;
-        } else {
+        } else if (!config_.vm.defaultClass.empty()) {
             m.source = Source::Default;
             m.workload.className = config_.vm.defaultClass;
             m.workload.request = minMem;
             m.workload.limit = lim;
+        } else {
+            // Nothing placed it: observed only (no scope, no tiers).
+            m.source = Source::Unplaced;
+            m.workload.className.clear();
+            m.workload.request = 0;
+            m.workload.limit = Limit{};
+            m.workload.priority = 0;
         }
+    }
+    if (observedOnly(m)) {
+        return core::Tiers{};
     }
     return tiersFor(m.workload);
 }
@@ -127,6 +137,7 @@ void Manager::adoptInstance(const std::string& name) {
     if (m.vm->adopting) {
         return;
     }
+    const bool wasUnplaced = !isNew && observedOnly(m);
     auto tiers = deriveInstance(m, name, isNew);
     if (!tiers) {
         log::warning("Not managing Ganeti instance {INSTANCE}: {ERROR}", "INSTANCE", name,
@@ -162,6 +173,42 @@ void Manager::adoptInstance(const std::string& name) {
         return;
     }
     const std::string scope = scopeFor(name);
+    if (observedOnly(m)) {
+        // Unplaced: its qemu stays where Ganeti started it (ganeti.service),
+        // which is no cgroup of its own to read; memqos starts no scope for
+        // it. Adopted by an older memqos (whose DefaultClass placed it), it
+        // keeps its scope, observed there, and the scope gets systemd's
+        // defaults back: memqos created it, so it has no values of its own.
+        auto at = scopeOfPid(*pid);
+        const bool inOwnScope = at && at->first == scope;
+        // (A reload that unplaced a placed instance changes it too.)
+        const bool changed =
+            isNew || !wasUnplaced || m.vm->pid != *pid || m.unit != (inOwnScope ? scope : "");
+        m.vm->running = true;
+        m.vm->pid = *pid;
+        m.unit = inOwnScope ? scope : "";
+        m.cgroupPath = inOwnScope ? at->second : "";
+        if (!inOwnScope) {
+            m.present = false;
+        }
+        if (changed) {
+            log::info(inOwnScope ? "Observing Ganeti instance {INSTANCE} in {UNIT}: unplaced (no "
+                                   "tag, rule or [VM] DefaultClass); giving the scope systemd's "
+                                   "defaults back"
+                                 : "Observing Ganeti instance {INSTANCE}: unplaced (no tag, rule "
+                                   "or [VM] DefaultClass), so memqos leaves its qemu alone",
+                      "INSTANCE", name, "UNIT", m.unit, "PID", *pid);
+        }
+        const bool reconcileNeeded = changedFrom(m);
+        workloads_[id] = std::move(m);
+        if (changed && inOwnScope) {
+            restoreOriginal(scope, [] {});
+        }
+        if (reconcileNeeded) {
+            reconcile();
+        }
+        return;
+    }
     const auto* cls = core::findClass(config_.classes, m.workload.className);
     const std::string slicePath = io::classSlicePath(m.workload.className);
     auto where = scopeOfPid(*pid);
@@ -284,7 +331,14 @@ void Manager::ganetiFindings(std::vector<wording::FindingText>& out) const {
     for (const auto& [name, rec] : instances_) {
         const auto w = workloads_.find(vmId(name));
         const bool running = ganeti_->pid(name).ok();
-        if (rec.up && running && (w == workloads_.end() || w->second.unit.empty())) {
+        if (rec.up && running && w != workloads_.end() && observedOnly(w->second) &&
+            w->second.unit.empty()) {
+            out.push_back({"info", "instance-unplaced",
+                           "instance " + name +
+                               " is unplaced (no memqos:class tag, rule or [VM] "
+                               "DefaultClass): memqos observes it and leaves its qemu where Ganeti "
+                               "started it"});
+        } else if (rec.up && running && (w == workloads_.end() || w->second.unit.empty())) {
             out.push_back({"warning", "instance-not-adopted",
                            "instance " + name + " is recorded as up and runs, but its qemu is "
                            "not in a memqos scope (yet): it gets no tiers"});

@@ -25,6 +25,10 @@ Bytes balloonStep(Bytes memory) {
 
 } // namespace
 
+bool observedOnly(const ManagedWorkload& m) {
+    return m.source == Source::Unplaced;
+}
+
 std::string_view toString(Source s) {
     switch (s) {
     case Source::Api:
@@ -37,6 +41,8 @@ std::string_view toString(Source s) {
         return "metadata";
     case Source::Default:
         return "default";
+    case Source::Unplaced:
+        return "unplaced";
     }
     return "?";
 }
@@ -72,8 +78,8 @@ void Manager::startHypervisor() {
     hypervisor_->start(std::move(ev));
 }
 
-void Manager::discoverDomains() {
-    hypervisor_->listDomains([this](Result<std::vector<io::DomainInfo>> domains) {
+void Manager::discoverDomains(bool resendTiers) {
+    hypervisor_->listDomains([this, resendTiers](Result<std::vector<io::DomainInfo>> domains) {
         if (!domains) {
             log::warning("Cannot list libvirt's domains: {ERROR}", "ERROR",
                          domains.error().what);
@@ -82,7 +88,7 @@ void Manager::discoverDomains() {
         // After a (re)connect the tiers are sent again: a libvirtd restart
         // may have re-created scopes, or someone changed them meanwhile.
         for (const auto& [id, m] : workloads_) {
-            if (m.vm && m.vm->backend == VmBackend::Libvirt && !m.unit.empty()) {
+            if (resendTiers && m.vm && m.vm->backend == VmBackend::Libvirt && !m.unit.empty()) {
                 applied_.erase(m.unit);
             }
         }
@@ -186,11 +192,18 @@ void Manager::upsertDomain(const io::DomainInfo& d) {
             m.workload.request = r->request;
             m.workload.limit = r->limit ? r->limit : defaultLimit;
             m.workload.priority = r->priority;
-        } else {
+        } else if (!config_.vm.defaultClass.empty()) {
             m.source = Source::Default;
             m.workload.className = config_.vm.defaultClass;
             m.workload.request = 0;
             m.workload.limit = defaultLimit;
+            m.workload.priority = 0;
+        } else {
+            // Nothing placed it: observed only, no class and no tiers.
+            m.source = Source::Unplaced;
+            m.workload.className.clear();
+            m.workload.request = 0;
+            m.workload.limit = Limit{};
             m.workload.priority = 0;
         }
     }
@@ -218,7 +231,7 @@ void Manager::upsertDomain(const io::DomainInfo& d) {
         m.oomDue = true;
     }
     m.loaded = true;
-    auto tiers = tiersFor(m.workload);
+    auto tiers = observedOnly(m) ? Result<core::Tiers>(core::Tiers{}) : tiersFor(m.workload);
     if (!tiers) {
         log::warning("Not managing {WORKLOAD}: {ERROR}", "WORKLOAD", id, "ERROR",
                      tiers.error().what);
@@ -228,7 +241,15 @@ void Manager::upsertDomain(const io::DomainInfo& d) {
         return;
     }
     m.tiers = *tiers;
-    if (isNew || before != m.workload || oldUnit != m.unit) {
+    if (observedOnly(m)) {
+        if (isNew || before != m.workload || oldUnit != m.unit) {
+            log::info(m.unit.empty() ? "Observing {WORKLOAD}: unplaced (no metadata, rule or "
+                                       "[VM] DefaultClass), so memqos leaves it alone; not running"
+                                     : "Observing {WORKLOAD}: unplaced (no metadata, rule or "
+                                       "[VM] DefaultClass), so memqos leaves scope {UNIT} alone",
+                      "WORKLOAD", id, "SOURCE", toString(m.source), "UNIT", m.unit);
+        }
+    } else if (isNew || before != m.workload || oldUnit != m.unit) {
         log::info(m.unit.empty() ? "Managing {WORKLOAD} in class {CLASS} ({SOURCE}); not running"
                                  : "Managing {WORKLOAD} in class {CLASS} ({SOURCE}), scope {UNIT}",
                   "WORKLOAD", id, "CLASS", m.workload.className, "SOURCE", toString(m.source),
@@ -322,8 +343,8 @@ void Manager::assignVm(const core::Workload& w, bool persist, Reply<std::string>
 
 void Manager::shrinkBalloons(const std::string& className, TimePoint now) {
     for (auto& [id, m] : workloads_) {
-        if (!m.vm || !m.vm->running || m.workload.className != className || m.vm->balloonBusy ||
-            !balloonMovable(m)) {
+        if (!m.vm || !m.vm->running || observedOnly(m) || m.workload.className != className ||
+            m.vm->balloonBusy || !balloonMovable(m)) {
             continue;
         }
         if (m.vm->balloonMovedAt && now < *m.vm->balloonMovedAt + kBalloonGap) {

@@ -241,6 +241,16 @@ TEST(RenderWorkloads, Table) {
     EXPECT_EQ(renderWorkloads({}, Format::Text), "No workloads.\n");
 }
 
+// An unplaced VM (Class "", memqos only observes it) is marked as such.
+TEST(RenderWorkloads, UnplacedVmIsMarked) {
+    WorkloadInfo vm = sampleWorkload();
+    vm.id = "vm:web1";
+    vm.kind = "vm";
+    vm.className = "";
+    const std::string text = renderWorkloads({vm}, Format::Text);
+    EXPECT_NE(text.find("vm:web1  vm    (unplaced)"), std::string::npos) << text;
+}
+
 TEST(RenderWorkloads, JsonHasEveryProperty) {
     const std::string json = renderWorkloads({sampleWorkload()}, Format::Json);
     for (const char* key : {"Id", "Kind", "Class", "Unit", "Request", "Limit", "MemoryMin",

@@ -71,7 +71,11 @@ struct GanetiConfig {
 // [VM]: libvirt domains and Ganeti KVM instances as workloads.
 struct VmConfig {
     std::string libvirtUri = "qemu:///system"; // "" = no libvirt
-    std::string defaultClass = "shared";       // VMs no metadata, rule or tag places
+    // The class of a VM that no metadata, rule, Ganeti tag or AssignWorkload
+    // places; "" (DefaultClass= or DefaultClass=none): no class, such a VM
+    // is observed only (listed, counted; never limited, reclaimed,
+    // re-prioritised, ballooned or killed).
+    std::string defaultClass;
     Bytes limitOverhead = 256 * kMiB;           // added to a VM's memory for its limit
     bool operator==(const VmConfig&) const = default;
 };

@@ -114,7 +114,8 @@ struct ReclaimClass {
 };
 
 // The memory guard's cap of a class (pressure.hpp): memTotal − others (the
-// other classes' memory.current) − reserved (NodeReserved) − headroom =
+// other classes' memory.current, and unplaced VMs' outside the class
+// slices) − reserved (NodeReserved) − headroom =
 // left; cap is left page-aligned, or floor when that is larger (floored).
 struct GuardCap {
     Bytes memTotal = 0;

@@ -37,8 +37,9 @@
 //        effort class; none in a tick that decides a kill)
 //   every tick, for each memoryGuard class with a sample (DESIGN §4):
 //        guard = MemTotal − claimedByOthers (proactive.hpp: the other
-//                classes' max(requests, usage), or all memory in use but
-//                the class's own when larger) − nodeReserved −
+//                classes' max(requests, usage) plus the unplaced workloads
+//                outside the class slices, or all memory in use but the
+//                class's own when larger) − nodeReserved −
 //                guardHeadroom·MemTotal, at least
 //                kGuardFloor of MemTotal (page-aligned);
 //        at level ≥ 2 the target is min(previous cap, guard, 95 % of the

@@ -95,8 +95,9 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
                                  Bytes pageSize = kDefaultPageSize);
 
 // Memory claimed by everything but class `cls`: Σ over every class other
-// than `cls` of max(Σ its workloads' requests, its slice's memory.current)
-// — or, when larger, MemTotal − MemAvailable − `cls`'s slice memory.current
+// than `cls` of max(Σ its workloads' requests, its slice's memory.current),
+// plus the memory.current of unplaced workloads outside the class slices
+// (WorkloadSample::unplaced: observed VMs) — or, when larger, MemTotal − MemAvailable − `cls`'s slice memory.current
 // (memory used outside the class slices counts too: assigned units in their
 // own slices such as system.slice, libvirt VMs in machine.slice, the host
 // itself). The memory guard's "others" (pressure.hpp) and the claim

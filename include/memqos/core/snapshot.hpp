@@ -49,6 +49,11 @@ struct WorkloadSample {
     // it failed a short while ago (the next candidate is tried instead of
     // the same one at every tick). The daemon decides when it is over.
     bool setAside = false;
+    // A VM nothing placed (no class): observed only. Never a victim and
+    // never reclaimed (it has no class); its usage counts in every memory
+    // guard's "others" when its cgroup is outside the class slices (inside
+    // one, the slice's memory.current has it already).
+    bool unplaced = false;
 };
 
 struct ClassSample {

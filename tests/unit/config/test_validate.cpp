@@ -802,7 +802,8 @@ TEST(KnownKeys, AreUniqueAndComplete) {
 
 TEST(VmSection, DefaultsAndValues) {
     EXPECT_EQ(Config{}.vm.libvirtUri, "qemu:///system");
-    EXPECT_EQ(Config{}.vm.defaultClass, "shared");
+    // Shipped default: no default class, so an unplaced VM is observed only.
+    EXPECT_EQ(Config{}.vm.defaultClass, "");
     EXPECT_EQ(Config{}.vm.limitOverhead, 256 * kMiB);
     EXPECT_TRUE(Config{}.ganeti.balloon);
     const auto v = validateConfig({{"f", "VM", "LibvirtURI", ""},
@@ -814,6 +815,25 @@ TEST(VmSection, DefaultsAndValues) {
     EXPECT_EQ(v.config.vm.defaultClass, "reclaimed");
     EXPECT_EQ(v.config.vm.limitOverhead, 128 * kMiB);
     EXPECT_FALSE(v.config.ganeti.balloon);
+}
+
+TEST(VmSection, DefaultClassNoneOrEmptyMeansObserveOnly) {
+    for (const char* value : {"", "none"}) {
+        const auto v = validateConfig(
+            {{"f", "VM", "DefaultClass", "shared"}, {"f", "VM", "DefaultClass", value}});
+        EXPECT_FALSE(v.hasErrors()) << value;
+        EXPECT_EQ(v.config.vm.defaultClass, "") << value;
+        EXPECT_EQ(renderedValue(v.config, "VM", "DefaultClass"), "") << value;
+    }
+    // The old behaviour stays one line away, and --print shows it.
+    const auto shared = validateConfig({{"f", "VM", "DefaultClass", "shared"}});
+    EXPECT_FALSE(shared.hasErrors());
+    EXPECT_EQ(shared.config.vm.defaultClass, "shared");
+    EXPECT_EQ(renderedValue(shared.config, "VM", "DefaultClass"), "shared");
+    // Strict: anything else is still a class name, checked as one.
+    for (const char* bad : {"None", "none ", "-", "shared,reclaimed"}) {
+        EXPECT_TRUE(validateConfig({{"f", "VM", "DefaultClass", bad}}).hasErrors()) << bad;
+    }
 }
 
 TEST(VmSection, RefusesBadValues) {

@@ -519,6 +519,59 @@ TEST(CorePressureGuard, CountsMemoryOutsideTheClassSlices) {
                                                     PressureConfig{}.guardHeadroom));
 }
 
+// An unplaced VM (observed only, no class) in machine.slice: memqos frees
+// none of its memory, so its usage counts in the guard's "others" like a
+// protected class's; one inside a class slice is in that slice's usage
+// already and is not counted twice.
+TEST(CorePressureGuard, UnplacedVmsOutsideTheClassSlicesCountAsOthers) {
+    Snapshot s = roomy(calm(0));
+    s.workloads.push_back(WorkloadSample{
+        .workload = {.id = "vm:web", .kind = WorkloadKind::Vm},
+        .cgroup = CgroupSample{.path = "machine.slice/machine-qemu\\x2d1\\x2dweb.scope",
+                               .memoryCurrent = 1_GiB},
+        .neverKill = true,
+        .unplaced = true,
+    });
+    s.workloads.push_back(WorkloadSample{
+        .workload = {.id = "vm:inside", .kind = WorkloadKind::Vm},
+        .cgroup = CgroupSample{.path = "memqos.slice/memqos-shared.slice/machine-x.scope",
+                               .memoryCurrent = 512_MiB},
+        .neverKill = true,
+        .unplaced = true,
+    });
+    // Not running: nothing to count.
+    s.workloads.push_back(WorkloadSample{.workload = {.id = "vm:off", .kind = WorkloadKind::Vm},
+                                         .neverKill = true,
+                                         .unplaced = true});
+    const auto out = decide(s, {}, defaultClasses(), {});
+    const auto c = caps(out.decisions);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].guard.others, 6_GiB + 1_GiB);
+    EXPECT_EQ(c[0].memoryHigh, kRoomyGuard - 1_GiB);
+}
+
+// An unplaced VM is never a victim, even as the biggest at level 3, and
+// even when a snapshot gives it a killable class by mistake.
+TEST(CorePressure, UnplacedVmIsNoKillCandidate) {
+    Snapshot s = psi(0, 60, 50);
+    WorkloadSample vm = sample("vm:web", "reclaimed", 0, 8_GiB, 1_GiB);
+    vm.workload.className.clear();
+    vm.unplaced = true;
+    s.workloads.push_back(vm);
+    WorkloadSample classed = sample("vm:odd", "reclaimed", 0, 9_GiB, 1_GiB);
+    classed.unplaced = true;
+    s.workloads.push_back(classed);
+    Snapshot later = s;
+    later.now = at(10);
+    const auto out = run({s, later});
+    const auto& kill = std::get<KillWorkload>(out.decisions.actions.back());
+    EXPECT_EQ(kill.victim.id, "batch.service");
+    for (const auto& c : out.decisions.consideredVictims) {
+        EXPECT_NE(c.id, "vm:web");
+        EXPECT_NE(c.id, "vm:odd");
+    }
+}
+
 TEST(CorePressureGuard, FloorWhenTheOthersUseEverything) {
     const auto out = decide(calm(0), {}, defaultClasses(), {});
     const auto c = caps(out.decisions);

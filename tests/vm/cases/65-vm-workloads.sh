@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # libvirt domains as workloads (issue 10), with tiny TCG domains
-# (memqos-tiny-domain): a domain is managed from its memqos metadata or the
-# default class, with tiers on its machine scope and the sum on machine.slice;
+# (memqos-tiny-domain): a domain is managed from its memqos metadata, with
+# tiers on its machine scope and the sum on machine.slice; one with no
+# metadata is only observed under the shipped default (issue 23: no limit,
+# no oom_score_adj write), and placed once a drop-in sets DefaultClass=shared;
 # AssignWorkload vm: moves it and (persist) stores metadata and partition;
 # tiers changed behind memqosd's back come back after `systemctl restart
 # libvirtd` and after kill -9 of memqosd; at pressure level 2 the reclaimed
@@ -50,7 +52,7 @@ mkdir -p "$dropin"
 systemctl start libvirtd.service || fail "cannot start libvirtd"
 wait_memqosd
 
-echo "--- two domains: qosa with memqos metadata (dedicated), qosb with none (default class)"
+echo "--- two domains: qosa with memqos metadata (dedicated), qosb with none (unplaced, then default class)"
 memqos-tiny-domain define qosa 256 \
     --metadata "<memqos:workload xmlns:memqos='$NS' class='dedicated' request='128M' limit='512M'/>"
 memqos-tiny-domain define qosb 256
@@ -74,7 +76,26 @@ ok "vm:qosa: dedicated from its metadata, unit ${cga##*/}"
 min=$(cat /sys/fs/cgroup/machine.slice/memory.min)
 ((min >= 128 * MiB)) || fail "machine.slice memory.min=$min, expected >= 128 MiB (the sum)"
 ok "machine.slice memory.min=$min"
-# qosb: [VM] DefaultClass=shared, limit = <memory> 256M + LimitOverhead 256M.
+# qosb under the shipped default (no [VM] DefaultClass): unplaced, observed
+# only. Its scope keeps libvirt's and systemd's values, its qemu its OOM
+# priority (memqosd's shared class would write 999).
+qpid=$(cat /run/libvirt/qemu/qosb.pid) || fail "no pidfile for qosb"
+adj0=$(cat "/proc/$qpid/oom_score_adj")
+wait_for 60 "vm:qosb listed as unplaced" bash -c '[[ $(wprop qosb Source) == unplaced ]]'
+[[ -z $(wprop qosb Class) ]] || fail "unplaced vm:qosb has class '$(wprop qosb Class)'"
+sleep 5 # several ticks: a placed VM gets its tiers and OOM priority at the first
+expect_file "$cgb/memory.max" max
+mmax=$(systemctl show -p MemoryMax --value "${cgb##*/}")
+[[ $mmax == infinity ]] || fail "unplaced qosb's scope has MemoryMax=$mmax"
+adj=$(cat "/proc/$qpid/oom_score_adj")
+[[ $adj == "$adj0" && $adj != 999 ]] || fail "unplaced qosb's qemu oom_score_adj $adj0 -> $adj"
+ok "vm:qosb unplaced: listed, scope MemoryMax=infinity, qemu oom_score_adj $adj untouched"
+
+# The old behaviour, asked for: [VM] DefaultClass=shared; limit = <memory>
+# 256M + LimitOverhead 256M. A reload places the running domain.
+printf '[VM]\nDefaultClass=shared\n' >"$dropin/65-default.conf"
+memqosd --check-config || fail "the DefaultClass drop-in does not pass --check-config"
+systemctl reload memqosd
 wait_for 60 "memory.max of qosb's scope set by memqosd" grep -qx $((512 * MiB)) "$cgb/memory.max"
 [[ $(wprop qosb Class) == shared && $(wprop qosb Source) == default ]] ||
     fail "vm:qosb is '$(wprop qosb Class)' from '$(wprop qosb Source)', expected shared from default"
