@@ -564,6 +564,13 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
                 Bytes lowered = std::min(guard, std::max(floor, under));
                 if (prev != st.classHigh.end()) {
                     lowered = std::min(lowered, prev->second);
+                    // Within KillCooldown of a kill the cap holds: the kill's
+                    // relief shows in PSI only as avg10 decays, and a cut to
+                    // 95 % of what the survivors use would squeeze them for
+                    // what the victim did.
+                    if (st.lastKill && now < *st.lastKill + config.killCooldown) {
+                        lowered = std::min(guard, prev->second);
+                    }
                 }
                 if (lowered < guard) {
                     cap.memoryHigh = lowered;

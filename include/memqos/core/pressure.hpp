@@ -43,7 +43,9 @@
 //                guardHeadroom·MemTotal, at least
 //                kGuardFloor of MemTotal (page-aligned);
 //        at level ≥ 2 the target is min(previous cap, guard, 95 % of the
-//        class's memory.current) ("Throttle": lowered as usage follows);
+//        class's memory.current) ("Throttle": lowered as usage follows),
+//        except within killCooldown of a kill, when the cap holds (the
+//        survivors are not squeezed for what the victim did);
 //        below level 2, a cap more than a step under the guard's climbs
 //        back ("Restore", see cap restore below); otherwise the target is
 //        the guard's ("Guard"); step = kGuardStep of MemTotal, page-aligned.

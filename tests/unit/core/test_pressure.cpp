@@ -839,6 +839,32 @@ TEST(CorePressureGuard, ThrottleOrRestoreInProgressIsNoStallKill) {
     EXPECT_EQ(seen, std::vector<std::string>{"batch.service"}) << "at the guard's own cap";
 }
 
+// The VM case 55-precision (2026-11-27): after a level-3 kill the class's
+// usage fell to what the survivors used, and the throttle cut the cap to
+// 95 % of that, so a batch started after the kill could not get going.
+TEST(CorePressureGuard, TheThrottleHoldsAfterAKill) {
+    PressureState st;
+    auto step = [&](const Snapshot& s) {
+        auto out = decide(s, {}, defaultClasses(), st);
+        st = out.state;
+        return out.decisions;
+    };
+    step(roomy(psi(0, 60, 50)));
+    const auto killed = step(roomy(psi(10, 60, 50)));
+    ASSERT_EQ(st.level, 3U);
+    ASSERT_EQ(kills(killed).size(), 1U);
+    const Bytes held = st.classHigh.at("reclaimed");
+    Snapshot after = roomy(psi(11, 60, 50));
+    after.classes[2].cgroup->memoryCurrent = 300_MiB; // the victim's memory is free
+    EXPECT_TRUE(caps(step(after)).empty()) << "cut under the survivors";
+    EXPECT_EQ(st.classHigh.at("reclaimed"), held);
+    // After the cooldown the throttle goes on (another kill came with it).
+    after.now = at(25);
+    const auto later = step(after);
+    ASSERT_EQ(caps(later).size(), 1U);
+    EXPECT_LT(caps(later)[0].memoryHigh, held);
+}
+
 TEST(CorePressureGuard, StallMustLastAndClassMustBeKillable) {
     PressureState st;
     Staller cls;
