@@ -127,7 +127,9 @@ def main(argv):
         checks.check('post remove again: nothing to forget is fine', r.returncode == 0, r.stdout)
         # Closed admission (pressure level 1): the pre-hook names the
         # instance's class, and only a killable one is refused.
-        env.write_config(base_conf + '[Pressure]\nLevel1MemAvailable=99%\n')
+        # (DefaultClass=shared: the shipped default leaves an untagged
+        # instance unplaced, which VerifyPlacement answers as before.)
+        env.write_config(base_conf + '[Pressure]\nLevel1MemAvailable=99%\n[VM]\nDefaultClass=shared\n')
         subprocess.run(['busctl', '--address=' + env.address, 'call', busenv.MEMQOS,
                         '/org/memqos1', 'org.memqos1.Manager', 'Reload'], check=True)
         level = ''
