@@ -618,7 +618,11 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
             d.actions.emplace_back(ShrinkBalloons{.className = c->name});
         }
     }
-    if (st.level >= kMaxPressureLevel) {
+    // A kill needs level 3's condition on now, not only held by hysteresis:
+    // after a kill PSI's avg10 lags the relief by seconds, and the level
+    // stays 3 until RecoveryDuration has passed; killing every cooldown
+    // meanwhile took the survivors (VM case 55-precision, 2026-11-27).
+    if (st.level >= kMaxPressureLevel && ev.on(kMaxPressureLevel)) {
         std::vector<Candidate> ranked = rankVictims(snapshot, classes, ev.swapTrigger);
         if (ranked.size() > kConsideredVictims) {
             ranked.resize(kConsideredVictims);

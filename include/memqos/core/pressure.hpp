@@ -52,7 +52,9 @@
 //        CapClass is decided when there is no previous cap or the target
 //        moved by a step or more; classHigh then holds the target.
 //        ShrinkBalloons for each memoryGuard class at level ≥ 2.
-//   3:   consideredVictims = top 10 of rankVictims (by swap when the swap
+//   3:   while level 3's condition is on now (not only held by
+//        hysteresis: PSI avg10 lags a kill's relief by seconds):
+//        consideredVictims = top 10 of rankVictims (by swap when the swap
 //        trigger is on); KillWorkload of the first unless a kill happened
 //        less than killCooldown ago; a note instead when there is no
 //        candidate or the cooldown runs.

@@ -237,6 +237,16 @@ INSTANTIATE_TEST_SUITE_P(
                     {psi(24, 60, 50), 3, l2()},
                     {psi(25, 60, 50), 3, l2k() + Strings{"kill batch.service"}},
                     {psi(26, 60, 50), 3, l2()}}},
+        // Level 3 held by hysteresis only (full 18 % ≥ 20 % · 0.8): the
+        // level stays, but no second kill after the cooldown: the relief of
+        // the first shows in avg10 only seconds later.
+        LadderCase{"held_level_three_kills_no_more",
+                   {{psi(0, 60, 50), 0, {}},
+                    {psi(10, 60, 50), 3,
+                     Strings{"level 3", "admission closed"} + l2k() + Strings{"kill batch.service"}},
+                    {psi(25, 60, 18), 3, l2()},
+                    {psi(26, 60, 18), 3, l2()},
+                    {psi(27, 60, 20), 3, l2k() + Strings{"kill batch.service"}}}},
         LadderCase{"hysteresis_keeps_level",
                    {{psi(0, 15, 0), 0, {}},
                     {psi(2, 15, 0), 1, Strings{"level 1", "admission closed"} + l1()},
