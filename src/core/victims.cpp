@@ -42,22 +42,27 @@ std::vector<Candidate> rankVictims(const Snapshot& snapshot,
         }
         const Bytes usage = ws.cgroup->memoryCurrent;
         const Bytes request = ws.workload.request;
+        // What it holds of the host: RAM and swap. A hog the guard keeps at
+        // its cap has most of its memory in swap; by memory.current alone a
+        // smaller neighbour looked bigger (VM case 55-precision).
+        const Bytes footprint = detail::saturate(detail::U128{usage} + ws.cgroup->swapCurrent);
         out.push_back(Candidate{
             .id = ws.workload.id,
             .className = cls->name,
             .rank = cls->rank,
-            .aboveRequest = usage > request,
+            .aboveRequest = footprint > request,
             .priority = ws.workload.priority,
             .usage = usage,
             .request = request,
-            .excess = detail::subOrZero(usage, request),
+            .excess = detail::subOrZero(footprint, request),
             .swapUsage = ws.cgroup->swapCurrent,
         });
     }
-    // usage − request as a signed quantity without overflow: compare
-    // usage_a + request_b with usage_b + request_a in 128 bits.
+    // footprint − request as a signed quantity without overflow: compare
+    // footprint_a + request_b with footprint_b + request_a in 128 bits.
     const auto moreExcess = [](const Candidate& a, const Candidate& b) {
-        return detail::U128{a.usage} + b.request > detail::U128{b.usage} + a.request;
+        return detail::U128{a.usage} + a.swapUsage + b.request >
+               detail::U128{b.usage} + b.swapUsage + a.request;
     };
     // stable: two entries with the same id (a caller bug) keep snapshot order.
     std::stable_sort(out.begin(), out.end(), [&](const Candidate& a, const Candidate& b) {

@@ -17,11 +17,11 @@ struct Candidate {
     std::string id; // workload id ("nginx.service", "vm:web1")
     std::string className;
     std::uint32_t rank = 0;    // the class's rank
-    bool aboveRequest = false; // usage > request (any usage with no request)
+    bool aboveRequest = false; // usage + swap > request (any usage with no request)
     std::int32_t priority = 0;
     Bytes usage = 0; // memory.current
     Bytes request = 0;
-    Bytes excess = 0;    // usage − request, 0 when below
+    Bytes excess = 0;    // usage + swapUsage − request, 0 when below
     Bytes swapUsage = 0; // memory.swap.current
 
     friend bool operator==(const Candidate&, const Candidate&) = default;
@@ -34,11 +34,14 @@ struct Candidate {
 // whose cgroup holds another workload's cgroup (killing it would kill that
 // one too). Order:
 //   1. lower class rank first;
-//   2. above request first;
+//   2. above request first (footprint = memory.current + memory.swap.current
+//      above the request);
 //   3. lower priority first;
 //   4. on a swap trigger only: larger swap usage first;
-//   5. larger usage − request first, compared signed as kubelet does (of two
-//      workloads below their request, the one closer to it comes first);
+//   5. larger footprint − request first, compared signed as kubelet does (of
+//      two workloads below their request, the one closer to it comes
+//      first). Swap counts: a hog held at its cap has most of its memory in
+//      swap, where memory.current alone would not show it;
 //   6. id, so the order is total and deterministic.
 std::vector<Candidate> rankVictims(const Snapshot& snapshot,
                                    const std::vector<ClassPolicy>& classes, bool swapTrigger);

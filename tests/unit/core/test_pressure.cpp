@@ -46,7 +46,7 @@ Snapshot calm(std::int64_t seconds) {
         .workloads = {sample("db.service", "system", 1_GiB, 10_GiB),
                       sample("web.service", "shared", 1_GiB, 1536_MiB),
                       sample("batch.service", "reclaimed", 0, 1_GiB, 100_MiB),
-                      sample("vm:scratch", "reclaimed", 512_MiB, 768_MiB, 1_GiB)},
+                      sample("vm:scratch", "reclaimed", 768_MiB, 768_MiB, 1_GiB)},
     };
 }
 
@@ -1005,7 +1005,7 @@ TEST(CorePressure, KillCarriesVictimsAndNumbers) {
         {"class_rank", 0},
         {"usage", 1_GiB},
         {"request", 0},
-        {"excess", 1_GiB},
+        {"excess", 1_GiB + 100_MiB}, // usage + swap − request
         {"swap_usage", 100_MiB},
         {"memory_total", kTotal},
         {"memory_available", kTotal / 2},

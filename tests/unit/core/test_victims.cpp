@@ -115,6 +115,14 @@ INSTANTIATE_TEST_SUITE_P(
                     sample("low.service", "reclaimed", 0, 1_GiB, 0, 0)},
                    true,
                    {"low.service", "prio.service", "shared-swap.service"}},
+        // A hog the guard holds at its cap has most of its memory in swap:
+        // RAM and swap together decide (VM case 55-precision killed the
+        // neighbour with more resident memory first).
+        VictimCase{"swap_counts_in_the_footprint",
+                   {sample("batch.service", "reclaimed", 0, 200_MiB, 0),
+                    sample("surge.service", "reclaimed", 0, 100_MiB, 1_GiB)},
+                   false,
+                   {"surge.service", "batch.service"}},
         VictimCase{"ties_by_id",
                    {sample("c.service", "shared", 0, 1_GiB),
                     sample("a.service", "shared", 0, 1_GiB),
@@ -201,7 +209,7 @@ TEST(CoreVictims, CandidateFields) {
                                .priority = -2,
                                .usage = 3_GiB,
                                .request = 1_GiB,
-                               .excess = 2_GiB,
+                               .excess = 2_GiB + 5_MiB, // swap counts
                                .swapUsage = 5_MiB}));
     EXPECT_EQ(v[1].excess, 0U);
     EXPECT_FALSE(v[1].aboveRequest);
