@@ -1895,7 +1895,14 @@ void Manager::capClass(const core::CapClass& c) {
     const Bytes usage = current == classCurrent_.end() ? 0 : current->second;
     if (high < usage && usage - high > kPid1ReclaimSlack) {
         const Bytes page = system_.pageSize == 0 ? kDefaultPageSize : system_.pageSize;
-        const Bytes step = (usage - kPid1ReclaimSlack + page - 1) / page * page;
+        Bytes step = (usage - kPid1ReclaimSlack + page - 1) / page * page;
+        // Lowering never raises: a workload that grows faster than the
+        // worker reclaims keeps the cap in force (it reclaims itself against
+        // it, in its own context) instead of a cap that follows it up.
+        const bool held = c.previous > 0 && step >= c.previous;
+        if (c.previous > 0) {
+            step = std::min(step, c.previous);
+        }
         // Not in a tick that kills: the kill frees what this would swap out.
         const bool started = !killing_ && reclaimClassOnWorker(c.className, usage - high);
         log::info("Lowering MemoryHigh of {UNIT} toward {TARGET}: {STEP} for now, {RECLAIM} "
@@ -1908,6 +1915,9 @@ void Manager::capClass(const core::CapClass& c) {
                   "SLACK", kPid1ReclaimSlack, "CLASS", c.className);
         high = step;
         pressure_.classHigh[c.className] = high;
+        if (held) {
+            return; // the cap in force stays; the reclaim runs
+        }
     }
     io::MemoryProperties props;
     props.memoryHigh = Limit{high};

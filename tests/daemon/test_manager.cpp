@@ -1096,6 +1096,22 @@ TEST_F(PressureTest, ALoweredCapNeverLeavesPid1MoreThan8MiBToReclaim) {
     // memory.reclaim first, in chunks of 8 MiB: 12 of them, then 6713344
     // (the fixture file keeps the last write).
     EXPECT_EQ(readText(slice / "memory.reclaim"), "6713344");
+    // The class grows faster than memqosd reclaims (a hog): the cap in force
+    // holds, it never follows the usage up (VM case 55-precision, where it
+    // did and the kernel OOM killer fired).
+    // 2056 MiB: the throttle's next target (95 %, 1953 MiB) is a step under
+    // the cap in force, and usage − 8 MiB (2048 MiB) above it.
+    writeFile(slice / "memory.current", std::to_string(2056 * kMiB) + "\n");
+    const auto before = systemd_.setCalls.size();
+    tickAt(*m, 7);
+    tickAt(*m, 8);
+    for (auto i = before; i < systemd_.setCalls.size(); ++i) {
+        const auto& [unit, props, urgent] = systemd_.setCalls[i];
+        if (urgent && unit == "memqos-reclaimed.slice" && props.memoryHigh && *props.memoryHigh) {
+            EXPECT_LE(**props.memoryHigh, 2048 * kMiB - 8 * kMiB) << "the cap went up";
+        }
+    }
+    EXPECT_EQ(**systemd_.lastSet("memqos-reclaimed.slice")->memoryHigh, 2048 * kMiB - 8 * kMiB);
 }
 
 TEST_F(PressureTest, DryRunWritesAndKillsNothing) {
