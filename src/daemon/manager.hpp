@@ -112,6 +112,16 @@ struct ManagedWorkload {
     std::optional<VmState> vm; // set for "vm:" workloads
 };
 
+// Nothing placed it (no metadata, rule, tag, AssignWorkload or [VM]
+// DefaultClass): observed only, no class and no tiers.
+inline void markUnplaced(ManagedWorkload& m) {
+    m.source = Source::Unplaced;
+    m.workload.className.clear();
+    m.workload.request = 0;
+    m.workload.limit = Limit{};
+    m.workload.priority = 0;
+}
+
 // What the D-Bus layer wants to hear.
 class Listener {
 public:

@@ -91,12 +91,7 @@ Result<core::Tiers> Manager::deriveInstance(ManagedWorkload& m, const std::strin
             m.workload.request = minMem;
             m.workload.limit = lim;
         } else {
-            // Nothing placed it: observed only (no scope, no tiers).
-            m.source = Source::Unplaced;
-            m.workload.className.clear();
-            m.workload.request = 0;
-            m.workload.limit = Limit{};
-            m.workload.priority = 0;
+            markUnplaced(m); // no scope either
         }
     }
     if (observedOnly(m)) {

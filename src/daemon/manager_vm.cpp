@@ -199,12 +199,7 @@ void Manager::upsertDomain(const io::DomainInfo& d) {
             m.workload.limit = defaultLimit;
             m.workload.priority = 0;
         } else {
-            // Nothing placed it: observed only, no class and no tiers.
-            m.source = Source::Unplaced;
-            m.workload.className.clear();
-            m.workload.request = 0;
-            m.workload.limit = Limit{};
-            m.workload.priority = 0;
+            markUnplaced(m);
         }
     }
     if (d.active && d.pid > 0) {
