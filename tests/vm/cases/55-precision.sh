@@ -20,7 +20,7 @@
 #  e. rules whose globs reach slices, VM scopes, init.scope and dbus.service:
 #     --check-config warns about each, and after a restart none of those
 #     units is a workload.
-# Prints MEASURE: lines.
+# (e runs before d.) Prints MEASURE: lines.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 
@@ -139,8 +139,30 @@ echo "MEASURE: c: batch2 $((q1 - q0)) passes, batch $((b1 - b0)) passes in 30 s 
 ok "c: a bounded batch started after the kill lives and works"
 systemctl stop batch.service batch2.service prot.service
 
+# ---------------------------------------------------------------- e
+printf '%s\n' '[Rule.slices]' 'Match=*.slice' 'Class=reclaimed' '[Rule.vms]' 'Match=machine-*' \
+  'Class=reclaimed' '[Rule.bus]' 'Match=dbus*' 'Class=reclaimed' '[Rule.init]' 'Match=init.*' \
+  'Class=reclaimed' >"$dropin/55-rules.conf"
+warn=$(memqosd --check-config 2>&1 >/dev/null) || fail "e: --check-config failed: $warn"
+echo "$warn"
+(($(grep -c 'which no rule adopts' <<<"$warn") == 4)) || fail "e: expected 4 rule warnings from --check-config"
+systemctl restart memqosd
+wait_memqosd
+list=$(mgr ListWorkloads)
+for u in system.slice machine.slice memqos-reclaimed.slice init.scope dbus.service; do
+  [[ $list != *"\"$u\""* ]] || fail "e: a rule adopted $u: $list"
+done
+[[ $list != *'"machine-'* ]] || fail "e: a rule adopted a VM's scope: $list"
+rm -f "$dropin/55-rules.conf"
+systemctl restart memqosd
+wait_memqosd
+ok "e: rules reaching slices, VM scopes, init.scope and dbus.service adopted none of them"
+
 # ---------------------------------------------------------------- d
-# Room for 1 GiB in the reclaimed class (NodeReserved=0), then level 2.
+# Room for 1 GiB in the reclaimed class (NodeReserved=0), then level 2. First
+# level 0: c's surge may still hold a throttled cap, under which the 1 GiB
+# fill would crawl.
+wait_for 180 "pressure level 0 before d" bash -c "[[ \$(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager PressureLevel) == 'u 0' ]]"
 printf '[Manager]\nMetricsFile=%s\n[Overcommit]\nNodeReserved=0\n' "$prom" >"$dropin/55-case.conf"
 memqosctl reload >/dev/null || fail "d: reload with NodeReserved=0 failed"
 cold_py='
@@ -180,21 +202,3 @@ memqosctl reload >/dev/null
 wait_for 120 "pressure level 0 after the throttle" bash -c "[[ \$(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager PressureLevel) == 'u 0' ]]"
 ok "d: back to level 0"
 
-# ---------------------------------------------------------------- e
-printf '%s\n' '[Rule.slices]' 'Match=*.slice' 'Class=reclaimed' '[Rule.vms]' 'Match=machine-*' \
-  'Class=reclaimed' '[Rule.bus]' 'Match=dbus*' 'Class=reclaimed' '[Rule.init]' 'Match=init.*' \
-  'Class=reclaimed' >"$dropin/55-rules.conf"
-warn=$(memqosd --check-config 2>&1 >/dev/null) || fail "e: --check-config failed: $warn"
-echo "$warn"
-(($(grep -c 'which no rule adopts' <<<"$warn") == 4)) || fail "e: expected 4 rule warnings from --check-config"
-systemctl restart memqosd
-wait_memqosd
-list=$(mgr ListWorkloads)
-for u in system.slice machine.slice memqos-reclaimed.slice init.scope dbus.service; do
-  [[ $list != *"\"$u\""* ]] || fail "e: a rule adopted $u: $list"
-done
-[[ $list != *'"machine-'* ]] || fail "e: a rule adopted a VM's scope: $list"
-rm -f "$dropin/55-rules.conf"
-systemctl restart memqosd
-wait_memqosd
-ok "e: rules reaching slices, VM scopes, init.scope and dbus.service adopted none of them"
