@@ -176,7 +176,7 @@ time.sleep(100000)
 systemd-run --unit=cold.service --slice=memqos-reclaimed.slice /usr/bin/python3 -c "$cold_py" >/dev/null
 wait_for 180 "cold.service holds 1 GiB" test -s "$D/cold"
 echo "d: reclaimed class at $(cat $rcg/memory.current) bytes, memory.high $(cat $rcg/memory.high)"
-printf '[Pressure]\nLevel2MemAvailable=99%%\n' >"$dropin/55-throttle.conf"
+printf '[Pressure]\nLevel1MemAvailable=99%%\nLevel2MemAvailable=99%%\n' >"$dropin/55-throttle.conf"
 memqosctl reload >/dev/null || fail "d: reload with the level-2 drop-in failed"
 wait_for 60 "pressure level 2" bash -c "[[ \$(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager PressureLevel) == 'u 2' ]]"
 start_high=$(cat $rcg/memory.high) start_cur=$(cat $rcg/memory.current)
