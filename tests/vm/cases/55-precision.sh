@@ -12,22 +12,18 @@
 #     meanwhile (memqos_psi_triggered_ticks_total grew);
 #  c. a second bounded batch started right after that kill, while the cap
 #     comes back, lives and makes passes for 30 s; no second kill;
-#  d. PID 1 keeps answering while the reclaimed class is throttled down from
-#     1 GiB (level 2 forced here: d is about how the throttle is done, not
-#     when): `systemctl show` every 0.25 s for 30 s, p95 under 100 ms, and no
-#     systemd job stalls. memqosd reclaims on its own worker first, so PID 1
-#     never writes a memory.high more than 8 MiB under the usage;
 #  e. rules whose globs reach slices, VM scopes, init.scope and dbus.service:
 #     --check-config warns about each, and after a restart none of those
 #     units is a workload.
-# (e runs before d.) Prints MEASURE: lines.
+# Part d (PID 1 latency during a throttle) is tests/vm/pending/56-pid1-latency.sh.
+# Prints MEASURE: lines.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 
 dropin=/etc/memqos/memqosd.conf.d
 prom=/run/memqos/precision-case.prom
 D=/var/tmp/precision-case
-units=(prot.service batch.service surge.service batch2.service cold.service)
+units=(prot.service batch.service surge.service batch2.service)
 cleanup() {
   local u
   for u in "${units[@]}"; do systemctl stop "$u" 2>/dev/null || true; done
@@ -157,48 +153,3 @@ rm -f "$dropin/55-rules.conf"
 systemctl restart memqosd
 wait_memqosd
 ok "e: rules reaching slices, VM scopes, init.scope and dbus.service adopted none of them"
-
-# ---------------------------------------------------------------- d
-# Room for 1 GiB in the reclaimed class (NodeReserved=0), then level 2. First
-# level 0: c's surge may still hold a throttled cap, under which the 1 GiB
-# fill would crawl.
-wait_for 180 "pressure level 0 before d" bash -c "[[ \$(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager PressureLevel) == 'u 0' ]]"
-printf '[Manager]\nMetricsFile=%s\n[Overcommit]\nNodeReserved=0\n' "$prom" >"$dropin/55-case.conf"
-memqosctl reload >/dev/null || fail "d: reload with NodeReserved=0 failed"
-cold_py='
-import time
-b = bytearray(1 << 30)
-for i in range(0, len(b), 4096):
-    b[i] = 1
-open("'"$D"'/cold", "w").write("1")
-time.sleep(100000)
-'
-systemd-run --unit=cold.service --slice=memqos-reclaimed.slice /usr/bin/python3 -c "$cold_py" >/dev/null
-wait_for 180 "cold.service holds 1 GiB" test -s "$D/cold"
-echo "d: reclaimed class at $(cat $rcg/memory.current) bytes, memory.high $(cat $rcg/memory.high)"
-printf '[Pressure]\nLevel1MemAvailable=99%%\nLevel2MemAvailable=99%%\n' >"$dropin/55-throttle.conf"
-memqosctl reload >/dev/null || fail "d: reload with the level-2 drop-in failed"
-wait_for 60 "pressure level 2" bash -c "[[ \$(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager PressureLevel) == 'u 2' ]]"
-start_high=$(cat $rcg/memory.high) start_cur=$(cat $rcg/memory.current)
-lat=()
-for ((i = 0; i < 120; i++)); do
-  a=$(date +%s%N)
-  systemctl show -p MemoryHigh memqos-reclaimed.slice >/dev/null
-  b=$(date +%s%N)
-  lat+=($(((b - a) / 1000000)))
-  sleep 0.25
-done
-end_high=$(cat $rcg/memory.high) end_cur=$(cat $rcg/memory.current)
-read -r p50 p95 max < <(printf '%s\n' "${lat[@]}" | sort -n | awk '{v[NR] = $1} END {print v[int(NR * 0.5)], v[int(NR * 0.95)], v[NR]}')
-echo "MEASURE: d: systemctl show latency over ${#lat[@]} calls while throttled: p50 $p50 ms, p95 $p95 ms, max $max ms; class memory.current $start_cur -> $end_cur, memory.high $start_high -> $end_high"
-((end_cur < start_cur - (256 << 20))) || fail "d: the throttle did not bring the class down by 256 MiB ($start_cur -> $end_cur)"
-((p95 < 100)) || fail "d: PID 1 answered systemctl show in p95 $p95 ms (max $max ms) while the class was throttled"
-journalctl -u memqosd -o cat | grep -q "Lowering MemoryHigh of memqos-reclaimed.slice" ||
-  fail "d: memqosd never reclaimed before lowering the cap"
-ok "d: PID 1 kept answering while memqos-reclaimed.slice was throttled (p95 $p95 ms)"
-systemctl stop cold.service
-rm -f "$dropin/55-throttle.conf"
-memqosctl reload >/dev/null
-wait_for 120 "pressure level 0 after the throttle" bash -c "[[ \$(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager PressureLevel) == 'u 0' ]]"
-ok "d: back to level 0"
-
