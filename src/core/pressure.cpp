@@ -320,35 +320,38 @@ bool protectedStalls(const Snapshot& snapshot, const PressureConfig& config,
     }
     const TimePoint now = snapshot.now;
     const double threshold = *config.classStallFull;
-    std::map<std::string, PressureState::StallWindow> workloads;
+    using Windows = std::map<std::string, PressureState::StallWindow>;
+    // The window of `key` carried from `old` into `fresh` and moved on: what
+    // this snapshot has no pressure for is not carried.
+    const auto move = [now](const Windows& old, Windows& fresh, const std::string& key,
+                            std::uint64_t total) {
+        if (const auto w = old.find(key); w != old.end()) {
+            fresh.insert(*w);
+        }
+        return stallShare(fresh, key, total, now);
+    };
+    Windows workloads;
     for (const auto& ws : snapshot.workloads) {
         if (const auto total = fullTotal(ws.cgroup)) {
-            if (auto old = st.workloadStall.find(ws.workload.id); old != st.workloadStall.end()) {
-                workloads.insert(*old);
-            }
-            stallShare(workloads, ws.workload.id, *total, now);
+            move(st.workloadStall, workloads, ws.workload.id, *total);
         }
     }
     st.workloadStall = std::move(workloads);
     bool hurt = false;
-    std::map<std::string, PressureState::StallWindow> prot;
-    const auto track = [&](const std::string& key, std::uint64_t total) {
-        if (auto old = st.protectedStall.find(key); old != st.protectedStall.end()) {
-            prot.insert(*old);
-        }
-        hurt = stallShare(prot, key, total, now) >= threshold || hurt;
-    };
+    Windows prot;
     for (const auto& c : snapshot.classes) {
         const ClassPolicy* cls = findClass(classes, c.name);
         if (cls != nullptr && !cls->killable) {
             if (const auto total = fullTotal(c.cgroup)) {
-                track("class:" + c.name, *total);
+                hurt = move(st.protectedStall, prot, "class:" + c.name, *total) >= threshold || hurt;
             }
         }
     }
     for (const auto& cg : snapshot.protectedCgroups) {
         if (cg.pressure && cg.pressure->full) {
-            track("cgroup:" + cg.path, cg.pressure->full->totalUsec);
+            hurt = move(st.protectedStall, prot, "cgroup:" + cg.path,
+                        cg.pressure->full->totalUsec) >= threshold ||
+                   hurt;
         }
     }
     st.protectedStall = std::move(prot);
