@@ -1349,7 +1349,7 @@ void Manager::tick(TimePoint now) {
     for (const auto& [id, m] : workloads_) {
         core::WorkloadSample ws;
         ws.workload = m.workload;
-        ws.neverKill = (m.vm && m.vm->backend == VmBackend::Ganeti) || observedOnly(m);
+        ws.neverKill = m.vm && m.vm->backend == VmBackend::Ganeti;
         ws.unplaced = observedOnly(m);
         ws.setAside = setAside(id, now);
         if (!m.cgroupPath.empty() && m.present) {
