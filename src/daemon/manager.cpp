@@ -1905,14 +1905,17 @@ void Manager::capClass(const core::CapClass& c) {
         }
         // Not in a tick that kills: the kill frees what this would swap out.
         const bool started = !killing_ && reclaimClassOnWorker(c.className, usage - high);
-        log::info("Lowering MemoryHigh of {UNIT} toward {TARGET}: {STEP} for now, {RECLAIM} "
-                  "bytes reclaimed by memqosd first{BUSY} (PID 1 reclaims at most {SLACK})",
-                  "UNIT", slice, "TARGET", c.memoryHigh, "STEP", step, "RECLAIM",
-                  usage - high, "BUSY",
-                  started    ? ""
-                  : killing_ ? " (not now: this tick kills)"
-                             : " (a reclaim of the class is under way)",
-                  "SLACK", kPid1ReclaimSlack, "CLASS", c.className);
+        // Info when a reclaim starts; a tick that only finds the one under
+        // way (or a kill) holding it says so at debug level, not every tick.
+        log::log(started ? log::Level::Info : log::Level::Debug,
+                 "Lowering MemoryHigh of {UNIT} toward {TARGET}: {STEP} for now, {RECLAIM} "
+                 "bytes reclaimed by memqosd first{BUSY} (PID 1 reclaims at most {SLACK})",
+                 "UNIT", slice, "TARGET", c.memoryHigh, "STEP", step, "RECLAIM", usage - high,
+                 "BUSY",
+                 started    ? ""
+                 : killing_ ? " (not now: this tick kills)"
+                            : " (a reclaim of the class is under way)",
+                 "SLACK", kPid1ReclaimSlack, "CLASS", c.className);
         high = step;
         pressure_.classHigh[c.className] = high;
         if (held) {
