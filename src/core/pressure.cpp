@@ -33,6 +33,9 @@ struct Signal {
 struct Evaluation {
     std::array<std::vector<Signal>, 3> levels;
     bool swapTrigger = false; // the level-3 swap signal is on
+    // Memory and swap both nearly gone (the swap signal on): level 3 without
+    // waiting for Level3Duration.
+    bool exhausted = false;
 
     // Level `level`'s condition: any signal of that level or a higher one.
     bool on(std::uint32_t level) const { return any(level, &Signal::on); }
@@ -148,6 +151,14 @@ Evaluation evaluate(const Snapshot& snap, const PressureConfig& cfg) {
             out.push_back(std::move(s));
         }
     }
+    // The kernel's OOM killer is seconds away once memory and swap are both
+    // gone, and Level3Duration would let it fire first: with nothing
+    // throttling a hog (VM case 52-kill-path, dbus-daemon stopped, so no cap
+    // reached systemd) the kernel killed it 8 s after level 2, before level
+    // 3's 10 s had passed. A host without swap keeps Level3Duration (it may
+    // live on page cache at 2 % for a while); SwapUsedKill=off turns this off
+    // with the signal.
+    ev.exhausted = ev.swapTrigger;
     return ev;
 }
 
@@ -474,13 +485,18 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
             break;
         }
     }
+    const bool atOnce = ev.exhausted && target < kMaxPressureLevel;
+    if (atOnce) {
+        target = kMaxPressureLevel;
+    }
 
     const std::uint32_t before = st.level;
     if (target > st.level) {
         st.level = target;
         st.belowSince.reset();
         st.reason = LevelRose{.signals = onSignals(ev, target),
-                              .duration = elapsed(now, *st.aboveSince[target - 1])};
+                              .duration = elapsed(now, *st.aboveSince[target - 1]),
+                              .exhausted = atOnce};
     } else if (st.level > 0) {
         if (ev.held(st.level)) {
             st.belowSince.reset();

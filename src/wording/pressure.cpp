@@ -87,7 +87,10 @@ std::string describe(const core::LevelReason& reason) {
         [](const auto& r) -> std::string {
             using T = std::decay_t<decltype(r)>;
             if constexpr (std::is_same_v<T, core::LevelRose>) {
-                return signalsText(r.signals) + " for " + detail::durationText(r.duration);
+                return signalsText(r.signals) + " for " + detail::durationText(r.duration) +
+                       (r.exhausted ? " (memory and swap exhausted: at once, not after "
+                                      "Level3Duration)"
+                                    : "");
             } else if constexpr (std::is_same_v<T, core::LevelFell>) {
                 return "below level " + std::to_string(r.from) + " thresholds (hysteresis " +
                        detail::permyriadText(r.hysteresis) + ") for " +

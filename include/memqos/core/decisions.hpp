@@ -78,6 +78,8 @@ struct Readings {
 struct LevelRose {
     std::vector<PressureSignal> signals;
     Usec duration{0};
+    // Level 3 at once, before its Duration: memory and swap exhausted.
+    bool exhausted = false;
     friend bool operator==(const LevelRose&, const LevelRose&) = default;
 };
 struct LevelFell {

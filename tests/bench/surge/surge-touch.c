@@ -10,10 +10,14 @@
 //       write), C MiB per chunk, paced so that one pass over W takes SEC.
 //       A chunk that finishes late does not make later chunks hurry (no
 //       catch-up bursts): lost time stays lost.
-//   surge-touch batch  --step-mib S --interval SEC [--retouch] --out FILE
+//   surge-touch batch  --step-mib S --interval SEC [--retouch] [--max-mib M --hot-mib H] --out FILE
 //       every SEC, mmap S more MiB and touch it; never frees. With --retouch
 //       it spends the time between steps re-touching everything it holds,
-//       4 MiB at a time, round-robin.
+//       4 MiB at a time, round-robin. With --max-mib it stops growing once it
+//       holds M MiB and then works for ever: one pass re-touches the last H
+//       MiB it holds (4 MiB at a time), one pass every --pass-period SEC
+//       (default 0.25; a late pass does not make the next one hurry), and
+//       each finished pass is a record.
 //   surge-touch sample --interval SEC --out FILE NAME=PATH...
 //       every SEC, one line: "t NAME=<content> ..." with each file's content,
 //       newlines as '|', spaces as '_' ("-" when unreadable or empty).
@@ -21,7 +25,8 @@
 //       prints CLOCK_MONOTONIC in seconds.
 //
 // Records ("touch" and "batch"): one text line per completed chunk/step,
-// "T_END DURATION [HELD_MIB]" in seconds of CLOCK_MONOTONIC, written with a
+// "T_END DURATION [HELD_MIB]" (a bounded batch's passes: "T_END DURATION
+// HELD_MIB PASS", four fields) in seconds of CLOCK_MONOTONIC, written with a
 // single write(2) each (no user-space buffering: a kill loses at most the
 // chunk in progress). The first line is "# start T MODE ARGS".
 #define _GNU_SOURCE
@@ -94,7 +99,7 @@ __attribute__((noreturn)) static void mode_touch(int argc, char** argv) {
 }
 
 __attribute__((noreturn)) static void mode_batch(int argc, char** argv) {
-    double step_mib = 0, interval = 0;
+    double step_mib = 0, interval = 0, max_mib = 0, hot_mib = 0, pass_period = 0.25;
     int retouch = 0;
     const char* out = NULL;
     for (int i = 0; i < argc; i++) {
@@ -105,19 +110,29 @@ __attribute__((noreturn)) static void mode_batch(int argc, char** argv) {
         if (i + 1 >= argc) die("option %s needs a value", argv[i]);
         if (!strcmp(argv[i], "--step-mib")) step_mib = argd(argv[++i], "--step-mib");
         else if (!strcmp(argv[i], "--interval")) interval = argd(argv[++i], "--interval");
+        else if (!strcmp(argv[i], "--max-mib")) max_mib = argd(argv[++i], "--max-mib");
+        else if (!strcmp(argv[i], "--hot-mib")) hot_mib = argd(argv[++i], "--hot-mib");
+        else if (!strcmp(argv[i], "--pass-period")) pass_period = argd(argv[++i], "--pass-period");
         else if (!strcmp(argv[i], "--out")) out = argv[++i];
         else die("batch: unknown option %s", argv[i]);
     }
     if (step_mib <= 0 || interval <= 0 || !out) die("batch needs --step-mib, --interval and --out");
+    if ((max_mib > 0) != (hot_mib > 0) || hot_mib > max_mib || (max_mib > 0 && retouch)) {
+        die("batch: --max-mib and --hot-mib go together (H <= M), without --retouch");
+    }
     size_t step = (size_t)(step_mib * MIB) & ~(PAGE - 1);
     enum { MAXSTEPS = 1 << 16 };
     static unsigned char* held[MAXSTEPS];
     size_t nheld = 0, cursor = 0; // cursor: byte offset over all held steps
     const size_t rchunk = 4 * MIB;
     out_open(out);
-    out_line("# start %.6f batch step_mib=%g interval=%g retouch=%d\n", now(), step_mib, interval, retouch);
+    out_line("# start %.6f batch step_mib=%g interval=%g retouch=%d max_mib=%g hot_mib=%g\n", now(), step_mib,
+             interval, retouch, max_mib, hot_mib);
     double next = now();
     for (;;) {
+        if (max_mib > 0 && (double)(nheld * step) >= max_mib * MIB) {
+            break;
+        }
         double t = now();
         if (t >= next) {
             if (nheld == MAXSTEPS) die("too many steps");
@@ -139,6 +154,26 @@ __attribute__((noreturn)) static void mode_batch(int argc, char** argv) {
         } else {
             sleep_until(next);
         }
+    }
+    // Bounded: work on the last hot_mib MiB for ever, one record per pass.
+    size_t hot = (size_t)(hot_mib * MIB) & ~(PAGE - 1), total = nheld * step;
+    if (hot > total) hot = total;
+    double deadline = now();
+    for (unsigned long pass = 1;; pass++) {
+        double t0 = now();
+        for (size_t at = total - hot; at < total;) {
+            size_t s = at / step, off = at % step;
+            size_t n = step - off < rchunk ? step - off : rchunk;
+            touch(held[s] + off, n);
+            at += n;
+        }
+        double t1 = now();
+        out_line("%.6f %.6f %zu %lu\n", t1, t1 - t0, total / MIB, pass);
+        deadline += pass_period;
+        if (t1 > deadline) {
+            deadline = t1; // late: no catch-up burst
+        }
+        sleep_until(deadline);
     }
 }
 

@@ -317,19 +317,21 @@ INSTANTIATE_TEST_SUITE_P(
         LadderCase{"zone_without_managed_pages_ignored",
                    {{zone(0, 0, 0), 0, {}}, {zone(30, 0, 0), 0, {}}}},
         LadderCase{"watermarks_off", {{zone(0, 0), 0, {}}, {zone(30, 0), 0, {}}}, noWatermarks()},
+        // Memory and swap exhausted: level 3 and the kill at once.
         LadderCase{"swap_trigger_kills_largest_swap_user",
-                   {{swapped(0, 150), 0, {}},
-                    {swapped(10, 150), 3,
-                     Strings{"level 3", "admission closed"} + l2k() + Strings{"kill vm:scratch"}}}},
+                   {{swapped(0, 150), 3,
+                     Strings{"level 3", "admission closed"} + l2k() + Strings{"kill vm:scratch"}},
+                    {swapped(10, 150), 3, Strings{"reclaim reclaimed", "shrink reclaimed"}}}},
         LadderCase{
             "swap_below_trigger_ranks_by_excess",
             {{swapped(0, 150, 8999), 0, {}},
              {swapped(10, 150, 8999), 3,
               Strings{"level 3", "admission closed"} + l2k() + Strings{"kill batch.service"}}}},
+        // Memory and swap exhausted: level 3 and the kill at once.
         LadderCase{"swap_trigger_at_threshold",
-                   {{swapped(0, 150, 9000), 0, {}},
-                    {swapped(10, 150, 9000), 3,
-                     Strings{"level 3", "admission closed"} + l2k() + Strings{"kill vm:scratch"}}}},
+                   {{swapped(0, 150, 9000), 3,
+                     Strings{"level 3", "admission closed"} + l2k() + Strings{"kill vm:scratch"}},
+                    {swapped(10, 150, 9000), 3, Strings{"reclaim reclaimed", "shrink reclaimed"}}}},
         LadderCase{"swap_full_memory_fine",
                    {{swapped(0, 5000), 0, {}}, {swapped(30, 5000), 0, {}}}},
         LadderCase{"protected_never_killed",
@@ -400,9 +402,38 @@ TEST(CorePressure, WatermarkAndSwapReasons) {
                           .swapTotal = 4_GiB,
                           .threshold = 9000,
                           .memAvailable = kAvailable150};
-    EXPECT_EQ(run({swapped(0, 150), swapped(10, 150)}).state.reason,
+    // Memory and swap exhausted: level 3 at once (see below); the reason
+    // says so.
+    EXPECT_EQ(run({swapped(0, 150)}).state.reason,
               (LevelReason{LevelRose{.signals = {kAvailable150, swap},
-                                     .duration = std::chrono::seconds(10)}}));
+                                     .duration = std::chrono::seconds(0),
+                                     .exhausted = true}}));
+}
+
+// The kernel's OOM killer is seconds away once MemAvailable is under level
+// 3's threshold and swap is used past SwapUsedKill: waiting Level3Duration
+// let it fire first in the VM (52-kill-path, no throttle reaching systemd).
+TEST(CorePressure, ExhaustedMemoryAndSwapKillAtOnce) {
+    const auto out = run({calm(0), swapped(1, 150)});
+    EXPECT_EQ(out.state.level, 3U);
+    const auto d = describe(out.decisions);
+    ASSERT_FALSE(d.empty());
+    EXPECT_EQ(d.front(), "level 3");
+    EXPECT_EQ(d.back(), "kill vm:scratch"); // ranked by swap under the swap signal
+}
+
+// Only both together: low memory with swap to spare, or swap full with
+// memory to spare, still waits for Level3Duration; so does a host without
+// swap, and SwapUsedKill=off turns it off.
+TEST(CorePressure, ExhaustionNeedsMemoryAndSwapBothGone) {
+    EXPECT_LT(run({swapped(0, 150, 5000), swapped(9, 150, 5000)}).state.level, 3U);
+    EXPECT_LT(run({swapped(0, 400, 9900), swapped(9, 400, 9900)}).state.level, 3U);
+    EXPECT_LT(run({available(0, 150), available(9, 150)}).state.level, 3U);
+    EXPECT_EQ(run({available(0, 150), available(10, 150)}).state.level, 3U);
+    PressureConfig off;
+    off.swapUsedKill.reset();
+    EXPECT_LT(run({swapped(0, 150), swapped(9, 150)}, off).state.level, 3U);
+    EXPECT_EQ(run({swapped(0, 150), swapped(10, 150)}, off).state.level, 3U);
 }
 
 // Classes that leave the guard room: system 2 GiB, shared 4 GiB, reclaimed

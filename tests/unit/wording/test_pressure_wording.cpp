@@ -82,6 +82,10 @@ TEST(WordingPressure, WatermarkAndSwapSignals) {
         describe(LevelReason{LevelRose{.signals = {kAvailable150, swap}, .duration = seconds(10)}}),
         "MemAvailable 1.5% ≤ 2% (228.9 MiB of 14.9 GiB); swap used 95% ≥ 90% (3.8 GiB of 4.0 "
         "GiB) with MemAvailable 1.5% ≤ 2% for 10s");
+    EXPECT_EQ(describe(LevelReason{LevelRose{
+                  .signals = {swap}, .duration = seconds(0), .exhausted = true}}),
+              "swap used 95% ≥ 90% (3.8 GiB of 4.0 GiB) with MemAvailable 1.5% ≤ 2% for 0ms "
+              "(memory and swap exhausted: at once, not after Level3Duration)");
 }
 
 TEST(WordingPressure, Notes) {
