@@ -1312,6 +1312,9 @@ ApiResult<std::vector<std::string>> Manager::reload() {
         log::warning("Reload: {NOTE}", "NOTE", n);
     }
     log::notice("Configuration reloaded", "RESTART_NEEDED", notes.size());
+    if (reloadHook_) {
+        reloadHook_();
+    }
     if (listener_ != nullptr) {
         std::vector<const char*> changed = {"MemoryRatio", "NodeReserved"};
         if (wasDryRun != dryRun_) {

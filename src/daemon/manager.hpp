@@ -177,6 +177,11 @@ public:
     // Runs proactive memory.reclaim writes off the loop (nullptr: in the
     // tick itself, for tests). Set before start().
     void setReclaimRunner(io::ReclaimRunner* runner) { reclaimRunner_ = runner; }
+    // Runs at the end of every reload that took a new configuration (Reload
+    // over D-Bus, memqosctl reload, SIGHUP: all go through reload()): what
+    // the daemon's loop holds outside the Manager follows it (the PSI
+    // triggers of the new thresholds and classes).
+    void setReloadHook(std::function<void()> hook) { reloadHook_ = std::move(hook); }
 
     // A balloon is moved at most this often per VM, by at most
     // kBalloonStep of the VM's memory (and, when shrinking, of the
@@ -456,6 +461,7 @@ private:
 
     config::Config config_;
     ConfigReader reader_;
+    std::function<void()> reloadHook_;
     io::SystemdManager& systemd_;
     io::StateStore& store_;
     io::InstanceStore& instanceStore_;

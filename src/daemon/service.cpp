@@ -298,6 +298,10 @@ int runService(const Options& options) {
                   lines, "COUNT", watched, "FILES", triggerFiles.size());
     };
 
+    // Every reload (SIGHUP, D-Bus Reload, memqosctl reload) ends here: the
+    // thresholds and the classes may have changed.
+    manager.setReloadHook([&] { registerTriggers(); });
+
     manager.start([&](Status st) {
         if (!st) {
             log::error("Cannot talk to systemd: {ERROR}", "ERROR", st.error().what);
@@ -338,11 +342,11 @@ int runService(const Options& options) {
             }
             if (sig == SIGHUP) {
                 sd_notify(0, "RELOADING=1");
+                // The same reload as D-Bus Reload (the hook re-registers
+                // the PSI triggers).
                 auto r = manager.reload();
                 if (!r.ok()) {
                     log::warning("Reload refused: {ERROR}", "ERROR", r.error().message);
-                } else {
-                    registerTriggers(); // the classes may have changed
                 }
                 sd_notify(0, "READY=1");
                 waitSignal();

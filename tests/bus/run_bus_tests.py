@@ -754,6 +754,21 @@ class Suite:
             return None
         self.run_check('Reload of an invalid config -> ConfigInvalid, old kept', bad)
 
+        def triggers():
+            # D-Bus Reload (not only SIGHUP) registers the PSI triggers of
+            # the new thresholds: 13 % of a 1 s window is "some 130000 1000000".
+            want = 'PSI triggers (some 130000 1000000'
+            if want in self.env.daemon_stderr():
+                return f'{want!r} logged before the reload'
+            self.env.write_config(CONFIG_GOOD2 + '[Pressure]\nLevel1SomeAvg10=13%\n')
+            answer = self.bcall('Reload')
+            if answer != [[]]:
+                return f'Reload answered {answer}, want [[]]'
+            if not self.wait_for(lambda: want in self.env.daemon_stderr()):
+                return f'no {want!r} in the log after Reload'
+            return None
+        self.run_check('Reload over D-Bus registers the new PSI triggers', triggers)
+
         def restore():
             self.env.write_config(CONFIG_GOOD)
             r = self.memqosctl('reload')
