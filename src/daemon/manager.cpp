@@ -1299,6 +1299,9 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     } else if (!wasDryRun && dryRun_) {
         log::notice("Dry run on: memqosd decides and logs, but no longer acts");
     }
+    if (auto note = dropOldMetricsFile()) {
+        notes.push_back(std::move(*note));
+    }
     startClassSlices();
     recomputeTiers();
     reconcile();
@@ -1490,7 +1493,7 @@ void Manager::sampleWorkloads() {
     sweepCursor_ = n == 0 ? 0 : (cursor + perTick) % n;
 }
 
-void Manager::writeMetrics() const {
+void Manager::writeMetrics() {
     Metrics m;
     m.pressureLevel = pressure_.level;
     m.admissionOpen = pressure_.admissionOpen;
@@ -1532,7 +1535,28 @@ void Manager::writeMetrics() const {
                                           formatMetrics(m));
         !st) {
         log::warning("Cannot write the metrics file: {ERROR}", "ERROR", st.error().what);
+    } else {
+        metricsWritten_ = file;
     }
+}
+
+std::optional<std::string> Manager::dropOldMetricsFile() {
+    if (!metricsWritten_ ||
+        *metricsWritten_ == std::filesystem::path(config_.manager.metricsFile)) {
+        return std::nullopt;
+    }
+    const std::filesystem::path old = *metricsWritten_;
+    metricsWritten_.reset();
+    if (::unlink(old.c_str()) != 0 && errno != ENOENT) {
+        const std::string why = std::strerror(errno);
+        log::warning("Cannot remove the old metrics file {FILE}: {ERROR}", "FILE", old.string(),
+                     "ERROR", why);
+        return "Manager.MetricsFile: the old file " + old.string() +
+               " memqosd wrote could not be removed (" + why +
+               "); it keeps its last numbers until it is removed";
+    }
+    log::info("Removed the old metrics file {FILE}", "FILE", old.string());
+    return std::nullopt;
 }
 
 void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t>& procs) {

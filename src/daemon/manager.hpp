@@ -512,7 +512,14 @@ private:
     std::uint64_t triggeredTicks_ = 0;
     std::vector<core::ClassSample> lastClasses_;
     TickDurations tickDurations_;
-    void writeMetrics() const;
+    void writeMetrics();
+    // The metrics file memqosd wrote last (nullopt: none): a reload that
+    // changes or clears [Manager] MetricsFile removes it, so node_exporter
+    // does not keep exporting numbers that no longer move.
+    std::optional<std::filesystem::path> metricsWritten_;
+    // After a reload: the old metrics file removed when the configuration
+    // no longer names it; why not, as a note for the answer.
+    std::optional<std::string> dropOldMetricsFile();
 
     std::size_t sweepCursor_ = 0; // see kSweepTicks
     std::vector<core::CgroupSample> protectedCgroups() const;

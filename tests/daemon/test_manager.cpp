@@ -1283,6 +1283,30 @@ TEST_F(PressureTest, MetricsFileHasTheLevelClassesAndCounters) {
     EXPECT_NE(text.find("\nmemqos_tick_duration_seconds_count 3\n"), std::string::npos) << text;
 }
 
+// Issue 24 item 5: a reload that moves or clears MetricsFile removes the
+// file memqosd wrote, so node_exporter stops exporting numbers that no
+// longer move.
+TEST_F(PressureTest, AReloadThatMovesOrClearsTheMetricsFileRemovesTheOldOne) {
+    const fs::path first = dir_ / "prom/memqos.prom";
+    const fs::path second = dir_ / "prom2/memqos.prom";
+    config_.manager.metricsFile = first.string();
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    ASSERT_TRUE(fs::exists(first));
+    config_.manager.metricsFile = second.string();
+    auto r = m->reload();
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r.value().empty());
+    EXPECT_FALSE(fs::exists(first)) << "the old file is still exported";
+    tickAt(*m, 1);
+    EXPECT_TRUE(fs::exists(second));
+    config_.manager.metricsFile.clear();
+    ASSERT_TRUE(m->reload().ok());
+    EXPECT_FALSE(fs::exists(second)) << "a cleared MetricsFile left its file";
+    tickAt(*m, 2);
+    EXPECT_FALSE(fs::exists(second));
+}
+
 TEST(TickDurations, QuantilesByNearestRankOverTheLastWindow) {
     TickDurations t;
     EXPECT_EQ(t.quantile(0.99), 0.0);
