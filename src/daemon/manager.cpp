@@ -301,6 +301,78 @@ void Manager::adopt(const std::string& unit, const std::string& cgroupPath, Sour
     workloads_[unit] = std::move(m);
 }
 
+void Manager::rederiveRules() {
+    std::vector<std::string> letGo;
+    for (auto it = workloads_.begin(); it != workloads_.end();) {
+        ManagedWorkload& m = it->second;
+        if (m.source != Source::Rule || m.vm) {
+            ++it; // VMs: discoverDomains and scanGanetiInstances derive theirs
+            continue;
+        }
+        if (const auto* r = unitRuleFor(m.unit)) {
+            const core::Workload before = m.workload;
+            m.workload.className = r->className;
+            m.workload.request = r->request;
+            m.workload.limit = r->limit;
+            m.workload.priority = r->priority;
+            if (!(m.workload == before)) {
+                log::info("{UNIT} now has class {CLASS} by rule {RULE}", "UNIT", m.unit, "CLASS",
+                          r->className, "RULE", r->name);
+            }
+            ++it;
+            continue;
+        }
+        if (auto cls = classOfCgroup(m.cgroupPath)) {
+            m.source = Source::Slice;
+            m.workload.className = *cls;
+            m.workload.request = 0;
+            m.workload.limit = Limit{};
+            m.workload.priority = 0;
+            log::info("No rule matches {UNIT} any more; managed by its class slice ({CLASS})",
+                      "UNIT", m.unit, "CLASS", *cls);
+            ++it;
+            continue;
+        }
+        log::info("No rule matches {UNIT} any more; no longer managing it", "UNIT", m.unit);
+        letGo.push_back(m.unit);
+        it = workloads_.erase(it);
+    }
+    for (const auto& unit : letGo) {
+        if (originals_.contains(unit) || applied_.contains(unit)) {
+            restoreOriginal(unit, [this] { reconcile(); });
+        }
+    }
+    if (config_.rules.empty()) {
+        return;
+    }
+    systemd_.listUnits([this](Result<std::vector<io::UnitInfo>> units) {
+        if (!units) {
+            log::warning("Cannot list units for the rules: {ERROR}", "ERROR", units.error().what);
+            return;
+        }
+        std::vector<std::string> adopted;
+        for (const auto& u : *units) {
+            if (!workloads_.contains(u.name) && unitRuleFor(u.name) != nullptr) {
+                adopt(u.name, "", Source::Rule);
+                if (workloads_.contains(u.name)) {
+                    adopted.push_back(u.name);
+                }
+            }
+        }
+        if (adopted.empty()) {
+            return;
+        }
+        auto remaining = std::make_shared<std::size_t>(adopted.size());
+        for (const auto& id : adopted) {
+            refreshUnit(id, [this, remaining] {
+                if (--*remaining == 0) {
+                    reconcile();
+                }
+            });
+        }
+    });
+}
+
 Result<core::Tiers> Manager::tiersFor(const core::Workload& w) const {
     const auto* cls = core::findClass(config_.classes, w.className);
     if (cls == nullptr) {
@@ -1303,6 +1375,7 @@ ApiResult<std::vector<std::string>> Manager::reload() {
         notes.push_back(std::move(*note));
     }
     startClassSlices();
+    rederiveRules();
     recomputeTiers();
     reconcile();
     // VMs derive their class from the configuration ([VM] DefaultClass,

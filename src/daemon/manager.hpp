@@ -317,6 +317,12 @@ private:
     void onUnitRemoved(const std::string& unit);
     void onSystemdReloaded();
     void adopt(const std::string& unit, const std::string& cgroupPath, Source source);
+    // After a reload: units adopted by a [Rule.*] take the class, request,
+    // limit and priority of the rule that matches them now; one no rule
+    // matches any more is managed by its class slice if it runs in one,
+    // else let go (its own values back). Running units that a rule matches
+    // now are adopted (a ListUnits answer, later); then reconcile.
+    void rederiveRules();
     std::optional<std::string> classOfCgroup(const std::string& cgroupPath) const;
     // ruleFor for a systemd unit: nullptr for what no rule may adopt
     // (core::ruleRefusal).

@@ -471,6 +471,42 @@ TEST_F(ManagerStoreTest, RuleAdoptsMatchingUnitsAtStart) {
     EXPECT_EQ(p->memoryLow, std::optional<Bytes>(128 * kMiB));
 }
 
+// Issue 24 item 5: a reload re-derives what rules gave running units: the
+// new request reaches the unit, a unit no rule matches any more gets its own
+// values back, and a running unit a rule matches now is adopted.
+TEST_F(ManagerStoreTest, AReloadReDerivesRulesForRunningUnits) {
+    config::WorkloadRule rule;
+    rule.name = "web";
+    rule.match = "nginx*.service";
+    rule.className = "shared";
+    rule.request = 128 * kMiB;
+    rule.limit = 512 * kMiB;
+    config_.rules.push_back(rule);
+    systemd_.units["nginx.service"].memory->memoryMax = Limit(300 * kMiB);
+    auto m = makeManager();
+    ASSERT_TRUE(m->workloads().contains("nginx.service"));
+    config_.rules[0].request = 256 * kMiB;
+    ASSERT_TRUE(m->reload().ok());
+    systemd_.flush();
+    ASSERT_TRUE(m->workloads().contains("nginx.service"));
+    EXPECT_EQ(m->workloads().at("nginx.service").workload.request, 256 * kMiB);
+    const auto* p = systemd_.lastSet("nginx.service");
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->memoryLow, std::optional<Bytes>(256 * kMiB)) << "the old rule's request stays";
+
+    config_.rules[0].match = "db*.service";
+    ASSERT_TRUE(m->reload().ok());
+    systemd_.flush();
+    EXPECT_FALSE(m->workloads().contains("nginx.service"));
+    EXPECT_EQ(systemd_.units["nginx.service"].memory->memoryMax,
+              std::optional<Limit>(300 * kMiB))
+        << "a unit no rule matches keeps the rule's limit";
+    ASSERT_TRUE(m->workloads().contains("db.service")) << "a unit the rule matches now is not adopted";
+    const auto* db = systemd_.lastSet("db.service");
+    ASSERT_NE(db, nullptr);
+    EXPECT_EQ(db->memoryLow, std::optional<Bytes>(256 * kMiB));
+}
+
 // The review of 2026-11-27 (C3): Match=* adopted slices, VM scopes and the
 // host's own units, so that level 3 could KillUnit a slice or a VM's scope.
 TEST_F(ManagerStoreTest, ABroadRuleAdoptsNoSliceVmScopeOrHostUnit) {
