@@ -6,6 +6,7 @@
 
 #include "memqos/config/reload.hpp"
 #include "memqos/core/oom_score.hpp"
+#include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
 #include "memqos/wording/bytes.hpp"
 #include "memqos/wording/pressure.hpp"
@@ -229,6 +230,7 @@ void Manager::start(std::function<void(Status)> ready) {
             // units it changed before and no longer manages get their own
             // values back from now on.
             discovered_ = true;
+            learnGuardedSlices();
             refreshAllThenReconcile();
             // After the workloads' refresh: with a thousand classes their
             // slices' StartTransientUnit calls queue behind it (and behind
@@ -510,7 +512,7 @@ void Manager::reconcile() {
     std::vector<std::string> orphans;
     for (const auto& [unit, values] : originals_) {
         if (!desired.contains(unit) && !managedUnits.contains(unit) && !unit.ends_with(".scope") &&
-            !inFlight_.contains(unit)) {
+            !inFlight_.contains(unit) && !capSlice(unit)) {
             orphans.push_back(unit);
         }
     }
@@ -1377,6 +1379,8 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     startClassSlices();
     rederiveRules();
     recomputeTiers();
+    giveBackCaps();
+    learnGuardedSlices();
     reconcile();
     // VMs derive their class from the configuration ([VM] DefaultClass,
     // rules): found again, an unplaced VM may be placed now, or the reverse.
@@ -1409,6 +1413,7 @@ void Manager::tick(TimePoint now) {
     sampleSystem();
     sampleWorkloads();
     advanceKills(now);
+    giveBackCaps(); // again, if a give-back failed
     core::Snapshot snap;
     snap.now = now;
     snap.nodeReserved = nodeReserved();
@@ -1654,6 +1659,7 @@ void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t
             log::warning("Cannot set memory.oom.group of {CGROUP}: {ERROR}", "CGROUP",
                          m.cgroupPath, "ERROR", w.error().what);
         } else if (*w == io::Written::Changed) {
+            m.oomGroupSet = true;
             log::info("Set memory.oom.group=1 on {CGROUP}", "CGROUP", m.cgroupPath, "WORKLOAD",
                       m.workload.id);
         }
@@ -1983,6 +1989,14 @@ void Manager::capClass(const core::CapClass& c) {
                     "CLASS", c.className, "MESSAGE_ID", log::kMessagePressureAction);
         return;
     }
+    if (!originals_.contains(slice) && !capped_.contains(c.className)) {
+        // First what the slice's own configuration gives (what the cap's
+        // give-back sends), then the cap, at the next tick. While a cap of
+        // memqos's is on the slice its MemoryHigh is not its own.
+        pressure_.classHigh.erase(c.className);
+        learnOriginal(slice);
+        return;
+    }
     // systemd writes memory.high from PID 1, and the kernel reclaims the
     // excess in the writer until usage fits: lowered far under the usage,
     // PID 1 would swap for memqos and answer nothing meanwhile (its KillUnit,
@@ -2021,6 +2035,7 @@ void Manager::capClass(const core::CapClass& c) {
     }
     io::MemoryProperties props;
     props.memoryHigh = Limit{high};
+    capped_[c.className] = slice; // given back, even if the call fails half-way
     // Urgent: not queued behind a reconcile storm's writes (a cap that
     // waits for 1000 of them comes too late).
     systemd_.setUnitPropertiesUrgent(slice, props, [this, c, high, slice, why, reason](Status st) {
@@ -2036,6 +2051,131 @@ void Manager::capClass(const core::CapClass& c) {
                     "MEMORY_HIGH", high, "WHY", why, "REASON", reason, "CLASS", c.className,
                     "MESSAGE_ID", log::kMessagePressureAction);
     });
+}
+
+bool Manager::capSlice(const std::string& unit) const {
+    for (const auto& [cls, slice] : capped_) {
+        if (slice == unit) {
+            return true;
+        }
+    }
+    for (const auto& cls : config_.classes) {
+        if (cls.memoryGuard && cls.slice() == unit) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void Manager::learnGuardedSlices() {
+    for (const auto& cls : config_.classes) {
+        const std::string slice = cls.slice();
+        if (cls.memoryGuard && !originals_.contains(slice) && !capped_.contains(cls.name)) {
+            learnOriginal(slice);
+        }
+    }
+}
+
+void Manager::giveBackCaps() {
+    std::vector<std::string> names;
+    for (const auto& [cls, slice] : capped_) {
+        if (!capReturning_.contains(cls)) {
+            names.push_back(cls);
+        }
+    }
+    for (const auto& name : core::capsToGiveBack(names, config_.classes)) {
+        giveBackCap(name, [this](bool given) {
+            if (given) {
+                reconcile(); // the slice's record may go now (an orphan)
+            }
+        });
+    }
+}
+
+void Manager::giveBackCap(const std::string& className, std::function<void(bool)> done) {
+    const auto it = capped_.find(className);
+    if (it == capped_.end() || !capReturning_.insert(className).second) {
+        done(it == capped_.end());
+        return;
+    }
+    const std::string slice = it->second;
+    // A class that gets its guard again starts from no cap.
+    pressure_.classHigh.erase(className);
+    pressure_.classHighAt.erase(className);
+    io::MemoryProperties props;
+    props.memoryHigh = io::unconfiguredMemory().memoryHigh;
+    std::vector<std::string> keep;
+    if (const auto o = originals_.find(slice); o != originals_.end()) {
+        if (o->second.values.memoryHigh) {
+            props.memoryHigh = o->second.values.memoryHigh;
+        }
+        keep = o->second.keepDropIns;
+    }
+    const Limit own = *props.memoryHigh;
+    if (dryRun_) {
+        log::notice("Dry run: would give {UNIT} back its own MemoryHigh", "UNIT", slice, "CLASS",
+                    className);
+        capped_.erase(className);
+        capReturning_.erase(className);
+        done(true);
+        return;
+    }
+    systemd_.setUnitPropertiesUrgent(
+        slice, props, [this, className, slice, props, keep, own, done](Status st) {
+            capReturning_.erase(className);
+            if (!st && st.error().code != std::errc::no_such_file_or_directory) {
+                log::warning("Cannot give {UNIT} back its own MemoryHigh: {ERROR}", "UNIT", slice,
+                             "ERROR", st.error().what, "CLASS", className);
+                done(false);
+                return;
+            }
+            if (auto c = capped_.find(className); c != capped_.end() && c->second == slice) {
+                capped_.erase(c);
+            }
+            removeOwnDropIns(slice, props, keep);
+            log::notice("Gave {UNIT} back its own MemoryHigh ({MEMORY_HIGH}): memqos no longer "
+                        "caps class {CLASS}",
+                        "UNIT", slice, "MEMORY_HIGH",
+                        own ? std::to_string(*own) : std::string("infinity"),
+                        "CLASS", className, "MESSAGE_ID", log::kMessagePropertiesChanged);
+            done(true);
+        });
+}
+
+void Manager::giveBackOnStop(std::function<void()> done) {
+    // memory.oom.group: a cgroup attribute write the kernel does at once
+    // (no reclaim behind it, unlike memory.high).
+    for (auto& [id, m] : workloads_) {
+        if (!m.oomGroupSet || m.cgroupPath.empty()) {
+            continue;
+        }
+        if (auto w = knobs_.setOomGroup(m.cgroupPath, false); !w) {
+            if (!io::isVanished(w.error())) {
+                log::warning("Cannot give {CGROUP} back memory.oom.group=0: {ERROR}", "CGROUP",
+                             m.cgroupPath, "ERROR", w.error().what);
+            }
+        } else {
+            m.oomGroupSet = false;
+            log::info("Gave {CGROUP} back memory.oom.group=0", "CGROUP", m.cgroupPath, "WORKLOAD",
+                      id);
+        }
+    }
+    std::vector<std::string> names;
+    for (const auto& [cls, slice] : capped_) {
+        names.push_back(cls);
+    }
+    if (names.empty()) {
+        done();
+        return;
+    }
+    auto remaining = std::make_shared<std::size_t>(names.size());
+    for (const auto& name : names) {
+        giveBackCap(name, [remaining, done](bool) {
+            if (--*remaining == 0) {
+                done();
+            }
+        });
+    }
 }
 
 } // namespace memqos::daemon

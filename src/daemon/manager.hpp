@@ -106,6 +106,9 @@ struct ManagedWorkload {
     // the processes it was checked on.
     std::optional<int> oomScoreAdj;
     bool oomGroupNoted = false;
+    // memqosd itself turned its memory.oom.group from 0 to 1 (this run):
+    // put back to 0 at stop (giveBackOnStop).
+    bool oomGroupSet = false;
     // Read its processes and keep its OOM priority at the next tick (new,
     // or its unit started, restarted or reloaded) instead of at its turn.
     bool oomDue = true;
@@ -297,6 +300,17 @@ public:
     std::optional<core::WorkloadReclaim> reclaimOf(const std::string& id) const;
     Bytes reclaimedAllocatable() const { return reclaimedAllocatable_; }
 
+    // Stop (SIGTERM): gives back what memqosd set outside the units' own
+    // configuration and what would otherwise stay until reboot: every class
+    // slice's MemoryHigh cap (the guard's or a throttle; the slice's own
+    // configured MemoryHigh again, through systemd) and memory.oom.group
+    // where this run of memqosd set it. `done` runs once systemd answered
+    // each call (or refused it), never inside this call unless there was
+    // nothing to wait for; the caller bounds the wait (a stuck PID 1).
+    void giveBackOnStop(std::function<void()> done);
+    // Classes whose slice carries a MemoryHigh memqos set (tests, Verify).
+    const std::map<std::string, std::string>& capped() const { return capped_; }
+
     // Units memqos sent properties to, with what it sent (tests, Verify).
     const std::map<std::string, io::MemoryProperties>& applied() const { return applied_; }
 
@@ -389,6 +403,22 @@ private:
     // The lowest-ranked class (the "reclaimed" class of ReclaimedAllocatable).
     const core::ClassPolicy* lowestClass() const;
     void capClass(const core::CapClass& c);
+    // Gives back the caps of classes that lost their guard or left the
+    // configuration (core::capsToGiveBack); at each reload and tick.
+    void giveBackCaps();
+    // The class slice's MemoryHigh back to what its own configuration gives
+    // (its record, learned before memqos's first cap; infinity without
+    // one), memqos's runtime drop-in removed; done(true) once given back.
+    void giveBackCap(const std::string& className, std::function<void(bool)> done);
+    // Learns the own memory properties of guarded classes' slices that have
+    // no record yet, so that the first cap has something to give back.
+    void learnGuardedSlices();
+    // A slice memqos caps, or may cap (a guarded class's): its record stays
+    // (it says what to give back when the cap goes).
+    bool capSlice(const std::string& unit) const;
+    // class -> its slice, for every cap memqos sent and did not give back.
+    std::map<std::string, std::string> capped_;
+    std::set<std::string> capReturning_; // classes whose give-back is on its way
 
     // --- kills (manager_kill.cpp) ---
     // A decided kill until it happened or failed.

@@ -288,7 +288,13 @@ TEST_F(ManagerStoreTest, UnassignGivesBackTheUnitsOwnConfigurationEvenAfterARest
     EXPECT_EQ(now.memoryLow, std::optional<Bytes>(10 * kMiB));
     EXPECT_EQ(now.memoryMin, std::optional<Bytes>(0));
     EXPECT_EQ(now.memorySwapMax, std::optional<Limit>(Limit{}));
-    EXPECT_TRUE(io::OriginalStore(dir_ / "state/originals").loadAll().originals.empty())
+    // What is left is the record of the guarded class's slice (what its cap
+    // gives back), kept while the class is guarded.
+    std::vector<std::string> left;
+    for (const auto& o : io::OriginalStore(dir_ / "state/originals").loadAll().originals) {
+        left.push_back(o.unit);
+    }
+    EXPECT_EQ(left, std::vector<std::string>{"memqos-reclaimed.slice"})
         << "the record outlived the unit's return to its own values";
 }
 
@@ -1228,6 +1234,76 @@ TEST_F(PressureTest, GuardCapsTheReclaimedSliceThroughSystemd) {
     const auto calls = systemd_.setCalls.size();
     tickAt(*m, 1);
     EXPECT_EQ(systemd_.setCalls.size(), calls) << "an unchanged cap is not written again";
+}
+
+// Issue 24 item 4: the guard's cap is given back (the slice's own
+// MemoryHigh, through systemd; memqos's runtime drop-in removed) when a
+// reload turns the guard off, when the class leaves the configuration, and
+// at stop. The own value is learned before the first cap.
+TEST_F(PressureTest, AReloadWithoutTheGuardGivesTheCapBack) {
+    const auto d = dir_ / "run/system.control/memqos-reclaimed.slice.d";
+    systemd_.addUnit("memqos-reclaimed.slice", "/memqos.slice/memqos-reclaimed.slice");
+    systemd_.units["memqos-reclaimed.slice"].memory->memoryHigh = Limit(7 * kGiB); // the admin's
+    auto m = std::make_unique<Manager>(
+        config_, [this] { return Result<config::Config>(config_); }, systemd_, store_, instances_,
+        *events_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), false);
+    m->setRuntimeDropInDir(dir_ / "run/system.control");
+    m->start([](Status st) { EXPECT_TRUE(st.ok()); });
+    systemd_.flush();
+    tickAt(*m, 0);
+    const auto* cap = systemd_.lastSet("memqos-reclaimed.slice");
+    ASSERT_NE(cap, nullptr);
+    ASSERT_EQ(cap->memoryHigh, std::optional<Limit>(Limit{5568356352ULL}));
+    writeFile(d / "50-MemoryHigh.conf", "[Slice]\nMemoryHigh=5568356352\n"); // systemd's copy
+    for (auto& c : config_.classes) {
+        c.memoryGuard = false;
+    }
+    ASSERT_TRUE(m->reload().ok());
+    systemd_.flush();
+    EXPECT_EQ(systemd_.units["memqos-reclaimed.slice"].memory->memoryHigh,
+              std::optional<Limit>(7 * kGiB))
+        << "the guard's cap stays on the slice";
+    EXPECT_FALSE(fs::exists(d / "50-MemoryHigh.conf"));
+    EXPECT_TRUE(m->capped().empty());
+    const auto calls = systemd_.setCalls.size();
+    tickAt(*m, 1);
+    EXPECT_EQ(systemd_.setCalls.size(), calls) << "an unguarded class is capped again";
+}
+
+TEST_F(PressureTest, ARemovedClassAndAStopGiveTheCapBack) {
+    config::Config withGold = config_;
+    core::ClassPolicy gold = *core::findClass(withGold.classes, "reclaimed");
+    gold.name = "gold";
+    withGold.classes.push_back(gold);
+    config_ = withGold;
+    const fs::path slice = dir_ / "cgroup/memqos.slice/memqos-gold.slice";
+    cgroupFiles(slice, 100 * kMiB, "");
+    systemd_.addUnit("memqos-gold.slice", "/memqos.slice/memqos-gold.slice");
+    systemd_.addUnit("memqos-reclaimed.slice", "/memqos.slice/memqos-reclaimed.slice");
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    ASSERT_TRUE(systemd_.units["memqos-gold.slice"].memory->memoryHigh.value_or(Limit{}))
+        << "no cap on the gold class to give back";
+    ASSERT_TRUE(systemd_.units["memqos-reclaimed.slice"].memory->memoryHigh.value_or(Limit{}));
+    config_.classes.pop_back(); // gold removed
+    ASSERT_TRUE(m->reload().ok());
+    systemd_.flush();
+    EXPECT_EQ(systemd_.units["memqos-gold.slice"].memory->memoryHigh,
+              std::optional<Limit>(Limit{}))
+        << "a removed class keeps its last cap";
+    EXPECT_TRUE(systemd_.units["memqos-reclaimed.slice"].memory->memoryHigh.value_or(Limit{}));
+    // Stop: the cap of every class goes, and memory.oom.group where
+    // memqosd set it.
+    ASSERT_EQ(readText(dir_ / "cgroup" / kBatch / "memory.oom.group"), "1\n");
+    bool done = false;
+    m->giveBackOnStop([&] { done = true; });
+    EXPECT_FALSE(done) << "done before systemd answered";
+    systemd_.flush();
+    EXPECT_TRUE(done);
+    EXPECT_EQ(systemd_.units["memqos-reclaimed.slice"].memory->memoryHigh,
+              std::optional<Limit>(Limit{}))
+        << "the stop left the guard's cap";
+    EXPECT_EQ(readText(dir_ / "cgroup" / kBatch / "memory.oom.group"), "0\n");
 }
 
 TEST_F(PressureTest, AdmissionClosedRefusesKillableClassesOnly) {
