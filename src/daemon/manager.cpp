@@ -2136,8 +2136,8 @@ void Manager::giveBackCap(const std::string& className, std::function<void(bool)
             log::notice("Gave {UNIT} back its own MemoryHigh ({MEMORY_HIGH}): memqos no longer "
                         "caps class {CLASS}",
                         "UNIT", slice, "MEMORY_HIGH",
-                        own ? std::to_string(*own) : std::string("infinity"),
-                        "CLASS", className, "MESSAGE_ID", log::kMessagePropertiesChanged);
+                        own ? std::to_string(*own) : std::string("infinity"), "CLASS", className,
+                        "MESSAGE_ID", log::kMessagePropertiesChanged);
             done(true);
         });
 }

@@ -504,10 +504,10 @@ TEST_F(ManagerStoreTest, AReloadReDerivesRulesForRunningUnits) {
     ASSERT_TRUE(m->reload().ok());
     systemd_.flush();
     EXPECT_FALSE(m->workloads().contains("nginx.service"));
-    EXPECT_EQ(systemd_.units["nginx.service"].memory->memoryMax,
-              std::optional<Limit>(300 * kMiB))
+    EXPECT_EQ(systemd_.units["nginx.service"].memory->memoryMax, std::optional<Limit>(300 * kMiB))
         << "a unit no rule matches keeps the rule's limit";
-    ASSERT_TRUE(m->workloads().contains("db.service")) << "a unit the rule matches now is not adopted";
+    ASSERT_TRUE(m->workloads().contains("db.service"))
+        << "a unit the rule matches now is not adopted";
     const auto* db = systemd_.lastSet("db.service");
     ASSERT_NE(db, nullptr);
     EXPECT_EQ(db->memoryLow, std::optional<Bytes>(256 * kMiB));
@@ -1288,8 +1288,7 @@ TEST_F(PressureTest, ARemovedClassAndAStopGiveTheCapBack) {
     config_.classes.pop_back(); // gold removed
     ASSERT_TRUE(m->reload().ok());
     systemd_.flush();
-    EXPECT_EQ(systemd_.units["memqos-gold.slice"].memory->memoryHigh,
-              std::optional<Limit>(Limit{}))
+    EXPECT_EQ(systemd_.units["memqos-gold.slice"].memory->memoryHigh, std::optional<Limit>(Limit{}))
         << "a removed class keeps its last cap";
     EXPECT_TRUE(systemd_.units["memqos-reclaimed.slice"].memory->memoryHigh.value_or(Limit{}));
     // Stop: the cap of every class goes, and memory.oom.group where

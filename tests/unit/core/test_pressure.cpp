@@ -1102,7 +1102,6 @@ TEST(CorePressure, ClockGoingBackwardsIsHarmless) {
     EXPECT_EQ(out.state.level, 0U);
 }
 
-
 // Issue 24 item 4: a cap on a class that lost its guard, or left the
 // configuration, is given back; a guarded class keeps its cap.
 TEST(CapsToGiveBack, ClassesWithoutTheGuardOrGone) {
@@ -1116,5 +1115,6 @@ TEST(CapsToGiveBack, ClassesWithoutTheGuardOrGone) {
     EXPECT_EQ(capsToGiveBack(capped, classes), capped);
     EXPECT_TRUE(capsToGiveBack({}, classes).empty());
 }
+
 } // namespace
 } // namespace memqos::core
