@@ -510,14 +510,24 @@ void Manager::reconcile() {
         return;
     }
     std::vector<std::string> orphans;
+    std::vector<std::string> capOrphans; // protection back, record kept
     for (const auto& [unit, values] : originals_) {
         if (!desired.contains(unit) && !managedUnits.contains(unit) && !unit.ends_with(".scope") &&
-            !inFlight_.contains(unit) && !capSlice(unit)) {
-            orphans.push_back(unit);
+            !inFlight_.contains(unit)) {
+            if (!capSlice(unit)) {
+                orphans.push_back(unit);
+            } else if (applied_.contains(unit)) {
+                capOrphans.push_back(unit);
+            }
         }
     }
     for (const auto& unit : orphans) {
         restoreOriginal(unit, [] {});
+    }
+    // A guarded class's slice keeps its record (what its cap gives back)
+    // while it has no managed workload left; its protection goes back now.
+    for (const auto& unit : capOrphans) {
+        restoreOriginal(unit, [] {}, true);
     }
 }
 
@@ -632,7 +642,8 @@ void Manager::learnOriginal(const std::string& unit) {
     });
 }
 
-void Manager::restoreOriginal(const std::string& unit, std::function<void()> then) {
+void Manager::restoreOriginal(const std::string& unit, std::function<void()> then,
+                              bool keepRecord) {
     const auto it = originals_.find(unit);
     // No record: a unit memqos created (its properties were memqos's from
     // the start) gets systemd's defaults.
@@ -644,9 +655,11 @@ void Manager::restoreOriginal(const std::string& unit, std::function<void()> the
         props.memoryMax.reset();
         props.memorySwapMax.reset();
     }
-    auto forget = [this, unit] {
+    auto forget = [this, unit, keepRecord] {
         applied_.erase(unit);
-        forgetOriginal(unit);
+        if (!keepRecord) {
+            forgetOriginal(unit);
+        }
     };
     if (dryRun_) {
         log::notice("Dry run: would give {UNIT} back its own memory properties", "UNIT", unit);

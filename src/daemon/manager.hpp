@@ -358,8 +358,10 @@ private:
     // Drops the unit's record (memory and disk) without touching the unit.
     void forgetOriginal(const std::string& unit);
     // Gives the unit back what its own configuration gives (its remembered
-    // properties; a slice only MemoryMin/MemoryLow) and forgets the record.
-    void restoreOriginal(const std::string& unit, std::function<void()> then);
+    // properties; a slice only MemoryMin/MemoryLow) and forgets the record
+    // (keepRecord: keeps it, for a cap slice: see capSlice).
+    void restoreOriginal(const std::string& unit, std::function<void()> then,
+                         bool keepRecord = false);
     // Removes the runtime drop-ins systemd wrote for memqos's values
     // (those in `props`), except those that were there before memqos.
     void removeOwnDropIns(const std::string& unit, const io::MemoryProperties& props,

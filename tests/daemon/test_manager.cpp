@@ -1305,6 +1305,34 @@ TEST_F(PressureTest, ARemovedClassAndAStopGiveTheCapBack) {
     EXPECT_EQ(readText(dir_ / "cgroup" / kBatch / "memory.oom.group"), "0\n");
 }
 
+// The record of a guarded class's slice (what its cap gives back) stays
+// while the class is guarded; its protection sum still goes back when its
+// last workload goes.
+TEST_F(PressureTest, AGuardedSliceGetsItsProtectionBackAndKeepsItsRecord) {
+    for (auto& c : config_.classes) {
+        if (c.name == "reclaimed") {
+            c.protection = core::Protection::Low;
+        }
+    }
+    systemd_.addUnit("memqos-reclaimed.slice", "/memqos.slice/memqos-reclaimed.slice");
+    auto m = makeEngine();
+    ASSERT_TRUE(assign(*m, "batch.service", "reclaimed", 100 * kMiB, kNoLimit).ok());
+    EXPECT_EQ(systemd_.units["memqos-reclaimed.slice"].memory->memoryLow,
+              std::optional<Bytes>(100 * kMiB));
+    std::optional<ApiResult<daemon::Done>> out;
+    m->unassign("batch.service", [&](ApiResult<daemon::Done> r) { out = r; });
+    systemd_.flush();
+    ASSERT_TRUE(out && out->ok());
+    EXPECT_EQ(systemd_.units["memqos-reclaimed.slice"].memory->memoryLow, std::optional<Bytes>(0))
+        << "the slice kept the sum of a workload that is gone";
+    const auto calls = systemd_.setCalls.size();
+    m->assign("nginx.service", "dedicated", 64 * kMiB, 64 * kMiB, true, [](auto) {});
+    systemd_.flush(); // a reconcile: the slice is not given back again
+    for (std::size_t i = calls; i < systemd_.setCalls.size(); ++i) {
+        EXPECT_NE(systemd_.setCalls[i].unit, "memqos-reclaimed.slice");
+    }
+}
+
 TEST_F(PressureTest, AdmissionClosedRefusesKillableClassesOnly) {
     auto m = makeEngine();
     setPsi(15, 0);
