@@ -308,7 +308,7 @@ public:
     // each call (or refused it), never inside this call unless there was
     // nothing to wait for; the caller bounds the wait (a stuck PID 1).
     void giveBackOnStop(std::function<void()> done);
-    // Classes whose slice carries a MemoryHigh memqos set (tests, Verify).
+    // Classes whose slice carries a MemoryHigh memqos set (tests).
     const std::map<std::string, std::string>& capped() const { return capped_; }
 
     // Units memqos sent properties to, with what it sent (tests, Verify).

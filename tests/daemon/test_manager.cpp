@@ -1828,6 +1828,21 @@ TEST_F(VmTest, AVmTheOldDefaultPlacedGetsItsScopeBackAfterUpgradeOrReload) {
         << "a reload that unplaces it leaves the limit on";
 }
 
+// Issue 24 item 5: a reload re-derives a running VM's [VM] defaults: a new
+// LimitOverhead reaches its scope's MemoryMax at the reload.
+TEST_F(VmTest, AReloadAppliesANewLimitOverheadToARunningVm) {
+    systemd_.addUnit(kScope, std::string("/machine.slice/") + kScope);
+    config_.vm.defaultClass = "shared";
+    auto m = makeVmManager();
+    ASSERT_EQ(systemd_.lastSet(kScope)->memoryMax,
+              std::optional<Limit>(Limit(1 * kGiB + 256 * kMiB)));
+    config_.vm.limitOverhead = 512 * kMiB;
+    ASSERT_TRUE(m->reload().ok());
+    flush();
+    EXPECT_EQ(systemd_.lastSet(kScope)->memoryMax,
+              std::optional<Limit>(Limit(1 * kGiB + 512 * kMiB)));
+}
+
 // Verify counts an unplaced running VM's memory as protected: memqos frees
 // none of it.
 TEST_F(VmTest, VerifyCountsAnUnplacedVmsMemoryAsProtected) {
