@@ -274,6 +274,18 @@ std::string_view toString(CapClass::Why why) {
     return "guard";
 }
 
+std::vector<std::string> capsToGiveBack(const std::vector<std::string>& capped,
+                                        const std::vector<ClassPolicy>& classes) {
+    std::vector<std::string> out;
+    for (const auto& name : capped) {
+        const auto* cls = findClass(classes, name);
+        if (cls == nullptr || !cls->memoryGuard) {
+            out.push_back(name);
+        }
+    }
+    return out;
+}
+
 bool atCap(const CgroupSample& slice) {
     constexpr Bytes kMinSlack = Bytes{16} << 20U;
     if (!slice.memoryHigh || *slice.memoryHigh == kNoLimit) {

@@ -6,6 +6,7 @@
 
 #include "memqos/config/reload.hpp"
 #include "memqos/core/oom_score.hpp"
+#include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
 #include "memqos/wording/bytes.hpp"
 #include "memqos/wording/pressure.hpp"
@@ -229,6 +230,7 @@ void Manager::start(std::function<void(Status)> ready) {
             // units it changed before and no longer manages get their own
             // values back from now on.
             discovered_ = true;
+            learnGuardedSlices();
             refreshAllThenReconcile();
             // After the workloads' refresh: with a thousand classes their
             // slices' StartTransientUnit calls queue behind it (and behind
@@ -299,6 +301,78 @@ void Manager::adopt(const std::string& unit, const std::string& cgroupPath, Sour
     log::info("Managing {UNIT} in class {CLASS} ({SOURCE})", "UNIT", unit, "CLASS",
               m.workload.className, "SOURCE", source == Source::Rule ? "rule" : "slice");
     workloads_[unit] = std::move(m);
+}
+
+void Manager::rederiveRules() {
+    std::vector<std::string> letGo;
+    for (auto it = workloads_.begin(); it != workloads_.end();) {
+        ManagedWorkload& m = it->second;
+        if (m.source != Source::Rule || m.vm) {
+            ++it; // VMs: discoverDomains and scanGanetiInstances derive theirs
+            continue;
+        }
+        if (const auto* r = unitRuleFor(m.unit)) {
+            const core::Workload before = m.workload;
+            m.workload.className = r->className;
+            m.workload.request = r->request;
+            m.workload.limit = r->limit;
+            m.workload.priority = r->priority;
+            if (!(m.workload == before)) {
+                log::info("{UNIT} now has class {CLASS} by rule {RULE}", "UNIT", m.unit, "CLASS",
+                          r->className, "RULE", r->name);
+            }
+            ++it;
+            continue;
+        }
+        if (auto cls = classOfCgroup(m.cgroupPath)) {
+            m.source = Source::Slice;
+            m.workload.className = *cls;
+            m.workload.request = 0;
+            m.workload.limit = Limit{};
+            m.workload.priority = 0;
+            log::info("No rule matches {UNIT} any more; managed by its class slice ({CLASS})",
+                      "UNIT", m.unit, "CLASS", *cls);
+            ++it;
+            continue;
+        }
+        log::info("No rule matches {UNIT} any more; no longer managing it", "UNIT", m.unit);
+        letGo.push_back(m.unit);
+        it = workloads_.erase(it);
+    }
+    for (const auto& unit : letGo) {
+        if (originals_.contains(unit) || applied_.contains(unit)) {
+            restoreOriginal(unit, [this] { reconcile(); });
+        }
+    }
+    if (config_.rules.empty()) {
+        return;
+    }
+    systemd_.listUnits([this](Result<std::vector<io::UnitInfo>> units) {
+        if (!units) {
+            log::warning("Cannot list units for the rules: {ERROR}", "ERROR", units.error().what);
+            return;
+        }
+        std::vector<std::string> adopted;
+        for (const auto& u : *units) {
+            if (!workloads_.contains(u.name) && unitRuleFor(u.name) != nullptr) {
+                adopt(u.name, "", Source::Rule);
+                if (workloads_.contains(u.name)) {
+                    adopted.push_back(u.name);
+                }
+            }
+        }
+        if (adopted.empty()) {
+            return;
+        }
+        auto remaining = std::make_shared<std::size_t>(adopted.size());
+        for (const auto& id : adopted) {
+            refreshUnit(id, [this, remaining] {
+                if (--*remaining == 0) {
+                    reconcile();
+                }
+            });
+        }
+    });
 }
 
 Result<core::Tiers> Manager::tiersFor(const core::Workload& w) const {
@@ -436,14 +510,24 @@ void Manager::reconcile() {
         return;
     }
     std::vector<std::string> orphans;
+    std::vector<std::string> capOrphans; // protection back, record kept
     for (const auto& [unit, values] : originals_) {
         if (!desired.contains(unit) && !managedUnits.contains(unit) && !unit.ends_with(".scope") &&
             !inFlight_.contains(unit)) {
-            orphans.push_back(unit);
+            if (!capSlice(unit)) {
+                orphans.push_back(unit);
+            } else if (applied_.contains(unit)) {
+                capOrphans.push_back(unit);
+            }
         }
     }
     for (const auto& unit : orphans) {
         restoreOriginal(unit, [] {});
+    }
+    // A guarded class's slice keeps its record (what its cap gives back)
+    // while it has no managed workload left; its protection goes back now.
+    for (const auto& unit : capOrphans) {
+        restoreOriginal(unit, [] {}, true);
     }
 }
 
@@ -558,7 +642,8 @@ void Manager::learnOriginal(const std::string& unit) {
     });
 }
 
-void Manager::restoreOriginal(const std::string& unit, std::function<void()> then) {
+void Manager::restoreOriginal(const std::string& unit, std::function<void()> then,
+                              bool keepRecord) {
     const auto it = originals_.find(unit);
     // No record: a unit memqos created (its properties were memqos's from
     // the start) gets systemd's defaults.
@@ -570,9 +655,11 @@ void Manager::restoreOriginal(const std::string& unit, std::function<void()> the
         props.memoryMax.reset();
         props.memorySwapMax.reset();
     }
-    auto forget = [this, unit] {
+    auto forget = [this, unit, keepRecord] {
         applied_.erase(unit);
-        forgetOriginal(unit);
+        if (!keepRecord) {
+            forgetOriginal(unit);
+        }
     };
     if (dryRun_) {
         log::notice("Dry run: would give {UNIT} back its own memory properties", "UNIT", unit);
@@ -1299,8 +1386,14 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     } else if (!wasDryRun && dryRun_) {
         log::notice("Dry run on: memqosd decides and logs, but no longer acts");
     }
+    if (auto note = dropOldMetricsFile()) {
+        notes.push_back(std::move(*note));
+    }
     startClassSlices();
+    rederiveRules();
     recomputeTiers();
+    giveBackCaps();
+    learnGuardedSlices();
     reconcile();
     // VMs derive their class from the configuration ([VM] DefaultClass,
     // rules): found again, an unplaced VM may be placed now, or the reverse.
@@ -1312,6 +1405,9 @@ ApiResult<std::vector<std::string>> Manager::reload() {
         log::warning("Reload: {NOTE}", "NOTE", n);
     }
     log::notice("Configuration reloaded", "RESTART_NEEDED", notes.size());
+    if (reloadHook_) {
+        reloadHook_();
+    }
     if (listener_ != nullptr) {
         std::vector<const char*> changed = {"MemoryRatio", "NodeReserved"};
         if (wasDryRun != dryRun_) {
@@ -1330,6 +1426,7 @@ void Manager::tick(TimePoint now) {
     sampleSystem();
     sampleWorkloads();
     advanceKills(now);
+    giveBackCaps(); // again, if a give-back failed
     core::Snapshot snap;
     snap.now = now;
     snap.nodeReserved = nodeReserved();
@@ -1487,7 +1584,7 @@ void Manager::sampleWorkloads() {
     sweepCursor_ = n == 0 ? 0 : (cursor + perTick) % n;
 }
 
-void Manager::writeMetrics() const {
+void Manager::writeMetrics() {
     Metrics m;
     m.pressureLevel = pressure_.level;
     m.admissionOpen = pressure_.admissionOpen;
@@ -1529,7 +1626,28 @@ void Manager::writeMetrics() const {
                                           formatMetrics(m));
         !st) {
         log::warning("Cannot write the metrics file: {ERROR}", "ERROR", st.error().what);
+    } else {
+        metricsWritten_ = file;
     }
+}
+
+std::optional<std::string> Manager::dropOldMetricsFile() {
+    if (!metricsWritten_ ||
+        *metricsWritten_ == std::filesystem::path(config_.manager.metricsFile)) {
+        return std::nullopt;
+    }
+    const std::filesystem::path old = *metricsWritten_;
+    metricsWritten_.reset();
+    if (::unlink(old.c_str()) != 0 && errno != ENOENT) {
+        const std::string why = std::strerror(errno);
+        log::warning("Cannot remove the old metrics file {FILE}: {ERROR}", "FILE", old.string(),
+                     "ERROR", why);
+        return "Manager.MetricsFile: the old file " + old.string() +
+               " memqosd wrote could not be removed (" + why +
+               "); it keeps its last numbers until it is removed";
+    }
+    log::info("Removed the old metrics file {FILE}", "FILE", old.string());
+    return std::nullopt;
 }
 
 void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t>& procs) {
@@ -1554,6 +1672,7 @@ void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t
             log::warning("Cannot set memory.oom.group of {CGROUP}: {ERROR}", "CGROUP",
                          m.cgroupPath, "ERROR", w.error().what);
         } else if (*w == io::Written::Changed) {
+            m.oomGroupSet = true;
             log::info("Set memory.oom.group=1 on {CGROUP}", "CGROUP", m.cgroupPath, "WORKLOAD",
                       m.workload.id);
         }
@@ -1883,6 +2002,14 @@ void Manager::capClass(const core::CapClass& c) {
                     "CLASS", c.className, "MESSAGE_ID", log::kMessagePressureAction);
         return;
     }
+    if (!originals_.contains(slice) && !capped_.contains(c.className)) {
+        // First what the slice's own configuration gives (what the cap's
+        // give-back sends), then the cap, at the next tick. While a cap of
+        // memqos's is on the slice its MemoryHigh is not its own.
+        pressure_.classHigh.erase(c.className);
+        learnOriginal(slice);
+        return;
+    }
     // systemd writes memory.high from PID 1, and the kernel reclaims the
     // excess in the writer until usage fits: lowered far under the usage,
     // PID 1 would swap for memqos and answer nothing meanwhile (its KillUnit,
@@ -1924,6 +2051,7 @@ void Manager::capClass(const core::CapClass& c) {
     }
     io::MemoryProperties props;
     props.memoryHigh = Limit{high};
+    capped_[c.className] = slice; // given back, even if the call fails half-way
     // Urgent: not queued behind a reconcile storm's writes (a cap that
     // waits for 1000 of them comes too late).
     systemd_.setUnitPropertiesUrgent(slice, props, [this, c, high, slice, why, reason](Status st) {
@@ -1939,6 +2067,131 @@ void Manager::capClass(const core::CapClass& c) {
                     "MEMORY_HIGH", high, "WHY", why, "REASON", reason, "CLASS", c.className,
                     "MESSAGE_ID", log::kMessagePressureAction);
     });
+}
+
+bool Manager::capSlice(const std::string& unit) const {
+    for (const auto& [cls, slice] : capped_) {
+        if (slice == unit) {
+            return true;
+        }
+    }
+    for (const auto& cls : config_.classes) {
+        if (cls.memoryGuard && cls.slice() == unit) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void Manager::learnGuardedSlices() {
+    for (const auto& cls : config_.classes) {
+        const std::string slice = cls.slice();
+        if (cls.memoryGuard && !originals_.contains(slice) && !capped_.contains(cls.name)) {
+            learnOriginal(slice);
+        }
+    }
+}
+
+void Manager::giveBackCaps() {
+    std::vector<std::string> names;
+    for (const auto& [cls, slice] : capped_) {
+        if (!capReturning_.contains(cls)) {
+            names.push_back(cls);
+        }
+    }
+    for (const auto& name : core::capsToGiveBack(names, config_.classes)) {
+        giveBackCap(name, [this](bool given) {
+            if (given) {
+                reconcile(); // the slice's record may go now (an orphan)
+            }
+        });
+    }
+}
+
+void Manager::giveBackCap(const std::string& className, std::function<void(bool)> done) {
+    const auto it = capped_.find(className);
+    if (it == capped_.end() || !capReturning_.insert(className).second) {
+        done(it == capped_.end());
+        return;
+    }
+    const std::string slice = it->second;
+    // A class that gets its guard again starts from no cap.
+    pressure_.classHigh.erase(className);
+    pressure_.classHighAt.erase(className);
+    io::MemoryProperties props;
+    props.memoryHigh = io::unconfiguredMemory().memoryHigh;
+    std::vector<std::string> keep;
+    if (const auto o = originals_.find(slice); o != originals_.end()) {
+        if (o->second.values.memoryHigh) {
+            props.memoryHigh = o->second.values.memoryHigh;
+        }
+        keep = o->second.keepDropIns;
+    }
+    const Limit own = *props.memoryHigh;
+    if (dryRun_) {
+        log::notice("Dry run: would give {UNIT} back its own MemoryHigh", "UNIT", slice, "CLASS",
+                    className);
+        capped_.erase(className);
+        capReturning_.erase(className);
+        done(true);
+        return;
+    }
+    systemd_.setUnitPropertiesUrgent(
+        slice, props, [this, className, slice, props, keep, own, done](Status st) {
+            capReturning_.erase(className);
+            if (!st && st.error().code != std::errc::no_such_file_or_directory) {
+                log::warning("Cannot give {UNIT} back its own MemoryHigh: {ERROR}", "UNIT", slice,
+                             "ERROR", st.error().what, "CLASS", className);
+                done(false);
+                return;
+            }
+            if (auto c = capped_.find(className); c != capped_.end() && c->second == slice) {
+                capped_.erase(c);
+            }
+            removeOwnDropIns(slice, props, keep);
+            log::notice("Gave {UNIT} back its own MemoryHigh ({MEMORY_HIGH}): memqos no longer "
+                        "caps class {CLASS}",
+                        "UNIT", slice, "MEMORY_HIGH",
+                        own ? std::to_string(*own) : std::string("infinity"), "CLASS", className,
+                        "MESSAGE_ID", log::kMessagePropertiesChanged);
+            done(true);
+        });
+}
+
+void Manager::giveBackOnStop(std::function<void()> done) {
+    // memory.oom.group: a cgroup attribute write the kernel does at once
+    // (no reclaim behind it, unlike memory.high).
+    for (auto& [id, m] : workloads_) {
+        if (!m.oomGroupSet || m.cgroupPath.empty()) {
+            continue;
+        }
+        if (auto w = knobs_.setOomGroup(m.cgroupPath, false); !w) {
+            if (!io::isVanished(w.error())) {
+                log::warning("Cannot give {CGROUP} back memory.oom.group=0: {ERROR}", "CGROUP",
+                             m.cgroupPath, "ERROR", w.error().what);
+            }
+        } else {
+            m.oomGroupSet = false;
+            log::info("Gave {CGROUP} back memory.oom.group=0", "CGROUP", m.cgroupPath, "WORKLOAD",
+                      id);
+        }
+    }
+    std::vector<std::string> names;
+    for (const auto& [cls, slice] : capped_) {
+        names.push_back(cls);
+    }
+    if (names.empty()) {
+        done();
+        return;
+    }
+    auto remaining = std::make_shared<std::size_t>(names.size());
+    for (const auto& name : names) {
+        giveBackCap(name, [remaining, done](bool) {
+            if (--*remaining == 0) {
+                done();
+            }
+        });
+    }
 }
 
 } // namespace memqos::daemon

@@ -106,6 +106,9 @@ struct ManagedWorkload {
     // the processes it was checked on.
     std::optional<int> oomScoreAdj;
     bool oomGroupNoted = false;
+    // memqosd itself turned its memory.oom.group from 0 to 1 (this run):
+    // put back to 0 at stop (giveBackOnStop).
+    bool oomGroupSet = false;
     // Read its processes and keep its OOM priority at the next tick (new,
     // or its unit started, restarted or reloaded) instead of at its turn.
     bool oomDue = true;
@@ -177,6 +180,11 @@ public:
     // Runs proactive memory.reclaim writes off the loop (nullptr: in the
     // tick itself, for tests). Set before start().
     void setReclaimRunner(io::ReclaimRunner* runner) { reclaimRunner_ = runner; }
+    // Runs at the end of every reload that took a new configuration (Reload
+    // over D-Bus, memqosctl reload, SIGHUP: all go through reload()): what
+    // the daemon's loop holds outside the Manager follows it (the PSI
+    // triggers of the new thresholds and classes).
+    void setReloadHook(std::function<void()> hook) { reloadHook_ = std::move(hook); }
 
     // A balloon is moved at most this often per VM, by at most
     // kBalloonStep of the VM's memory (and, when shrinking, of the
@@ -292,6 +300,17 @@ public:
     std::optional<core::WorkloadReclaim> reclaimOf(const std::string& id) const;
     Bytes reclaimedAllocatable() const { return reclaimedAllocatable_; }
 
+    // Stop (SIGTERM): gives back what memqosd set outside the units' own
+    // configuration and what would otherwise stay until reboot: every class
+    // slice's MemoryHigh cap (the guard's or a throttle; the slice's own
+    // configured MemoryHigh again, through systemd) and memory.oom.group
+    // where this run of memqosd set it. `done` runs once systemd answered
+    // each call (or refused it), never inside this call unless there was
+    // nothing to wait for; the caller bounds the wait (a stuck PID 1).
+    void giveBackOnStop(std::function<void()> done);
+    // Classes whose slice carries a MemoryHigh memqos set (tests).
+    const std::map<std::string, std::string>& capped() const { return capped_; }
+
     // Units memqos sent properties to, with what it sent (tests, Verify).
     const std::map<std::string, io::MemoryProperties>& applied() const { return applied_; }
 
@@ -312,6 +331,12 @@ private:
     void onUnitRemoved(const std::string& unit);
     void onSystemdReloaded();
     void adopt(const std::string& unit, const std::string& cgroupPath, Source source);
+    // After a reload: units adopted by a [Rule.*] take the class, request,
+    // limit and priority of the rule that matches them now; one no rule
+    // matches any more is managed by its class slice if it runs in one,
+    // else let go (its own values back). Running units that a rule matches
+    // now are adopted (a ListUnits answer, later); then reconcile.
+    void rederiveRules();
     std::optional<std::string> classOfCgroup(const std::string& cgroupPath) const;
     // ruleFor for a systemd unit: nullptr for what no rule may adopt
     // (core::ruleRefusal).
@@ -333,8 +358,10 @@ private:
     // Drops the unit's record (memory and disk) without touching the unit.
     void forgetOriginal(const std::string& unit);
     // Gives the unit back what its own configuration gives (its remembered
-    // properties; a slice only MemoryMin/MemoryLow) and forgets the record.
-    void restoreOriginal(const std::string& unit, std::function<void()> then);
+    // properties; a slice only MemoryMin/MemoryLow) and forgets the record
+    // (keepRecord: keeps it, for a cap slice: see capSlice).
+    void restoreOriginal(const std::string& unit, std::function<void()> then,
+                         bool keepRecord = false);
     // Removes the runtime drop-ins systemd wrote for memqos's values
     // (those in `props`), except those that were there before memqos.
     void removeOwnDropIns(const std::string& unit, const io::MemoryProperties& props,
@@ -378,6 +405,22 @@ private:
     // The lowest-ranked class (the "reclaimed" class of ReclaimedAllocatable).
     const core::ClassPolicy* lowestClass() const;
     void capClass(const core::CapClass& c);
+    // Gives back the caps of classes that lost their guard or left the
+    // configuration (core::capsToGiveBack); at each reload and tick.
+    void giveBackCaps();
+    // The class slice's MemoryHigh back to what its own configuration gives
+    // (its record, learned before memqos's first cap; infinity without
+    // one), memqos's runtime drop-in removed; done(true) once given back.
+    void giveBackCap(const std::string& className, std::function<void(bool)> done);
+    // Learns the own memory properties of guarded classes' slices that have
+    // no record yet, so that the first cap has something to give back.
+    void learnGuardedSlices();
+    // A slice memqos caps, or may cap (a guarded class's): its record stays
+    // (it says what to give back when the cap goes).
+    bool capSlice(const std::string& unit) const;
+    // class -> its slice, for every cap memqos sent and did not give back.
+    std::map<std::string, std::string> capped_;
+    std::set<std::string> capReturning_; // classes whose give-back is on its way
 
     // --- kills (manager_kill.cpp) ---
     // A decided kill until it happened or failed.
@@ -456,6 +499,7 @@ private:
 
     config::Config config_;
     ConfigReader reader_;
+    std::function<void()> reloadHook_;
     io::SystemdManager& systemd_;
     io::StateStore& store_;
     io::InstanceStore& instanceStore_;
@@ -506,7 +550,14 @@ private:
     std::uint64_t triggeredTicks_ = 0;
     std::vector<core::ClassSample> lastClasses_;
     TickDurations tickDurations_;
-    void writeMetrics() const;
+    void writeMetrics();
+    // The metrics file memqosd wrote last (nullopt: none): a reload that
+    // changes or clears [Manager] MetricsFile removes it, so node_exporter
+    // does not keep exporting numbers that no longer move.
+    std::optional<std::filesystem::path> metricsWritten_;
+    // After a reload: the old metrics file removed when the configuration
+    // no longer names it; why not, as a note for the answer.
+    std::optional<std::string> dropOldMetricsFile();
 
     std::size_t sweepCursor_ = 0; // see kSweepTicks
     std::vector<core::CgroupSample> protectedCgroups() const;

@@ -191,6 +191,7 @@ int runService(const Options& options) {
     // Ticks: every Interval (the floor), and at once when a PSI trigger
     // fires, but never closer than kMinTickGap to the previous one.
     constexpr auto kMinTickGap = std::chrono::milliseconds(100);
+    bool stopping = false; // SIGTERM: giving back, then stopping; no more ticks
     boost::asio::steady_timer tickTimer(io);
     std::chrono::steady_clock::time_point lastTick{};
     std::function<void()> retryTriggers; // set below; needs `triggers`
@@ -198,7 +199,7 @@ int runService(const Options& options) {
         [&](std::chrono::steady_clock::time_point when) {
             tickTimer.expires_at(when); // cancels a pending wait
             tickTimer.async_wait([&](const boost::system::error_code& ec) {
-                if (ec) {
+                if (ec || stopping) {
                     return;
                 }
                 lastTick = std::chrono::steady_clock::now();
@@ -298,12 +299,19 @@ int runService(const Options& options) {
                   lines, "COUNT", watched, "FILES", triggerFiles.size());
     };
 
+    // Every reload (SIGHUP, D-Bus Reload, memqosctl reload) ends here: the
+    // thresholds and the classes may have changed.
+    manager.setReloadHook([&] { registerTriggers(); });
+
     manager.start([&](Status st) {
         if (!st) {
             log::error("Cannot talk to systemd: {ERROR}", "ERROR", st.error().what);
             exitCode = kExitUnavailable;
             io.stop();
             return;
+        }
+        if (stopping) {
+            return; // SIGTERM came first
         }
         manager.tick(monotonicNow());
         lastTick = std::chrono::steady_clock::now();
@@ -330,28 +338,72 @@ int runService(const Options& options) {
         feedWatchdog();
     }
 
+    // Stop: the class caps are given back first (Manager::giveBackOnStop),
+    // for at most kGiveBackPatience.
+    constexpr std::chrono::seconds kGiveBackPatience{10};
+    bool stopped = false;
+    boost::asio::steady_timer stopDeadline(io);
+    auto finishStop = [&] {
+        if (stopped) {
+            return;
+        }
+        stopped = true;
+        stopDeadline.cancel();
+        pump.stop();
+        io.stop();
+    };
     boost::asio::signal_set signals(io, SIGHUP, SIGTERM, SIGINT);
     std::function<void()> waitSignal = [&] {
         signals.async_wait([&](const boost::system::error_code& ec, int sig) {
             if (ec) {
                 return;
             }
+            if (sig == SIGHUP && stopping) {
+                waitSignal(); // no reload while stopping
+                return;
+            }
             if (sig == SIGHUP) {
                 sd_notify(0, "RELOADING=1");
+                // The same reload as D-Bus Reload (the hook re-registers
+                // the PSI triggers).
                 auto r = manager.reload();
                 if (!r.ok()) {
                     log::warning("Reload refused: {ERROR}", "ERROR", r.error().message);
-                } else {
-                    registerTriggers(); // the classes may have changed
                 }
                 sd_notify(0, "READY=1");
                 waitSignal();
                 return;
             }
-            log::info("Stopping on signal {SIGNAL}", "SIGNAL", sig);
+            if (stopping) {
+                log::warning("Stopping at once on a second signal {SIGNAL}; what was not given "
+                             "back yet stays",
+                             "SIGNAL", sig);
+                finishStop();
+                return;
+            }
+            stopping = true;
+            log::info("Stopping on signal {SIGNAL}: giving back the class caps first", "SIGNAL",
+                      sig);
             sd_notify(0, "STOPPING=1");
-            pump.stop();
-            io.stop();
+            // No tick decides a new cap meanwhile.
+            tickTimer.cancel();
+            triggers.clear();
+            // Asynchronous calls through the pump, as everything else: the
+            // loop keeps answering, and a PID 1 that does not answer holds
+            // the stop for kGiveBackPatience, then memqosd stops anyway
+            // (well inside the unit's TimeoutStopSec=15s).
+            stopDeadline.expires_after(kGiveBackPatience);
+            stopDeadline.async_wait([&](const boost::system::error_code& e) {
+                if (e) {
+                    return;
+                }
+                log::warning("systemd did not answer the give-back within {SECONDS} s; stopping "
+                             "without it (the class caps not given back stay on their slices)",
+                             "SECONDS", kGiveBackPatience.count());
+                finishStop();
+            });
+            manager.giveBackOnStop([&] { finishStop(); });
+            waitSignal();
         });
     };
     waitSignal();

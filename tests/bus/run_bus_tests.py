@@ -158,6 +158,7 @@ class Suite:
         self.systemd_reloading()
         self.persistence()
         self.flood()
+        self.stop_gives_back()
 
     def properties(self):
         def via_busctl():
@@ -754,6 +755,21 @@ class Suite:
             return None
         self.run_check('Reload of an invalid config -> ConfigInvalid, old kept', bad)
 
+        def triggers():
+            # D-Bus Reload (not only SIGHUP) registers the PSI triggers of
+            # the new thresholds: 13 % of a 1 s window is "some 130000 1000000".
+            want = 'PSI triggers (some 130000 1000000'
+            if want in self.env.daemon_stderr():
+                return f'{want!r} logged before the reload'
+            self.env.write_config(CONFIG_GOOD2 + '[Pressure]\nLevel1SomeAvg10=13%\n')
+            answer = self.bcall('Reload')
+            if answer != [[]]:
+                return f'Reload answered {answer}, want [[]]'
+            if not self.wait_for(lambda: want in self.env.daemon_stderr()):
+                return f'no {want!r} in the log after Reload'
+            return None
+        self.run_check('Reload over D-Bus registers the new PSI triggers', triggers)
+
         def restore():
             self.env.write_config(CONFIG_GOOD)
             r = self.memqosctl('reload')
@@ -1161,6 +1177,56 @@ class Suite:
                 return f'memqosctl instances: exit {r.returncode} {r.stdout!r}'
             return None
         self.run_check('SIGKILL + restart: the instance record is back and counted', instances_back)
+
+
+    def stop_gives_back(self):
+        slice_ = 'memqos-reclaimed.slice'
+
+        def capped():
+            return [c for c in self.set_calls(slice_)
+                    if c[2].get('MemoryHigh', UINT64_MAX) != UINT64_MAX]
+
+        def gives_back():
+            if not self.wait_for(capped):
+                return f'no guard cap on {slice_} to give back: {self.set_calls(slice_)}'
+            self.env.clear_calls()
+            self.env.kill_daemon(signal.SIGTERM)
+            if self.env.daemon.poll() is None:
+                return 'memqosd still runs after SIGTERM'
+            back = [c for c in self.set_calls(slice_) if c[2].get('MemoryHigh') == UINT64_MAX]
+            if not back:
+                return f'SIGTERM: no MemoryHigh=infinity for {slice_}: {self.set_calls()}'
+            return None
+        self.run_check('SIGTERM gives the guard cap back (MemoryHigh=infinity) before exiting',
+                       gives_back)
+
+        def stuck_pid1():
+            # A PID 1 that answers nothing (the mock stopped): memqosd still
+            # ends, after its 10 s for the give-back, within TimeoutStopSec=15s.
+            self.env.start_daemon()
+            if not self.wait_for(capped, timeout=10):
+                return f'no guard cap on {slice_} after the restart'
+            os.kill(self.env.mock.pid, signal.SIGSTOP)
+            try:
+                t0 = time.monotonic()
+                self.env.daemon.send_signal(signal.SIGTERM)
+                try:
+                    rc = self.env.daemon.wait(timeout=14)
+                except subprocess.TimeoutExpired:
+                    self.env.daemon.kill()
+                    self.env.daemon.wait()
+                    return 'memqosd did not stop within 14 s of SIGTERM while PID 1 hung'
+                took = time.monotonic() - t0
+            finally:
+                os.kill(self.env.mock.pid, signal.SIGCONT)
+            if rc != 0:
+                return f'memqosd exited {rc}'
+            if took < 9:
+                return f'stopped after {took:.1f} s: it did not wait for the give-back'
+            if 'did not answer the give-back' not in self.env.daemon_stderr():
+                return 'no warning that the give-back was not answered'
+            return None
+        self.run_check('SIGTERM with PID 1 not answering: stops after 10 s, says so', stuck_pid1)
 
 
 # ---- a caller that changes its uids after connecting --------------------------

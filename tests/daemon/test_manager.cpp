@@ -288,7 +288,13 @@ TEST_F(ManagerStoreTest, UnassignGivesBackTheUnitsOwnConfigurationEvenAfterARest
     EXPECT_EQ(now.memoryLow, std::optional<Bytes>(10 * kMiB));
     EXPECT_EQ(now.memoryMin, std::optional<Bytes>(0));
     EXPECT_EQ(now.memorySwapMax, std::optional<Limit>(Limit{}));
-    EXPECT_TRUE(io::OriginalStore(dir_ / "state/originals").loadAll().originals.empty())
+    // What is left is the record of the guarded class's slice (what its cap
+    // gives back), kept while the class is guarded.
+    std::vector<std::string> left;
+    for (const auto& o : io::OriginalStore(dir_ / "state/originals").loadAll().originals) {
+        left.push_back(o.unit);
+    }
+    EXPECT_EQ(left, std::vector<std::string>{"memqos-reclaimed.slice"})
         << "the record outlived the unit's return to its own values";
 }
 
@@ -469,6 +475,42 @@ TEST_F(ManagerStoreTest, RuleAdoptsMatchingUnitsAtStart) {
     const auto* p = systemd_.lastSet("nginx.service");
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(p->memoryLow, std::optional<Bytes>(128 * kMiB));
+}
+
+// Issue 24 item 5: a reload re-derives what rules gave running units: the
+// new request reaches the unit, a unit no rule matches any more gets its own
+// values back, and a running unit a rule matches now is adopted.
+TEST_F(ManagerStoreTest, AReloadReDerivesRulesForRunningUnits) {
+    config::WorkloadRule rule;
+    rule.name = "web";
+    rule.match = "nginx*.service";
+    rule.className = "shared";
+    rule.request = 128 * kMiB;
+    rule.limit = 512 * kMiB;
+    config_.rules.push_back(rule);
+    systemd_.units["nginx.service"].memory->memoryMax = Limit(300 * kMiB);
+    auto m = makeManager();
+    ASSERT_TRUE(m->workloads().contains("nginx.service"));
+    config_.rules[0].request = 256 * kMiB;
+    ASSERT_TRUE(m->reload().ok());
+    systemd_.flush();
+    ASSERT_TRUE(m->workloads().contains("nginx.service"));
+    EXPECT_EQ(m->workloads().at("nginx.service").workload.request, 256 * kMiB);
+    const auto* p = systemd_.lastSet("nginx.service");
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->memoryLow, std::optional<Bytes>(256 * kMiB)) << "the old rule's request stays";
+
+    config_.rules[0].match = "db*.service";
+    ASSERT_TRUE(m->reload().ok());
+    systemd_.flush();
+    EXPECT_FALSE(m->workloads().contains("nginx.service"));
+    EXPECT_EQ(systemd_.units["nginx.service"].memory->memoryMax, std::optional<Limit>(300 * kMiB))
+        << "a unit no rule matches keeps the rule's limit";
+    ASSERT_TRUE(m->workloads().contains("db.service"))
+        << "a unit the rule matches now is not adopted";
+    const auto* db = systemd_.lastSet("db.service");
+    ASSERT_NE(db, nullptr);
+    EXPECT_EQ(db->memoryLow, std::optional<Bytes>(256 * kMiB));
 }
 
 // The review of 2026-11-27 (C3): Match=* adopted slices, VM scopes and the
@@ -1194,6 +1236,103 @@ TEST_F(PressureTest, GuardCapsTheReclaimedSliceThroughSystemd) {
     EXPECT_EQ(systemd_.setCalls.size(), calls) << "an unchanged cap is not written again";
 }
 
+// Issue 24 item 4: the guard's cap is given back (the slice's own
+// MemoryHigh, through systemd; memqos's runtime drop-in removed) when a
+// reload turns the guard off, when the class leaves the configuration, and
+// at stop. The own value is learned before the first cap.
+TEST_F(PressureTest, AReloadWithoutTheGuardGivesTheCapBack) {
+    const auto d = dir_ / "run/system.control/memqos-reclaimed.slice.d";
+    systemd_.addUnit("memqos-reclaimed.slice", "/memqos.slice/memqos-reclaimed.slice");
+    systemd_.units["memqos-reclaimed.slice"].memory->memoryHigh = Limit(7 * kGiB); // the admin's
+    auto m = std::make_unique<Manager>(
+        config_, [this] { return Result<config::Config>(config_); }, systemd_, store_, instances_,
+        *events_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), false);
+    m->setRuntimeDropInDir(dir_ / "run/system.control");
+    m->start([](Status st) { EXPECT_TRUE(st.ok()); });
+    systemd_.flush();
+    tickAt(*m, 0);
+    const auto* cap = systemd_.lastSet("memqos-reclaimed.slice");
+    ASSERT_NE(cap, nullptr);
+    ASSERT_EQ(cap->memoryHigh, std::optional<Limit>(Limit{5568356352ULL}));
+    writeFile(d / "50-MemoryHigh.conf", "[Slice]\nMemoryHigh=5568356352\n"); // systemd's copy
+    for (auto& c : config_.classes) {
+        c.memoryGuard = false;
+    }
+    ASSERT_TRUE(m->reload().ok());
+    systemd_.flush();
+    EXPECT_EQ(systemd_.units["memqos-reclaimed.slice"].memory->memoryHigh,
+              std::optional<Limit>(7 * kGiB))
+        << "the guard's cap stays on the slice";
+    EXPECT_FALSE(fs::exists(d / "50-MemoryHigh.conf"));
+    EXPECT_TRUE(m->capped().empty());
+    const auto calls = systemd_.setCalls.size();
+    tickAt(*m, 1);
+    EXPECT_EQ(systemd_.setCalls.size(), calls) << "an unguarded class is capped again";
+}
+
+TEST_F(PressureTest, ARemovedClassAndAStopGiveTheCapBack) {
+    config::Config withGold = config_;
+    core::ClassPolicy gold = *core::findClass(withGold.classes, "reclaimed");
+    gold.name = "gold";
+    withGold.classes.push_back(gold);
+    config_ = withGold;
+    const fs::path slice = dir_ / "cgroup/memqos.slice/memqos-gold.slice";
+    cgroupFiles(slice, 100 * kMiB, "");
+    systemd_.addUnit("memqos-gold.slice", "/memqos.slice/memqos-gold.slice");
+    systemd_.addUnit("memqos-reclaimed.slice", "/memqos.slice/memqos-reclaimed.slice");
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    ASSERT_TRUE(systemd_.units["memqos-gold.slice"].memory->memoryHigh.value_or(Limit{}))
+        << "no cap on the gold class to give back";
+    ASSERT_TRUE(systemd_.units["memqos-reclaimed.slice"].memory->memoryHigh.value_or(Limit{}));
+    config_.classes.pop_back(); // gold removed
+    ASSERT_TRUE(m->reload().ok());
+    systemd_.flush();
+    EXPECT_EQ(systemd_.units["memqos-gold.slice"].memory->memoryHigh, std::optional<Limit>(Limit{}))
+        << "a removed class keeps its last cap";
+    EXPECT_TRUE(systemd_.units["memqos-reclaimed.slice"].memory->memoryHigh.value_or(Limit{}));
+    // Stop: the cap of every class goes, and memory.oom.group where
+    // memqosd set it.
+    ASSERT_EQ(readText(dir_ / "cgroup" / kBatch / "memory.oom.group"), "1\n");
+    bool done = false;
+    m->giveBackOnStop([&] { done = true; });
+    EXPECT_FALSE(done) << "done before systemd answered";
+    systemd_.flush();
+    EXPECT_TRUE(done);
+    EXPECT_EQ(systemd_.units["memqos-reclaimed.slice"].memory->memoryHigh,
+              std::optional<Limit>(Limit{}))
+        << "the stop left the guard's cap";
+    EXPECT_EQ(readText(dir_ / "cgroup" / kBatch / "memory.oom.group"), "0\n");
+}
+
+// The record of a guarded class's slice (what its cap gives back) stays
+// while the class is guarded; its protection sum still goes back when its
+// last workload goes.
+TEST_F(PressureTest, AGuardedSliceGetsItsProtectionBackAndKeepsItsRecord) {
+    for (auto& c : config_.classes) {
+        if (c.name == "reclaimed") {
+            c.protection = core::Protection::Low;
+        }
+    }
+    systemd_.addUnit("memqos-reclaimed.slice", "/memqos.slice/memqos-reclaimed.slice");
+    auto m = makeEngine();
+    ASSERT_TRUE(assign(*m, "batch.service", "reclaimed", 100 * kMiB, kNoLimit).ok());
+    EXPECT_EQ(systemd_.units["memqos-reclaimed.slice"].memory->memoryLow,
+              std::optional<Bytes>(100 * kMiB));
+    std::optional<ApiResult<daemon::Done>> out;
+    m->unassign("batch.service", [&](ApiResult<daemon::Done> r) { out = r; });
+    systemd_.flush();
+    ASSERT_TRUE(out && out->ok());
+    EXPECT_EQ(systemd_.units["memqos-reclaimed.slice"].memory->memoryLow, std::optional<Bytes>(0))
+        << "the slice kept the sum of a workload that is gone";
+    const auto calls = systemd_.setCalls.size();
+    m->assign("nginx.service", "dedicated", 64 * kMiB, 64 * kMiB, true, [](auto) {});
+    systemd_.flush(); // a reconcile: the slice is not given back again
+    for (std::size_t i = calls; i < systemd_.setCalls.size(); ++i) {
+        EXPECT_NE(systemd_.setCalls[i].unit, "memqos-reclaimed.slice");
+    }
+}
+
 TEST_F(PressureTest, AdmissionClosedRefusesKillableClassesOnly) {
     auto m = makeEngine();
     setPsi(15, 0);
@@ -1281,6 +1420,30 @@ TEST_F(PressureTest, MetricsFileHasTheLevelClassesAndCounters) {
     EXPECT_NE(text.find("\nmemqos_tick_duration_seconds{quantile=\"0.99\"} "), std::string::npos)
         << text;
     EXPECT_NE(text.find("\nmemqos_tick_duration_seconds_count 3\n"), std::string::npos) << text;
+}
+
+// Issue 24 item 5: a reload that moves or clears MetricsFile removes the
+// file memqosd wrote, so node_exporter stops exporting numbers that no
+// longer move.
+TEST_F(PressureTest, AReloadThatMovesOrClearsTheMetricsFileRemovesTheOldOne) {
+    const fs::path first = dir_ / "prom/memqos.prom";
+    const fs::path second = dir_ / "prom2/memqos.prom";
+    config_.manager.metricsFile = first.string();
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    ASSERT_TRUE(fs::exists(first));
+    config_.manager.metricsFile = second.string();
+    auto r = m->reload();
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r.value().empty());
+    EXPECT_FALSE(fs::exists(first)) << "the old file is still exported";
+    tickAt(*m, 1);
+    EXPECT_TRUE(fs::exists(second));
+    config_.manager.metricsFile.clear();
+    ASSERT_TRUE(m->reload().ok());
+    EXPECT_FALSE(fs::exists(second)) << "a cleared MetricsFile left its file";
+    tickAt(*m, 2);
+    EXPECT_FALSE(fs::exists(second));
 }
 
 TEST(TickDurations, QuantilesByNearestRankOverTheLastWindow) {
@@ -1663,6 +1826,21 @@ TEST_F(VmTest, AVmTheOldDefaultPlacedGetsItsScopeBackAfterUpgradeOrReload) {
     EXPECT_EQ(m->workloads().at("vm:web").source, daemon::Source::Unplaced);
     EXPECT_EQ(systemd_.lastSet(kScope)->memoryMax, std::optional<Limit>(Limit{}))
         << "a reload that unplaces it leaves the limit on";
+}
+
+// Issue 24 item 5: a reload re-derives a running VM's [VM] defaults: a new
+// LimitOverhead reaches its scope's MemoryMax at the reload.
+TEST_F(VmTest, AReloadAppliesANewLimitOverheadToARunningVm) {
+    systemd_.addUnit(kScope, std::string("/machine.slice/") + kScope);
+    config_.vm.defaultClass = "shared";
+    auto m = makeVmManager();
+    ASSERT_EQ(systemd_.lastSet(kScope)->memoryMax,
+              std::optional<Limit>(Limit(1 * kGiB + 256 * kMiB)));
+    config_.vm.limitOverhead = 512 * kMiB;
+    ASSERT_TRUE(m->reload().ok());
+    flush();
+    EXPECT_EQ(systemd_.lastSet(kScope)->memoryMax,
+              std::optional<Limit>(Limit(1 * kGiB + 512 * kMiB)));
 }
 
 // Verify counts an unplaced running VM's memory as protected: memqos frees

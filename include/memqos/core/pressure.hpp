@@ -167,6 +167,14 @@ inline constexpr Usec kClassStallWindow = std::chrono::seconds(1);
 // without a memory.high is never at its cap.
 bool atCap(const CgroupSample& slice);
 
+// The classes of `capped` (those whose slice carries a MemoryHigh that
+// memqos set: the guard's cap or a throttle) whose cap must be given back:
+// the class is no longer in `classes`, or no longer has memoryGuard.
+// decide() never caps those again, so without this the last cap would stay
+// on the slice until reboot. In the order of `capped`.
+std::vector<std::string> capsToGiveBack(const std::vector<std::string>& capped,
+                                        const std::vector<ClassPolicy>& classes);
+
 PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
                        const std::vector<ClassPolicy>& classes, const PressureState& state);
 

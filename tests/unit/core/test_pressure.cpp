@@ -1133,5 +1133,19 @@ TEST(CorePressure, ClockGoingBackwardsIsHarmless) {
     EXPECT_EQ(out.state.level, 0U);
 }
 
+// Issue 24 item 4: a cap on a class that lost its guard, or left the
+// configuration, is given back; a guarded class keeps its cap.
+TEST(CapsToGiveBack, ClassesWithoutTheGuardOrGone) {
+    auto classes = defaultClasses();
+    ASSERT_TRUE(findClass(classes, "reclaimed")->memoryGuard);
+    const std::vector<std::string> capped = {"reclaimed", "gold"};
+    EXPECT_EQ(capsToGiveBack(capped, classes), std::vector<std::string>{"gold"});
+    for (auto& c : classes) {
+        c.memoryGuard = false;
+    }
+    EXPECT_EQ(capsToGiveBack(capped, classes), capped);
+    EXPECT_TRUE(capsToGiveBack({}, classes).empty());
+}
+
 } // namespace
 } // namespace memqos::core
