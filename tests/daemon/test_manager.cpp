@@ -461,14 +461,19 @@ TEST_F(ManagerStoreTest, DryRunDecidesButSendsNothing) {
     EXPECT_EQ(m->workloads().at("nginx.service").tiers.memoryHigh, Limit(993210368));
 }
 
-TEST_F(ManagerStoreTest, RuleAdoptsMatchingUnitsAtStart) {
+// Rule "web": nginx*.service into shared, 128 MiB / 512 MiB.
+config::WorkloadRule webRule() {
     config::WorkloadRule rule;
     rule.name = "web";
     rule.match = "nginx*.service";
     rule.className = "shared";
     rule.request = 128 * kMiB;
     rule.limit = 512 * kMiB;
-    config_.rules.push_back(rule);
+    return rule;
+}
+
+TEST_F(ManagerStoreTest, RuleAdoptsMatchingUnitsAtStart) {
+    config_.rules.push_back(webRule());
     auto m = makeManager();
     ASSERT_TRUE(m->workloads().contains("nginx.service"));
     EXPECT_FALSE(m->workloads().contains("db.service"));
@@ -481,13 +486,7 @@ TEST_F(ManagerStoreTest, RuleAdoptsMatchingUnitsAtStart) {
 // new request reaches the unit, a unit no rule matches any more gets its own
 // values back, and a running unit a rule matches now is adopted.
 TEST_F(ManagerStoreTest, AReloadReDerivesRulesForRunningUnits) {
-    config::WorkloadRule rule;
-    rule.name = "web";
-    rule.match = "nginx*.service";
-    rule.className = "shared";
-    rule.request = 128 * kMiB;
-    rule.limit = 512 * kMiB;
-    config_.rules.push_back(rule);
+    config_.rules.push_back(webRule());
     systemd_.units["nginx.service"].memory->memoryMax = Limit(300 * kMiB);
     auto m = makeManager();
     ASSERT_TRUE(m->workloads().contains("nginx.service"));
