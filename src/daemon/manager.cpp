@@ -190,19 +190,7 @@ void Manager::start(std::function<void(Status)> ready) {
     }
 
     // Workloads already running inside class slices.
-    for (const auto& cls : config_.classes) {
-        const std::string slicePath = io::classSlicePath(cls.name);
-        auto kids = cgroups_.children(slicePath);
-        if (!kids) {
-            continue; // slice not started yet: nothing inside
-        }
-        for (const auto& k : *kids) {
-            if ((k.ends_with(".service") || k.ends_with(".scope")) && !workloads_.contains(k) &&
-                !isVmScope(k)) {
-                adopt(k, slicePath + "/" + k, Source::Slice);
-            }
-        }
-    }
+    adoptFromClassSlices(false);
 
     io::SystemdManager::Events events;
     events.reloaded = [this] { onSystemdReloaded(); };
@@ -267,6 +255,35 @@ std::optional<std::string> Manager::classOfCgroup(const std::string& cgroupPath)
         }
     }
     return std::nullopt;
+}
+
+std::size_t Manager::adoptFromClassSlices(bool onlyPopulated) {
+    std::size_t adopted = 0;
+    for (const auto& cls : config_.classes) {
+        const std::string slicePath = io::classSlicePath(cls.name);
+        auto kids = cgroups_.children(slicePath);
+        if (!kids) {
+            continue; // slice not started yet: nothing inside
+        }
+        for (const auto& k : *kids) {
+            if (!(k.ends_with(".service") || k.ends_with(".scope")) || workloads_.contains(k) ||
+                isVmScope(k)) {
+                continue;
+            }
+            const std::string path = slicePath + "/" + k;
+            if (onlyPopulated) {
+                // A stopped unit's cgroup lingers until systemd removes it
+                // (after its UnitRemoved): adopted then, it would never go.
+                auto u = cgroups_.usage(path, true);
+                if (!u || !u->has_value() || (*u)->procs.empty()) {
+                    continue;
+                }
+            }
+            adopt(k, path, Source::Slice);
+            adopted += workloads_.contains(k) ? 1U : 0U;
+        }
+    }
+    return adopted;
 }
 
 void Manager::adopt(const std::string& unit, const std::string& cgroupPath, Source source) {
@@ -1424,6 +1441,14 @@ void Manager::tick(TimePoint now) {
         scanGanetiInstances(); // instances started while no hook told us
     }
     sampleSystem();
+    // Under pressure the class slices are also read for units systemd has
+    // not announced: its UnitNew reaches memqosd through dbus-daemon, and a
+    // stopped or swapped-out dbus-daemon must not hide a hog from the kill
+    // (VM case 52-kill-path: "level 3 but no killable candidate" until the
+    // kernel OOM-killed it). One readdir per class slice, at level ≥ 1 only.
+    if (pressure_.level >= 1 && adoptFromClassSlices(true) > 0) {
+        reconcile();
+    }
     sampleWorkloads();
     advanceKills(now);
     giveBackCaps(); // again, if a give-back failed

@@ -330,6 +330,10 @@ private:
     void onUnitStarted(const std::string& unit);
     void onUnitRemoved(const std::string& unit);
     void onSystemdReloaded();
+    // Adopts the .service/.scope units inside class slices that are not
+    // workloads yet (from cgroupfs, not from systemd), with `onlyPopulated`
+    // only those with processes; how many.
+    std::size_t adoptFromClassSlices(bool onlyPopulated);
     void adopt(const std::string& unit, const std::string& cgroupPath, Source source);
     // After a reload: units adopted by a [Rule.*] take the class, request,
     // limit and priority of the rule that matches them now; one no rule

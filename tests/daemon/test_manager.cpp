@@ -991,6 +991,38 @@ TEST_F(PressureTest, KillsTheTopVictimThroughCgroupKillAndKeepsTheRecord) {
     EXPECT_TRUE(systemd_.killCalls.empty());
 }
 
+// A unit systemd never announced (its UnitNew goes through dbus-daemon,
+// which may be stopped or swapped out) is still found in its class slice
+// under pressure, and is the one killed (VM case 52-kill-path: "level 3 but
+// no killable candidate" until the kernel killed the hog). Not at level 0,
+// and not a lingering cgroup without processes.
+TEST_F(PressureTest, UnderPressureAnUnannouncedUnitInAClassSliceIsFoundAndKilled) {
+    auto m = makeEngine();
+    // batch.service (600 MiB) is there too: the hog (900 MiB) ranks first.
+    const std::string hog = "memqos.slice/memqos-reclaimed.slice/hog.service";
+    cgroupFiles(dir_ / "cgroup" / hog, 900 * kMiB, "4545\n");
+    writeFile(dir_ / "cgroup" / hog / "cgroup.kill", "");
+    writeFile(dir_ / "proc/4545/oom_score_adj", "0\n");
+    const std::string gone = "memqos.slice/memqos-reclaimed.slice/gone.service";
+    cgroupFiles(dir_ / "cgroup" / gone, 0, "");
+    writeFile(dir_ / "cgroup" / gone / "cgroup.kill", "");
+    tickAt(*m, 0);
+    EXPECT_FALSE(m->workloads().contains("hog.service")) << "level 0: systemd's events suffice";
+    setPsi(60, 50);
+    tickAt(*m, 1);
+    tickAt(*m, 3); // level 1 after Level1Duration
+    ASSERT_GE(m->pressureLevel(), 1U);
+    EXPECT_FALSE(m->workloads().contains("hog.service")) << "read before this tick's decision";
+    tickAt(*m, 4);
+    EXPECT_TRUE(m->workloads().contains("hog.service"));
+    EXPECT_FALSE(m->workloads().contains("gone.service")) << "no processes: not adopted";
+    tickAt(*m, 11);
+    ASSERT_EQ(m->pressureLevel(), 3U);
+    EXPECT_EQ(killFile(hog), "1");
+    EXPECT_EQ(killFile(kBatch), "");
+    EXPECT_EQ(killFile(gone), "");
+}
+
 TEST_F(PressureTest, AKilledWorkloadWhoseCgroupIsGoneIsNotKilledAgain) {
     auto m = makeEngine();
     setPsi(60, 50);
