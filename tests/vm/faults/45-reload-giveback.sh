@@ -92,6 +92,12 @@ sleep 3 # a few ticks: nothing writes it again
 ok "metrics file removed when moved and when cleared"
 
 # --- d. MemoryGuard=no by reload gives the cap back ----------------------
+# A workload in the class first: its slice exists only once something runs
+# in it (systemd creates it for its first unit), and an absent slice has no
+# cap to give back. gb.service stays for part e.
+memqosctl run --name gb --class reclaimed -- /bin/sleep infinity >/dev/null
+gcg=$scg/gb.service
+wait_for 10 "gb.service cgroup" test -d $gcg
 wait_for 30 "the guard's cap on $slice" capped
 ok "$slice capped: MemoryHigh=$(slice_high), memory.high=$(cat $scg/memory.high)"
 [[ -f $own_dropin ]] || fail "no $own_dropin while capped (systemd's copy of memqosd's cap)"
@@ -114,9 +120,6 @@ wait_for 30 "the guard's cap back once MemoryGuard is on again" capped
 ok "guard on again: MemoryHigh=$(slice_high)"
 
 # --- e. systemctl stop memqosd gives the cap and memory.oom.group back ---
-memqosctl run --name gb --class reclaimed -- /bin/sleep infinity >/dev/null
-gcg=$scg/gb.service
-wait_for 10 "gb.service cgroup" test -d $gcg
 wait_for 30 "memory.oom.group=1 on gb.service (memqosd's, Killable class)" grep -qx 1 $gcg/memory.oom.group
 wait_for 30 "the guard's cap on $slice before the stop" capped
 cursor=$(cursor_now)

@@ -106,8 +106,8 @@ read -r own_n own_r <"$D/own.samples"
 end_high=$(cat $rcg/memory.high) end_cur=$(cat $rcg/memory.current)
 echo "MEASURE: memqosd's throttle: class memory.current $start_cur -> $end_cur, memory.high $start_high -> $end_high; PID 1 in reclaim in $own_r of $own_n samples (20 ms apart, 45 s), PID 1 system time $(((t1 - t0) * 10)) ms; systemctl show p50 $p50 ms, p95 $p95 ms, max $max ms"
 ((end_cur < start_cur - (256 << 20))) || fail "the throttle did not bring the class down by 256 MiB ($start_cur -> $end_cur)"
-journalctl -u memqosd -o cat --since "$since" | grep -q "Lowering MemoryHigh of memqos-reclaimed.slice" ||
-  fail "memqosd never reclaimed before lowering the cap"
+journalctl -u memqosd -o cat --since "$since" | grep -qE "^Reclaimed [0-9]+ (of [0-9]+ )?bytes (asked )?from class reclaimed" ||
+  fail "memqosd never reclaimed from the class on its worker"
 ((own_n > 100)) || fail "only $own_n samples of PID 1's stack"
 ((own_r * 20 <= own_n)) || fail "PID 1 was in reclaim in $own_r of $own_n samples while memqosd throttled the class"
 ok "PID 1 in reclaim in $own_r of $own_n samples while memqosd throttled the class by $(((start_cur - end_cur) >> 20)) MiB"
