@@ -90,8 +90,8 @@ ok "qosr runs in $cg (balloon $a0 KiB), qosd paused"
 poller=$!
 
 # grow: hold MemAvailable (in % of MemTotal) within the band in $D/band, in
-# 8 MiB mappings that it re-touches every pass (hot memory: the kernel
-# reclaims others'); lets go of one mapping a pass while the host's PSI full
+# 8 MiB mappings (32 MiB a pass while far above the band) that it re-touches
+# every pass (hot memory: the kernel reclaims others'); lets go of one mapping a pass while the host's PSI full
 # avg10 is above the band's third number (default 15). Writes "MiB held" to
 # $D/held.
 grow_py='
@@ -124,9 +124,12 @@ while True:
     if held and (a < lo or full10() > ceil):
         held.pop().close()
     elif a > hi:
-        m = mmap.mmap(-1, step)
-        m[::4096] = ones
-        held.append(m)
+        # far above the band: 4 steps at once (the way down is most of this
+        # case time under emulation); near it, one
+        for _ in range(4 if a > hi + 15 else 1):
+            m = mmap.mmap(-1, step)
+            m[::4096] = ones
+            held.append(m)
     for m in held:
         m[::4096] = ones
     with open(d + "/held.tmp", "w") as f:
