@@ -15,7 +15,7 @@
 #  e. rules whose globs reach slices, VM scopes, init.scope and dbus.service:
 #     --check-config warns about each, and after a restart none of those
 #     units is a workload.
-# Part d (PID 1 latency during a throttle) is tests/vm/pending/56-pid1-latency.sh.
+# Part d (PID 1 latency during a throttle) is 56-pid1-latency.sh.
 # Prints MEASURE: lines.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"

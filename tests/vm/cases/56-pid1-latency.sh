@@ -4,17 +4,18 @@
 # throttled down from 1 GiB (level 2 forced: this is about how the throttle
 # is done, not when). memqosd reclaims on its own worker first, so PID 1
 # never writes a memory.high more than 8 MiB under the usage.
-# The measure is PID 1's kernel stack, sampled every 20 ms from
-# /proc/1/stack: a sample inside memory reclaim (try_to_free_mem_cgroup_pages,
-# memory_high_write, shrink_*) is PID 1 reclaiming. (PSI cannot tell: since
-# Linux 5.8 reclaim by a limit's writer is not counted as memory stall.) Under
-# memqosd's throttle at most 5 % of the samples may be in reclaim. For
-# contrast, the same is measured for what systemd alone does when an admin
-# lowers a slice's MemoryHigh from 512 MiB to 64 MiB in one step (`systemctl
-# set-property`): PID 1 reclaims the difference itself. `systemctl show`
-# latency is printed besides (idle and while throttled) as a user sees it;
-# under TCG it costs ~100 ms alone and the guest's two vCPUs are busy with the
-# reclaim, so it is reported, not asserted.
+# The measure is what a user sees: `systemctl show` latency (idle, then while
+# memqosd throttles), and, for contrast, what systemd alone does when an
+# admin lowers a slice's MemoryHigh from 512 MiB to 64 MiB in one step
+# (`systemctl set-property`): PID 1 reclaims the difference itself and
+# answers nothing meanwhile. Asserted: while memqosd throttles no call takes
+# 1 s, and the contrast's one call takes over 1 s (so the case can see a PID
+# 1 that reclaims). The p95 against the idle p95 is printed, not asserted:
+# under TCG the guest's two vCPUs are busy with the reclaim itself (two runs
+# of 2026-11-27: p95 283 ms against 104 idle, and 102 against 97). PID 1's
+# system time is printed besides. (PSI cannot tell: since Linux 5.8 reclaim
+# by a limit's writer is not counted as memory stall; nor can /proc/1/stack,
+# which shows nothing while PID 1 runs.)
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 
@@ -35,29 +36,7 @@ rm -f "$D"/*
 level() { busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager PressureLevel | awk '{print $2}'; }
 export -f level
 
-# in_reclaim SECONDS OUT: sample /proc/1/stack every 20 ms for SECONDS;
-# writes "samples in_reclaim" to OUT.
-in_reclaim_py='
-import re, sys, time
-end = time.monotonic() + float(sys.argv[1])
-n = r = 0
-pat = re.compile(r"try_to_free_mem_cgroup_pages|memory_high_write|shrink_(node|lruvec|folio|page)_list|shrink_lruvec")
-while time.monotonic() < end:
-    try:
-        with open("/proc/1/stack") as f:
-            s = f.read()
-    except OSError:
-        s = ""
-    n += 1
-    if pat.search(s):
-        r += 1
-    time.sleep(0.02)
-with open(sys.argv[2], "w") as f:
-    f.write("%d %d\n" % (n, r))
-'
-in_reclaim() { /usr/bin/python3 -c "$in_reclaim_py" "$@"; }
 pid1_stime() { awk '{print $15}' /proc/1/stat; }
-[[ -r /proc/1/stack ]] && grep -q . /proc/1/stack || { echo "skipped: /proc/1/stack is not readable here"; exit 77; }
 # latency N: N calls of `systemctl show`, 0.25 s apart; prints p50 p95 max (ms).
 latency() {
   local lat=() i a b
@@ -94,23 +73,19 @@ echo "reclaimed class at $(cat $rcg/memory.current) bytes, memory.high $(cat $rc
 since=$(date '+%Y-%m-%d %H:%M:%S')
 start_high=$(cat $rcg/memory.high) start_cur=$(cat $rcg/memory.current)
 t0=$(pid1_stime)
-in_reclaim 45 "$D/own.samples" &
-sampler=$!
 printf '[Pressure]\nLevel1MemAvailable=99%%\nLevel2MemAvailable=99%%\n' >"$dropin/56-throttle.conf"
 memqosctl reload >/dev/null || fail "reload with the level-2 drop-in failed"
 wait_for 60 "pressure level 2" bash -c '[[ $(level) == 2 ]]'
 read -r p50 p95 max < <(latency 100)
-wait "$sampler"
 t1=$(pid1_stime)
-read -r own_n own_r <"$D/own.samples"
 end_high=$(cat $rcg/memory.high) end_cur=$(cat $rcg/memory.current)
-echo "MEASURE: memqosd's throttle: class memory.current $start_cur -> $end_cur, memory.high $start_high -> $end_high; PID 1 in reclaim in $own_r of $own_n samples (20 ms apart, 45 s), PID 1 system time $(((t1 - t0) * 10)) ms; systemctl show p50 $p50 ms, p95 $p95 ms, max $max ms"
+echo "MEASURE: memqosd's throttle: class memory.current $start_cur -> $end_cur, memory.high $start_high -> $end_high; PID 1 system time $(((t1 - t0) * 10)) ms; systemctl show p50 $p50 ms, p95 $p95 ms, max $max ms"
 ((end_cur < start_cur - (256 << 20))) || fail "the throttle did not bring the class down by 256 MiB ($start_cur -> $end_cur)"
 journalctl -u memqosd -o cat --since "$since" | grep -qE "^Reclaimed [0-9]+ (of [0-9]+ )?bytes (asked )?from class reclaimed" ||
   fail "memqosd never reclaimed from the class on its worker"
-((own_n > 100)) || fail "only $own_n samples of PID 1's stack"
-((own_r * 20 <= own_n)) || fail "PID 1 was in reclaim in $own_r of $own_n samples while memqosd throttled the class"
-ok "PID 1 in reclaim in $own_r of $own_n samples while memqosd throttled the class by $(((start_cur - end_cur) >> 20)) MiB"
+((max < 1000)) ||
+  fail "PID 1 answered systemctl show in p95 $p95 ms (idle $i95 ms), max $max ms while memqosd throttled the class"
+ok "systemctl show p95 $p95 ms (idle $i95 ms), max $max ms while memqosd throttled the class by $(((start_cur - end_cur) >> 20)) MiB"
 systemctl stop cold.service
 rm -f "$dropin/56-throttle.conf" "$dropin/56-case.conf"
 memqosctl reload >/dev/null
@@ -122,17 +97,13 @@ wait_for 120 "pressure level 0 after the throttle" bash -c '[[ $(level) == 0 ]]'
 systemd-run --unit=peer-cold.service --slice=peer56.slice /usr/bin/python3 -c "$cold_py" "$D/peer" 512 >/dev/null
 wait_for 180 "peer-cold.service holds 512 MiB" test -s "$D/peer"
 t0=$(pid1_stime)
-in_reclaim 15 "$D/peer.samples" &
-sampler=$!
-sleep 1 # the sampler is running
 a=$(date +%s%N)
 systemctl set-property --runtime peer56.slice MemoryHigh=64M
 b=$(date +%s%N)
-wait "$sampler"
 t1=$(pid1_stime)
-read -r peer_n peer_r <"$D/peer.samples"
-echo "MEASURE: systemd alone (set-property MemoryHigh 512 MiB -> 64 MiB): PID 1 in reclaim in $peer_r of $peer_n samples (15 s), PID 1 system time $(((t1 - t0) * 10)) ms, the call took $(((b - a) / 1000000)) ms; slice now $(cat /sys/fs/cgroup/peer56.slice/memory.current) bytes"
+call=$(((b - a) / 1000000))
+echo "MEASURE: systemd alone (set-property MemoryHigh 512 MiB -> 64 MiB): PID 1 system time $(((t1 - t0) * 10)) ms, the call took $call ms; slice now $(cat /sys/fs/cgroup/peer56.slice/memory.current) bytes"
 systemctl stop peer-cold.service
 systemctl set-property --runtime peer56.slice MemoryHigh=infinity
-((peer_r > own_r)) || fail "the contrast shows PID 1 in reclaim in only $peer_r samples: the measure cannot tell"
-ok "PID 1 in reclaim: $own_r of $own_n samples under memqosd's throttle of ~$(((start_cur - end_cur) >> 20)) MiB, $peer_r of $peer_n when systemd lowers 448 MiB alone"
+((call > 1000 && call > max)) || fail "the contrast's set-property took only $call ms: the case cannot see a PID 1 that reclaims"
+ok "PID 1: longest systemctl show $max ms under memqosd's throttle of $(((start_cur - end_cur) >> 20)) MiB; one set-property of systemd alone (448 MiB) took $call ms"
