@@ -1219,7 +1219,17 @@ class Suite:
                 took = time.monotonic() - t0
             finally:
                 os.kill(self.env.mock.pid, signal.SIGCONT)
-            if rc != 0:
+            # Under ASan, LeakSanitizer makes any SIGTERM stop exit 1: the
+            # sd-bus connection (and its match tree) is reported leaked at
+            # exit, 8482 bytes in 93 libsystemd allocations, with the old
+            # immediate stop as well (checked 2026-11-27). That defect is
+            # not fixed yet (see doc/TESTING.md); this check is about the
+            # stop itself, so that one report is let through, and nothing
+            # else.
+            err = self.env.daemon_stderr()
+            lsan_only = (rc == 1 and 'ERROR: LeakSanitizer: detected memory leaks' in err
+                         and 'ERROR: AddressSanitizer:' not in err and 'runtime error' not in err)
+            if rc != 0 and not lsan_only:
                 return f'memqosd exited {rc}'
             if took < 9:
                 return f'stopped after {took:.1f} s: it did not wait for the give-back'
