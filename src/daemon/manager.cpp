@@ -378,16 +378,8 @@ void Manager::rederiveRules() {
                 }
             }
         }
-        if (adopted.empty()) {
-            return;
-        }
-        auto remaining = std::make_shared<std::size_t>(adopted.size());
-        for (const auto& id : adopted) {
-            refreshUnit(id, [this, remaining] {
-                if (--*remaining == 0) {
-                    reconcile();
-                }
-            });
+        if (!adopted.empty()) {
+            refreshThenReconcile(adopted);
         }
     });
 }
@@ -783,6 +775,10 @@ void Manager::refreshAllThenReconcile() {
             ids.push_back(id);
         }
     }
+    refreshThenReconcile(ids);
+}
+
+void Manager::refreshThenReconcile(const std::vector<std::string>& ids) {
     if (ids.empty()) {
         reconcile();
         return;

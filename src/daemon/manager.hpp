@@ -327,6 +327,9 @@ private:
     void recomputeTiers();
     void refreshUnit(const std::string& id, std::function<void()> then);
     void refreshAllThenReconcile();
+    // Refreshes each of `ids` (state, cgroup path), then reconciles once,
+    // after the last answer (at once when `ids` is empty).
+    void refreshThenReconcile(const std::vector<std::string>& ids);
     void onUnitStarted(const std::string& unit);
     void onUnitRemoved(const std::string& unit);
     void onSystemdReloaded();
