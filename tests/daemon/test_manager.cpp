@@ -114,6 +114,13 @@ protected:
         instances_ = io::InstanceStore(dir_ / "state/instances");
         originals_ = std::make_unique<io::OriginalStore>(dir_ / "state/originals");
     }
+
+    // A class NAME, a copy of class FROM, added to the configuration.
+    void addClassLike(const char* from, const char* name) {
+        core::ClassPolicy c = *core::findClass(config_.classes, from);
+        c.name = name;
+        config_.classes.push_back(c);
+    }
 };
 
 TEST_F(ManagerStoreTest, AssignSharedAppliesKubernetesTiersAndParentSum) {
@@ -388,11 +395,7 @@ TEST_F(ManagerStoreTest, AnAncestorSlicesOwnProtectionIsNeverLowered) {
 // A class removed from the configuration: its workloads' units get their
 // own values back at the reload, not at the next reboot.
 TEST_F(ManagerStoreTest, ClassRemovedOnReloadGivesTheUnitsOwnValuesBack) {
-    config::Config withGold = config_;
-    core::ClassPolicy gold = *core::findClass(withGold.classes, "shared");
-    gold.name = "gold";
-    withGold.classes.push_back(gold);
-    config_ = withGold;
+    addClassLike("shared", "gold");
     systemd_.units["nginx.service"].memory->memoryMax = Limit(300 * kMiB);
     auto m = makeManager();
     ASSERT_TRUE(assign(*m, "nginx.service", "gold", 256 * kMiB, 1 * kGiB).ok());
@@ -1302,11 +1305,7 @@ TEST_F(PressureTest, AReloadWithoutTheGuardGivesTheCapBack) {
 }
 
 TEST_F(PressureTest, ARemovedClassAndAStopGiveTheCapBack) {
-    config::Config withGold = config_;
-    core::ClassPolicy gold = *core::findClass(withGold.classes, "reclaimed");
-    gold.name = "gold";
-    withGold.classes.push_back(gold);
-    config_ = withGold;
+    addClassLike("reclaimed", "gold");
     const fs::path slice = dir_ / "cgroup/memqos.slice/memqos-gold.slice";
     cgroupFiles(slice, 100 * kMiB, "");
     systemd_.addUnit("memqos-gold.slice", "/memqos.slice/memqos-gold.slice");
