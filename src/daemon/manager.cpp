@@ -184,9 +184,7 @@ void Manager::start(std::function<void(Status)> ready) {
             log::warning("Ignoring a stored record of a unit's own memory properties: {ERROR}",
                          "ERROR", p);
         }
-        for (auto& o : kept.originals) {
-            originals_[o.unit] = o;
-        }
+        takeStoredOriginals(std::move(kept.originals));
     }
 
     // Workloads already running inside class slices.
@@ -474,7 +472,8 @@ void Manager::reconcile() {
         if (restoring_.contains(unit)) {
             continue; // being given back; the next reconcile sets it again
         }
-        if (!originals_.contains(unit) && !createdByMemqos(unit)) {
+        if (!createdByMemqos(unit) &&
+            (!originals_.contains(unit) || (unit.ends_with(".slice") && !fresh_.contains(unit)))) {
             learnOriginal(unit); // first what to give back one day, then the change
             continue;
         }
@@ -484,10 +483,11 @@ void Manager::reconcile() {
             continue;
         }
         inFlight_[unit] = props;
-        systemd_.setUnitProperties(unit, props, [this, unit, props](Status st) {
+        sendProperties(unit, props, false, [this, unit, props](Status st) {
             if (auto f = inFlight_.find(unit); f != inFlight_.end() && f->second == props) {
                 inFlight_.erase(f);
             }
+            fresh_.erase(unit); // learned again before the next change
             if (st) {
                 applied_[unit] = props;
                 log::info("Set memory properties of {UNIT}", "UNIT", unit, "MESSAGE_ID",
@@ -567,28 +567,114 @@ Manager::otherClaims(const std::vector<PlacedTiers>& placed) const {
     return out;
 }
 
-void Manager::removeOwnDropIns(const std::string& unit, const io::MemoryProperties& props,
-                               const std::vector<std::string>& keep) const {
-    // The unit now has its own values at runtime; without memqos's drop-ins
-    // it also keeps them across the next daemon-reload, and an edit of its
-    // own configuration takes effect again, as if memqos had never set it.
-    const std::pair<bool, std::string_view> sent[] = {
-        {props.memoryMin.has_value(), io::kMemoryDropIns[0]},
-        {props.memoryLow.has_value(), io::kMemoryDropIns[1]},
-        {props.memoryHigh.has_value(), io::kMemoryDropIns[2]},
-        {props.memoryMax.has_value(), io::kMemoryDropIns[3]},
-        {props.memorySwapMax.has_value(), io::kMemoryDropIns[4]}};
-    for (const auto& [wasSent, name] : sent) {
-        if (!wasSent || std::find(keep.begin(), keep.end(), name) != keep.end()) {
+namespace {
+
+std::optional<Limit> valueOf(const io::MemoryProperties& p, io::MemoryKey key) {
+    switch (key) {
+    case io::MemoryKey::Min:
+        return p.memoryMin ? std::optional<Limit>(Limit(*p.memoryMin)) : std::nullopt;
+    case io::MemoryKey::Low:
+        return p.memoryLow ? std::optional<Limit>(Limit(*p.memoryLow)) : std::nullopt;
+    case io::MemoryKey::High:
+        return p.memoryHigh;
+    case io::MemoryKey::Max:
+        return p.memoryMax;
+    case io::MemoryKey::SwapMax:
+        return p.memorySwapMax;
+    }
+    return std::nullopt;
+}
+
+void setValue(io::MemoryProperties& p, io::MemoryKey key, const Limit& v) {
+    switch (key) {
+    case io::MemoryKey::Min:
+        p.memoryMin = v.value_or(kNoLimit);
+        break;
+    case io::MemoryKey::Low:
+        p.memoryLow = v.value_or(kNoLimit);
+        break;
+    case io::MemoryKey::High:
+        p.memoryHigh = v;
+        break;
+    case io::MemoryKey::Max:
+        p.memoryMax = v;
+        break;
+    case io::MemoryKey::SwapMax:
+        p.memorySwapMax = v;
+        break;
+    }
+}
+
+// The properties memqos gives back of a unit: a slice's protection only (its
+// MemoryHigh is the cap's, given back by giveBackCap), all five otherwise.
+std::vector<io::MemoryKey> keysGivenBack(const std::string& unit) {
+    if (unit.ends_with(".slice")) {
+        return {io::MemoryKey::Min, io::MemoryKey::Low};
+    }
+    return {io::kMemoryKeys.begin(), io::kMemoryKeys.end()};
+}
+
+} // namespace
+
+void Manager::sendProperties(const std::string& unit, const io::MemoryProperties& props,
+                             bool urgent, std::function<void(Status)> done) {
+    keepOthersDropIns(unit, props);
+    auto answered = [this, unit, props, done = std::move(done)](Status st) {
+        if (st) {
+            markOwnDropIns(unit, props);
+        }
+        done(st);
+    };
+    if (urgent) {
+        systemd_.setUnitPropertiesUrgent(unit, props, std::move(answered));
+    } else {
+        systemd_.setUnitProperties(unit, props, std::move(answered));
+    }
+}
+
+void Manager::keepOthersDropIns(const std::string& unit, const io::MemoryProperties& props) const {
+    for (const auto key : io::kMemoryKeys) {
+        if (!valueOf(props, key)) {
             continue;
         }
-        const auto path = runtimeDropInDir_ / (unit + ".d") / name;
-        if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-            log::warning("Cannot remove {PATH}: {ERROR}; {UNIT} keeps its own values until the "
-                         "next reboot, when the file is gone",
-                         "PATH", path.string(), "ERROR", std::strerror(errno), "UNIT", unit);
+        if (auto st = dropIns_.saveOthers(unit, key); !st) {
+            log::warning("Cannot keep a copy of {UNIT}'s runtime drop-in for {PROPERTY} before "
+                         "memqos's call overwrites it: {ERROR}; it is not given back later",
+                         "UNIT", unit, "PROPERTY", std::string(io::propertyName(key)), "ERROR",
+                         st.error().what);
         }
     }
+}
+
+void Manager::markOwnDropIns(const std::string& unit, const io::MemoryProperties& props) const {
+    for (const auto key : io::kMemoryKeys) {
+        const auto v = valueOf(props, key);
+        if (!v) {
+            continue;
+        }
+        if (auto st = dropIns_.markOwn(unit, key, *v); !st) {
+            log::warning("Cannot mark {UNIT}'s runtime drop-in for {PROPERTY} as memqos's: "
+                         "{ERROR}; it is taken for someone else's and left in place",
+                         "UNIT", unit, "PROPERTY", std::string(io::propertyName(key)), "ERROR",
+                         st.error().what);
+        }
+    }
+}
+
+bool Manager::giveBackDropIns(const std::string& unit,
+                              const std::vector<io::MemoryKey>& keys) const {
+    bool changed = false;
+    for (const auto key : keys) {
+        auto r = dropIns_.giveBack(unit, key);
+        if (r) {
+            changed = changed || *r;
+        } else {
+            log::warning("Cannot give back {UNIT}'s runtime drop-in for {PROPERTY}: {ERROR}",
+                         "UNIT", unit, "PROPERTY", std::string(io::propertyName(key)), "ERROR",
+                         r.error().what);
+        }
+    }
+    return changed;
 }
 
 bool Manager::createdByMemqos(const std::string& unit) const {
@@ -600,27 +686,135 @@ bool Manager::createdByMemqos(const std::string& unit) const {
     return false;
 }
 
-Status Manager::rememberOriginal(const std::string& unit, const io::MemoryProperties& values) {
-    if (originals_.contains(unit)) {
-        return okStatus(); // the first record is the one to give back
+Status Manager::learnOwn(const std::string& unit, const io::MemoryProperties& current) {
+    const auto it = originals_.find(unit);
+    io::UnitOriginal o;
+    if (it != originals_.end()) {
+        o = it->second;
+    } else {
+        o.unit = unit;
+        o.values = io::unconfiguredMemory();
     }
-    io::UnitOriginal o{unit, values, {}};
-    // Runtime drop-ins someone else wrote before: theirs to keep.
-    for (std::string_view d : io::kMemoryDropIns) {
-        std::error_code ec;
-        if (std::filesystem::exists(runtimeDropInDir_ / (unit + ".d") / d, ec)) {
-            o.keepDropIns.emplace_back(d);
+    std::vector<std::string> learned;
+    for (const auto key : io::kMemoryKeys) {
+        const auto now = valueOf(current, key);
+        if (!now) {
+            continue;
+        }
+        if (it != originals_.end()) {
+            const auto d = dropIns_.read(unit, key);
+            if (d.owner == io::RuntimeDropIns::Owner::Memqos && d.value == now) {
+                continue; // memqos's value: the unit's own is the one recorded
+            }
+        }
+        if (valueOf(o.values, key) != now) {
+            setValue(o.values, key, *now);
+            learned.emplace_back(io::propertyName(key));
         }
     }
+    fresh_.insert(unit);
+    if (it != originals_.end() && learned.empty() && o.bootId == bootId_) {
+        return okStatus();
+    }
+    o.bootId = bootId_;
+    o.keepDropIns.clear(); // someone else's drop-ins are kept aside when overwritten
     if (originalStore_ != nullptr && !dryRun_) {
         if (auto st = originalStore_->save(o); !st) {
             log::error("Not changing {UNIT}: cannot remember its own memory properties: {ERROR}",
                        "UNIT", unit, "ERROR", st.error().what);
+            fresh_.erase(unit);
             return st;
         }
     }
+    if (it != originals_.end() && !learned.empty()) {
+        std::string names;
+        for (const auto& n : learned) {
+            names += (names.empty() ? "" : ", ") + n;
+        }
+        log::notice("{UNIT}'s own {PROPERTIES} changed since memqos first changed it (an "
+                    "administrator or its configuration): memqos keeps the new value and gives "
+                    "it back",
+                    "UNIT", unit, "PROPERTIES", names);
+    }
     originals_[unit] = std::move(o);
     return okStatus();
+}
+
+void Manager::takeStoredOriginals(std::vector<io::UnitOriginal> records) {
+    for (auto& o : records) {
+        bool anyDropIn = false;
+        for (const auto key : io::kMemoryKeys) {
+            if (dropIns_.read(o.unit, key).owner != io::RuntimeDropIns::Owner::None) {
+                anyDropIn = true;
+            }
+        }
+        const bool otherBoot = !o.bootId.empty() && !bootId_.empty() && o.bootId != bootId_;
+        if (otherBoot || (o.bootId.empty() && !anyDropIn)) {
+            // Its runtime drop-ins went with that boot: the unit has what its
+            // configuration gives, and memqos learns it again before a change.
+            log::notice("Forgot the record of {UNIT}'s own memory properties made {WHEN}: the "
+                        "runtime drop-ins it guarded went with that boot",
+                        "UNIT", o.unit, "WHEN",
+                        otherBoot ? std::string("in an earlier boot")
+                                  : std::string("by an older memqosd with none of its drop-ins "
+                                                "left"));
+            if (originalStore_ != nullptr && !dryRun_) {
+                if (auto st = originalStore_->remove(o.unit); !st) {
+                    log::warning("Cannot remove the record of {UNIT}: {ERROR}", "UNIT", o.unit,
+                                 "ERROR", st.error().what);
+                }
+            }
+            continue;
+        }
+        if (o.bootId.empty()) {
+            // Written by a memqosd that did not mark its drop-ins: those the
+            // record does not name as someone else's are memqos's.
+            for (const auto key : keysGivenBack(o.unit)) {
+                const std::string name(io::dropInName(key));
+                if (std::find(o.keepDropIns.begin(), o.keepDropIns.end(), name) ==
+                    o.keepDropIns.end()) {
+                    if (auto st = dropIns_.adoptUnmarked(o.unit, key); !st) {
+                        log::warning("Cannot mark {UNIT}'s runtime drop-in {NAME} as memqos's: "
+                                     "{ERROR}",
+                                     "UNIT", o.unit, "NAME", name, "ERROR", st.error().what);
+                    }
+                }
+            }
+            o.bootId = bootId_;
+            if (originalStore_ != nullptr && !dryRun_ && !bootId_.empty()) {
+                if (auto st = originalStore_->save(o); !st) {
+                    log::warning("Cannot update the record of {UNIT}: {ERROR}", "UNIT", o.unit,
+                                 "ERROR", st.error().what);
+                }
+            }
+        }
+        originals_[o.unit] = std::move(o);
+    }
+}
+
+void Manager::reloadSystemd(std::function<void(Status)> then) {
+    waitingReload_.push_back(std::move(then));
+    if (reloadInFlight_) {
+        return; // the next one, after this, takes it along
+    }
+    reloadInFlight_ = true;
+    auto batch = std::make_shared<std::vector<std::function<void(Status)>>>();
+    batch->swap(waitingReload_);
+    systemd_.reload([this, batch](Status st) {
+        reloadInFlight_ = false;
+        for (auto& f : *batch) {
+            f(st);
+        }
+        if (!waitingReload_.empty()) {
+            auto next = std::make_shared<std::vector<std::function<void(Status)>>>();
+            next->swap(waitingReload_);
+            reloadSystemd([next](Status s) {
+                for (auto& f : *next) {
+                    f(s);
+                }
+            });
+        }
+    });
 }
 
 void Manager::forgetOriginal(const std::string& unit) {
@@ -645,7 +839,7 @@ void Manager::learnOriginal(const std::string& unit) {
         }
         // A unit systemd does not report memory properties for has its
         // defaults (a slice not loaded yet, say).
-        if (rememberOriginal(unit, u->memory.value_or(io::unconfiguredMemory()))) {
+        if (learnOwn(unit, u->memory.value_or(io::unconfiguredMemory()))) {
             reconcile();
         }
     });
@@ -653,19 +847,10 @@ void Manager::learnOriginal(const std::string& unit) {
 
 void Manager::restoreOriginal(const std::string& unit, std::function<void()> then,
                               bool keepRecord) {
-    const auto it = originals_.find(unit);
-    // No record: a unit memqos created (its properties were memqos's from
-    // the start) gets systemd's defaults.
-    io::MemoryProperties props = it != originals_.end() ? it->second.values : io::unconfiguredMemory();
-    const std::vector<std::string> keep =
-        it != originals_.end() ? it->second.keepDropIns : std::vector<std::string>{};
-    if (unit.ends_with(".slice")) {
-        props.memoryHigh.reset(); // memqos sets only a slice's protection
-        props.memoryMax.reset();
-        props.memorySwapMax.reset();
-    }
+    const bool recorded = originals_.contains(unit);
     auto forget = [this, unit, keepRecord] {
         applied_.erase(unit);
+        fresh_.erase(unit);
         if (!keepRecord) {
             forgetOriginal(unit);
         }
@@ -680,14 +865,55 @@ void Manager::restoreOriginal(const std::string& unit, std::function<void()> the
         then();
         return;
     }
-    auto give = [this, unit, props, keep, forget, then] {
-        systemd_.setUnitProperties(unit, props, [this, unit, props, keep, forget, then](Status st) {
+    const auto keys = keysGivenBack(unit);
+    // A unit with a configuration of its own (a record): memqos's runtime
+    // drop-ins go (someone else's kept copy back in place), then systemd
+    // reloads and applies what the unit's configuration says *now* -- not
+    // what memqos remembered: its unit file may have changed meanwhile. The
+    // record goes last: a crash before leaves a record whose give-back is
+    // done again at the next start.
+    auto viaReload = [this, unit, keys, forget, then] {
+        const bool changed = giveBackDropIns(unit, keys);
+        if (!changed && !applied_.contains(unit)) {
+            // Nothing of memqos's on it (its own values were learned, never
+            // overridden): nothing to reload for.
+            restoring_.erase(unit);
+            forget();
+            then();
+            return;
+        }
+        reloadSystemd([this, unit, forget, then](Status st) {
+            restoring_.erase(unit);
+            if (st) {
+                log::info("Gave {UNIT} back its own memory properties: memqos's runtime drop-ins "
+                          "removed, and systemd re-applied the unit's configuration",
+                          "UNIT", unit, "MESSAGE_ID", log::kMessagePropertiesChanged);
+            } else {
+                log::warning("Removed memqos's runtime drop-ins of {UNIT}, but systemd did not "
+                             "reload: {ERROR}; the unit keeps memqos's values until the next "
+                             "daemon-reload",
+                             "UNIT", unit, "ERROR", st.error().what);
+            }
+            forget();
+            then();
+        });
+    };
+    // A unit memqos created (no record: its properties were memqos's from
+    // the start) gets systemd's defaults.
+    auto viaDefaults = [this, unit, keys, forget, then] {
+        io::MemoryProperties props = io::unconfiguredMemory();
+        if (unit.ends_with(".slice")) {
+            props.memoryHigh.reset(); // memqos sets only a slice's protection
+            props.memoryMax.reset();
+            props.memorySwapMax.reset();
+        }
+        sendProperties(unit, props, false, [this, unit, keys, forget, then](Status st) {
             restoring_.erase(unit);
             if (st || st.error().code == std::errc::no_such_file_or_directory) {
+                giveBackDropIns(unit, keys);
                 forget();
-                removeOwnDropIns(unit, props, keep);
-                log::info("Gave {UNIT} back its own memory properties", "UNIT", unit,
-                          "MESSAGE_ID", log::kMessagePropertiesChanged);
+                log::info("Gave {UNIT} back systemd's defaults", "UNIT", unit, "MESSAGE_ID",
+                          log::kMessagePropertiesChanged);
             } else {
                 log::warning("Cannot give {UNIT} back its own memory properties: {ERROR}",
                              "UNIT", unit, "ERROR", st.error().what);
@@ -700,7 +926,8 @@ void Manager::restoreOriginal(const std::string& unit, std::function<void()> the
     // SetUnitProperties would make systemd create an empty cgroup for a
     // stopped unit, which a later start of memqosd would take for a workload
     // in its class slice.
-    systemd_.getUnit(unit, [this, unit, forget, give, then](Result<io::UnitInfo> u) {
+    systemd_.getUnit(unit, [this, unit, recorded, forget, viaReload, viaDefaults,
+                            then](Result<io::UnitInfo> u) {
         const bool running = u && (u->activeState == "active" || u->activeState == "activating" ||
                                    u->activeState == "reloading" ||
                                    u->activeState == "deactivating");
@@ -711,7 +938,12 @@ void Manager::restoreOriginal(const std::string& unit, std::function<void()> the
             then();
             return;
         }
-        give(); // also when the look-up failed: SetUnitProperties tells
+        // Also when the look-up failed: the calls tell.
+        if (recorded) {
+            viaReload();
+        } else {
+            viaDefaults();
+        }
     });
 }
 
@@ -759,12 +991,47 @@ void Manager::startUnstartedSlices() {
 }
 
 void Manager::onSystemdReloaded() {
-    // A daemon-reload re-reads unit files; runtime properties survive it, but
-    // re-sending is cheap and covers units whose files changed under us.
-    log::info("systemd reloaded; re-applying tiers");
+    // A daemon-reload re-reads unit files and applies them: memqos's runtime
+    // drop-ins keep its values, but an administrator's persistent
+    // set-property (/etc/systemd/system.control) now wins over them. What
+    // systemd has is what memqos compares against; slices learn their own
+    // values again before memqos sends them anything.
+    log::info("systemd reloaded; checking the tiers");
     startUnstartedSlices();
-    applied_.clear();
-    refreshAllThenReconcile();
+    fresh_.clear();
+    syncAppliedThenReconcile();
+}
+
+void Manager::syncAppliedThenReconcile() {
+    std::vector<std::string> units;
+    for (const auto& [unit, props] : applied_) {
+        units.push_back(unit);
+    }
+    auto remaining = std::make_shared<std::size_t>(units.size() + 1);
+    auto oneDone = [this, remaining] {
+        if (--*remaining == 0) {
+            refreshAllThenReconcile();
+        }
+    };
+    for (const auto& unit : units) {
+        systemd_.getUnit(unit, [this, unit, oneDone](Result<io::UnitInfo> u) {
+            const auto a = applied_.find(unit);
+            if (a != applied_.end()) {
+                if (!u || !u->memory) {
+                    applied_.erase(a); // not known: sent again
+                } else {
+                    for (const auto key : io::kMemoryKeys) {
+                        const auto now = valueOf(*u->memory, key);
+                        if (valueOf(a->second, key) && now) {
+                            setValue(a->second, key, *now);
+                        }
+                    }
+                }
+            }
+            oneDone();
+        });
+    }
+    oneDone();
 }
 
 void Manager::refreshAllThenReconcile() {
@@ -985,7 +1252,7 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
             return;
         }
         // What the unit's own configuration gives, before memqos changes it.
-        if (auto st = rememberOriginal(w.id, u->memory.value_or(io::unconfiguredMemory())); !st) {
+        if (auto st = learnOwn(w.id, u->memory.value_or(io::unconfiguredMemory())); !st) {
             reply(stateWriteFailed("remember the memory properties of " + w.id +
                                        " before changing them (so that they can be given back)",
                                    st.error()));
@@ -1046,7 +1313,7 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
             return;
         }
         inFlight_[w.id] = props;
-        systemd_.setUnitProperties(w.id, props, [this, id = w.id, props, finish](Status st) {
+        sendProperties(w.id, props, false, [this, id = w.id, props, finish](Status st) {
             inFlight_.erase(id);
             if (st) {
                 applied_[id] = props;
@@ -1078,7 +1345,8 @@ void Manager::unassign(const std::string& id, Reply<Done> reply) {
     const bool libvirtVm = it->second.vm && it->second.vm->backend == VmBackend::Libvirt;
     const bool wasPersistent = it->second.persistent && it->second.source == Source::Api;
     workloads_.erase(it);
-    applied_.erase(unit);
+    // (applied_ goes when the unit is given back: whether memqos set
+    // anything on it decides whether systemd reloads.)
     log::notice("Unassigned {WORKLOAD}", "WORKLOAD", id);
     if (libvirtVm && hypervisor_ != nullptr) {
         const std::string name = vmName(id);
@@ -2075,7 +2343,7 @@ void Manager::capClass(const core::CapClass& c) {
     capped_[c.className] = slice; // given back, even if the call fails half-way
     // Urgent: not queued behind a reconcile storm's writes (a cap that
     // waits for 1000 of them comes too late).
-    systemd_.setUnitPropertiesUrgent(slice, props, [this, c, high, slice, why, reason](Status st) {
+    sendProperties(slice, props, true, [this, c, high, slice, why, reason](Status st) {
         if (!st) {
             // Forget it, so the next tick decides (and writes) it again.
             pressure_.classHigh.erase(c.className);
@@ -2141,12 +2409,10 @@ void Manager::giveBackCap(const std::string& className, std::function<void(bool)
     pressure_.classHighAt.erase(className);
     io::MemoryProperties props;
     props.memoryHigh = io::unconfiguredMemory().memoryHigh;
-    std::vector<std::string> keep;
     if (const auto o = originals_.find(slice); o != originals_.end()) {
         if (o->second.values.memoryHigh) {
             props.memoryHigh = o->second.values.memoryHigh;
         }
-        keep = o->second.keepDropIns;
     }
     const Limit own = *props.memoryHigh;
     if (dryRun_) {
@@ -2157,8 +2423,8 @@ void Manager::giveBackCap(const std::string& className, std::function<void(bool)
         done(true);
         return;
     }
-    systemd_.setUnitPropertiesUrgent(
-        slice, props, [this, className, slice, props, keep, own, done](Status st) {
+    sendProperties(
+        slice, props, true, [this, className, slice, own, done](Status st) {
             capReturning_.erase(className);
             if (!st && st.error().code != std::errc::no_such_file_or_directory) {
                 log::warning("Cannot give {UNIT} back its own MemoryHigh: {ERROR}", "UNIT", slice,
@@ -2169,7 +2435,10 @@ void Manager::giveBackCap(const std::string& className, std::function<void(bool)
             if (auto c = capped_.find(className); c != capped_.end() && c->second == slice) {
                 capped_.erase(c);
             }
-            removeOwnDropIns(slice, props, keep);
+            // The slice has its own value at runtime; the file systemd wrote
+            // for this call goes (or someone else's kept copy comes back),
+            // so that a daemon-reload keeps it.
+            giveBackDropIns(slice, {io::MemoryKey::High});
             log::notice("Gave {UNIT} back its own MemoryHigh ({MEMORY_HIGH}): memqos no longer "
                         "caps class {CLASS}",
                         "UNIT", slice, "MEMORY_HIGH",

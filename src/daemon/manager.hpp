@@ -21,6 +21,7 @@
 #include "memqos/io/kernel_knobs.hpp"
 #include "memqos/io/procfs.hpp"
 #include "memqos/io/reclaim_worker.hpp"
+#include "memqos/io/drop_ins.hpp"
 #include "memqos/io/state_store.hpp"
 #include "memqos/io/systemd.hpp"
 #include "memqos/wording/placement.hpp"
@@ -175,8 +176,11 @@ public:
     // first change (nullptr: in memory only). Set before start().
     void setOriginalStore(io::OriginalStore* store) { originalStore_ = store; }
     // Where systemd writes runtime drop-ins (SetUnitProperties runtime=true);
-    // memqos removes its own there once it gave a unit its values back.
-    void setRuntimeDropInDir(std::filesystem::path dir) { runtimeDropInDir_ = std::move(dir); }
+    // memqos marks its own there, and gives a unit back by removing them.
+    void setRuntimeDropInDir(std::filesystem::path dir) { dropIns_ = io::RuntimeDropIns(std::move(dir)); }
+    // This boot's id (/proc/sys/kernel/random/boot_id): a record of a unit's
+    // own values made in another boot is not trusted. Set before start().
+    void setBootId(std::string id) { bootId_ = std::move(id); }
     // Runs proactive memory.reclaim writes off the loop (nullptr: in the
     // tick itself, for tests). Set before start().
     void setReclaimRunner(io::ReclaimRunner* runner) { reclaimRunner_ = runner; }
@@ -357,11 +361,25 @@ private:
     // instances' scopes): they have no configuration of their own to give
     // back.
     bool createdByMemqos(const std::string& unit) const;
-    // Remember `values` (what the unit has before memqos's first change)
+    // What the unit's own configuration (or anyone but memqos) gives now,
+    // from what systemd has (`current`): a property whose runtime drop-in is
+    // memqos's and sets the value systemd has is memqos's (the record keeps
+    // the unit's own); any other value is the unit's own, learned. Stored
     // persistently; an error means memqos must not change the unit.
-    Status rememberOriginal(const std::string& unit, const io::MemoryProperties& values);
-    // Looks the unit up and remembers its memory properties, then reconciles.
+    Status learnOwn(const std::string& unit, const io::MemoryProperties& current);
+    // Looks the unit up and learns its own memory properties, then
+    // reconciles.
     void learnOriginal(const std::string& unit);
+    // Records loaded at start: one from another boot (or older, with none of
+    // its drop-ins left) is dropped; drop-ins an older memqosd wrote before
+    // it marked them are marked.
+    void takeStoredOriginals(std::vector<io::UnitOriginal> records);
+    // A daemon-reload, shared by the give-backs that ask while one is on its
+    // way or waiting.
+    void reloadSystemd(std::function<void(Status)> then);
+    // After systemd reloaded: what memqos believes it applied is what
+    // systemd has now, then the tiers (only what differs is sent).
+    void syncAppliedThenReconcile();
     // Drops the unit's record (memory and disk) without touching the unit.
     void forgetOriginal(const std::string& unit);
     // Gives the unit back what its own configuration gives (its remembered
@@ -369,10 +387,18 @@ private:
     // (keepRecord: keeps it, for a cap slice: see capSlice).
     void restoreOriginal(const std::string& unit, std::function<void()> then,
                          bool keepRecord = false);
-    // Removes the runtime drop-ins systemd wrote for memqos's values
-    // (those in `props`), except those that were there before memqos.
-    void removeOwnDropIns(const std::string& unit, const io::MemoryProperties& props,
-                          const std::vector<std::string>& keep) const;
+    // Before memqos's call overwrites them: someone else's runtime drop-ins
+    // of the properties in `props` are kept aside; after it succeeded:
+    // memqos's are marked (io::RuntimeDropIns).
+    void keepOthersDropIns(const std::string& unit, const io::MemoryProperties& props) const;
+    // The one way memqos sends SetUnitProperties: someone else's drop-ins
+    // kept aside first, memqos's marked once systemd answered.
+    void sendProperties(const std::string& unit, const io::MemoryProperties& props, bool urgent,
+                        std::function<void(Status)> done);
+    void markOwnDropIns(const std::string& unit, const io::MemoryProperties& props) const;
+    // Gives back the drop-ins of `keys`: someone else's kept copy in place,
+    // memqos's own removed. Returns whether a file changed.
+    bool giveBackDropIns(const std::string& unit, const std::vector<io::MemoryKey>& keys) const;
     void startClassSlices();
     void startClassSlice(const std::string& slice);
     void startUnstartedSlices();
@@ -533,8 +559,15 @@ private:
     io::OriginalStore* originalStore_ = nullptr;
     // unit -> its memory properties before memqos's first change.
     std::map<std::string, io::UnitOriginal> originals_;
-    std::filesystem::path runtimeDropInDir_ = "/run/systemd/system.control";
+    io::RuntimeDropIns dropIns_{"/run/systemd/system.control"};
+    std::string bootId_;
     std::set<std::string> learning_;  // units being looked up for originals_
+    // Slices whose own values were learned since memqos last sent them
+    // something: a slice is learned again before every change memqos sends
+    // (an administrator may have raised its protection meanwhile).
+    std::set<std::string> fresh_;
+    bool reloadInFlight_ = false;
+    std::vector<std::function<void(Status)>> waitingReload_;
     std::set<std::string> restoring_; // units being given their own values back
     // Class slices whose StartTransientUnit failed (systemd off the bus, a
     // timeout): started again when systemd reloads or comes back.

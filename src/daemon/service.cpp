@@ -16,6 +16,7 @@
 #include "memqos/io/psi_trigger.hpp"
 #include "memqos/io/state_store.hpp"
 #include "memqos/io/systemd_dbus.hpp"
+#include "memqos/parse/text.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -169,6 +170,22 @@ int runService(const Options& options) {
     io::HmpGanetiKvm ganetiKvm(io);
     manager.setGanetiKvm(&ganetiKvm);
     manager.setOriginalStore(&originalStore);
+    // systemd's runtime drop-ins; a test that gives its own directories
+    // (--state-dir, --runtime-dir) gets a directory of its own beside them,
+    // never the host's.
+    if (options.runtimeDir || options.stateDir) {
+        manager.setRuntimeDropInDir(runtimeDirectory(options, *cfg) / "system.control");
+    }
+    // A record of a unit's own values from another boot is not trusted (the
+    // runtime drop-ins it guarded went with that boot).
+    if (auto boot = io::readFile("/proc/sys/kernel/random/boot_id", 128)) {
+        std::string id(parse::text::trimText(*boot));
+        manager.setBootId(id);
+    } else {
+        log::warning("Cannot read this boot's id: {ERROR}; records of units' own memory "
+                     "properties are trusted without it",
+                     "ERROR", boot.error().what);
+    }
     // Proactive reclaim's memory.reclaim writes block while the kernel
     // reclaims: on a thread of their own.
     io::ReclaimWorker reclaimWorker(io, cfg->manager.cgroupRoot);

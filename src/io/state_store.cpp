@@ -505,7 +505,8 @@ struct KeyValue {
 
 template <std::size_t N>
 Result<std::array<KeyValue, N>> parseKeyFile(std::string_view text,
-                                             const std::array<std::string_view, N>& keys) {
+                                             const std::array<std::string_view, N>& keys,
+                                             std::size_t firstOptional = N) {
     std::array<KeyValue, N> out{};
     std::array<bool, N> seen{};
     std::size_t lineNo = 0;
@@ -537,7 +538,7 @@ Result<std::array<KeyValue, N>> parseKeyFile(std::string_view text,
         seen[k] = true;
         out[k] = KeyValue{k, parse::text::trim(line.substr(eq + 1)), lineNo};
     }
-    for (std::size_t k = 0; k < N; ++k) {
+    for (std::size_t k = 0; k < firstOptional; ++k) {
         if (!seen[k]) {
             return invalid("missing key " + std::string(keys[k]));
         }
@@ -814,15 +815,20 @@ std::string formatUnitOriginal(const UnitOriginal& o) {
         out += (i > 0 ? " " : "") + o.keepDropIns[i];
     }
     out += "\n";
+    if (!o.bootId.empty()) {
+        out += "BootId=" + o.bootId + "\n";
+    }
     return out;
 }
 
 Result<UnitOriginal> parseUnitOriginal(std::string_view text) {
-    enum Key : std::size_t { KeyUnit, KeyMin, KeyLow, KeyHigh, KeyMax, KeySwap, KeyKeep, KeyCount };
+    enum Key : std::size_t {
+        KeyUnit, KeyMin, KeyLow, KeyHigh, KeyMax, KeySwap, KeyKeep, KeyBoot, KeyCount
+    };
     constexpr std::array<std::string_view, KeyCount> kKeys = {
-        "Unit",      "MemoryMin",     "MemoryLow",  "MemoryHigh",
-        "MemoryMax", "MemorySwapMax", "KeepDropIns"};
-    auto parsed = parseKeyFile(text, kKeys);
+        "Unit",      "MemoryMin",     "MemoryLow",   "MemoryHigh",
+        "MemoryMax", "MemorySwapMax", "KeepDropIns", "BootId"};
+    auto parsed = parseKeyFile(text, kKeys, KeyBoot); // BootId is optional
     if (!parsed) {
         return parsed.error();
     }
@@ -875,6 +881,13 @@ Result<UnitOriginal> parseUnitOriginal(std::string_view text) {
         }
     }
     std::sort(o.keepDropIns.begin(), o.keepDropIns.end());
+    const std::string_view boot = kv[KeyBoot].value;
+    if (boot.size() > 64 || !std::all_of(boot.begin(), boot.end(), [](char c) {
+            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '-';
+        })) {
+        return invalid(at(kv[KeyBoot], "BootId") + "not a boot id (lowercase hex and '-')");
+    }
+    o.bootId = std::string(boot);
     return o;
 }
 

@@ -913,4 +913,16 @@ void SystemdDbus::killUnit(const std::string& unit, int signal, Done done) {
     callForStatus(what, m->get(), std::move(done), Urgency::Urgent);
 }
 
+void SystemdDbus::reload(Done done) {
+    const std::string what = "Reload";
+    auto m = buildManagerCall(bus_, "Reload", what, [](Appender&) {});
+    if (!m) {
+        postDone(std::move(done), m.error());
+        return;
+    }
+    // Behind queued property writes: they are memqos's, and a reload that
+    // overtook them would only be followed by them.
+    callForStatus(what, m->get(), std::move(done), Urgency::Normal);
+}
+
 } // namespace memqos::io

@@ -99,6 +99,10 @@ if str(args[0]) not in self.units:
                                         name='org.freedesktop.systemd1.NoSuchUnit')
 '''),
     ('KillUnit', 'ssi', '', ''),
+    # daemon-reload: answered, then Reloading(false), as systemd does.
+    ('Reload', '', '', '''
+self.EmitSignal('org.freedesktop.systemd1.Manager', 'Reloading', 'b', [False])
+'''),
     ('ListUnits', '', 'a(ssssssouso)', '''
 ret = []
 for name, path in sorted(self.units.items()):

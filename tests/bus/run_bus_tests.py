@@ -374,10 +374,13 @@ class Suite:
             names = [x[0] for x in self.bcall('ListWorkloads')[0]]
             if 'postgres.service' in names:
                 return f'still listed: {names}'
-            calls = self.wait_for(lambda: self.set_calls('postgres.service'))
-            if not calls or calls[-1][2].get('MemoryLow') != 0 or \
-                    calls[-1][2].get('MemoryMax') != UINT64_MAX:
-                return f'tiers not cleared: {calls}'
+            # Given back by removing memqos's runtime drop-ins and a
+            # daemon-reload (systemd re-applies the unit's configuration),
+            # not by re-sending remembered values.
+            if not self.wait_for(lambda: self.env.calls('Reload')):
+                return f'no daemon-reload gave the unit its own values: {self.env.calls()}'
+            if self.set_calls('postgres.service'):
+                return f'values re-sent: {self.set_calls("postgres.service")}'
             sl = self.wait_for(lambda: [c for c in self.set_calls('system.slice')
                                         if c[2].get('MemoryLow') == 268435456])
             if not sl:

@@ -3,10 +3,14 @@
 // A SystemdManager that records every call and answers later, when the test
 // calls flush(): the same order of events as the real asynchronous client.
 
+#include "memqos/io/drop_ins.hpp"
 #include "memqos/io/systemd.hpp"
 
 #include <cstdint>
 #include <deque>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <functional>
 #include <map>
 #include <string>
@@ -44,6 +48,19 @@ public:
     Status failKill = okStatus();                // answer of killUnit
     Events events;
     bool subscribed = false;
+    // Like systemd's /run/systemd/system.control: when set, every
+    // setUnitProperties writes one 50-<Property>.conf file per property
+    // there, and reload() re-reads them.
+    std::optional<std::filesystem::path> dropInDir;
+    // What a unit's own configuration sets (its unit file): taken from its
+    // memory at the first setUnitProperties unless a test set it. reload()
+    // gives every unit this, then its runtime drop-ins, then `persistent`.
+    std::map<std::string, io::MemoryProperties> configured;
+    // An administrator's `systemctl set-property` (no --runtime): its file in
+    // /etc/systemd/system.control wins over /run's of the same name.
+    std::map<std::string, io::MemoryProperties> persistent;
+    int reloads = 0;
+    Status failReload = okStatus();
 
     void addUnit(const std::string& name, const std::string& cgroup, const std::string& load = "loaded") {
         units[name] = io::UnitInfo{name, load, cgroup.empty() ? "inactive" : "active", cgroup,
@@ -84,6 +101,8 @@ public:
         setCalls.push_back({unit, props});
         Status st = failSet;
         if (auto it = units.find(unit); st && it != units.end() && it->second.memory) {
+            configured.try_emplace(unit, *it->second.memory);
+            writeDropIns(unit, props);
             // systemd keeps what it was told (runtime drop-ins)
             auto& m = *it->second.memory;
             m.memoryMin = props.memoryMin ? props.memoryMin : m.memoryMin;
@@ -128,6 +147,37 @@ public:
         later([done, st] { done(st); });
     }
 
+    void reload(Done done) override {
+        ++reloads;
+        Status st = failReload;
+        if (st) {
+            for (auto& [name, u] : units) {
+                if (!u.memory || !configured.contains(name)) {
+                    continue; // never changed: what it has is its own
+                }
+                io::MemoryProperties m = configured[name];
+                if (dropInDir) {
+                    const io::RuntimeDropIns d(*dropInDir);
+                    for (const auto key : io::kMemoryKeys) {
+                        if (auto v = d.read(name, key).value) {
+                            set(m, key, *v);
+                        }
+                    }
+                }
+                if (auto p = persistent.find(name); p != persistent.end()) {
+                    overlay(m, p->second);
+                }
+                *u.memory = m;
+            }
+        }
+        later([this, done, st] {
+            done(st);
+            if (st && events.reloaded) {
+                events.reloaded(); // Reloading(false)
+            }
+        });
+    }
+
     // Properties last sent to `unit`, or nullptr.
     const io::MemoryProperties* lastSet(const std::string& unit) const {
         for (auto it = setCalls.rbegin(); it != setCalls.rend(); ++it) {
@@ -136,6 +186,42 @@ public:
             }
         }
         return nullptr;
+    }
+
+    static void set(io::MemoryProperties& m, io::MemoryKey key, const Limit& v) {
+        switch (key) {
+        case io::MemoryKey::Min: m.memoryMin = v.value_or(kNoLimit); break;
+        case io::MemoryKey::Low: m.memoryLow = v.value_or(kNoLimit); break;
+        case io::MemoryKey::High: m.memoryHigh = v; break;
+        case io::MemoryKey::Max: m.memoryMax = v; break;
+        case io::MemoryKey::SwapMax: m.memorySwapMax = v; break;
+        }
+    }
+    static void overlay(io::MemoryProperties& m, const io::MemoryProperties& p) {
+        m.memoryMin = p.memoryMin ? p.memoryMin : m.memoryMin;
+        m.memoryLow = p.memoryLow ? p.memoryLow : m.memoryLow;
+        m.memoryHigh = p.memoryHigh ? p.memoryHigh : m.memoryHigh;
+        m.memoryMax = p.memoryMax ? p.memoryMax : m.memoryMax;
+        m.memorySwapMax = p.memorySwapMax ? p.memorySwapMax : m.memorySwapMax;
+    }
+    // As systemd's unit_write_settingf: the file of the property, replaced.
+    void writeDropIns(const std::string& unit, const io::MemoryProperties& p) const {
+        if (!dropInDir) {
+            return;
+        }
+        const auto d = *dropInDir / (unit + ".d");
+        std::filesystem::create_directories(d);
+        auto write = [&](io::MemoryKey key, const Limit& v) {
+            std::ofstream f(d / std::string(io::dropInName(key)), std::ios::trunc);
+            f << "# This is a drop-in unit file extension, created via \"systemctl "
+                 "set-property\"\n# or an equivalent operation. Do not edit.\n[Service]\n"
+              << io::propertyName(key) << "=" << (v ? std::to_string(*v) : "infinity") << "\n";
+        };
+        if (p.memoryMin) write(io::MemoryKey::Min, Limit(*p.memoryMin));
+        if (p.memoryLow) write(io::MemoryKey::Low, Limit(*p.memoryLow));
+        if (p.memoryHigh) write(io::MemoryKey::High, *p.memoryHigh);
+        if (p.memoryMax) write(io::MemoryKey::Max, *p.memoryMax);
+        if (p.memorySwapMax) write(io::MemoryKey::SwapMax, *p.memorySwapMax);
     }
 
 private:

@@ -27,6 +27,11 @@ namespace {
 
 constexpr Bytes kMemTotal = 8 * kGiB;
 
+std::string readText(const fs::path& p) {
+    auto text = io::readFile(p);
+    return text ? *text : "<" + text.error().what + ">";
+}
+
 void writeFile(const fs::path& p, const std::string& text) {
     fs::create_directories(p.parent_path());
     std::ofstream(p) << text;
@@ -38,6 +43,7 @@ protected:
         char tmpl[] = "/tmp/memqos-manager-XXXXXX";
         ASSERT_NE(::mkdtemp(tmpl), nullptr);
         dir_ = tmpl;
+        systemd_.dropInDir = dir_ / "run/system.control"; // as setRuntimeDropInDir
         writeFile(dir_ / "cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
         writeFile(dir_ / "cgroup/system.slice/nginx.service/memory.current", "104857600\n");
         for (const char* f : {"memory.min", "memory.low"}) {
@@ -78,6 +84,7 @@ protected:
             kills_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), dryRun);
         m->setOriginalStore(originals_.get());
         m->setRuntimeDropInDir(dir_ / "run/system.control");
+        m->setBootId(bootId_);
         bool ready = false;
         m->start([&](Status st) {
             EXPECT_TRUE(st.ok());
@@ -98,6 +105,7 @@ protected:
     }
 
     fs::path dir_;
+    std::string bootId_ = "0b5c0ffee";
     config::Config config_;
     FakeSystemd systemd_;
     io::StateStore store_{fs::path("/nonexistent"), fs::path("/nonexistent")};
@@ -233,14 +241,24 @@ TEST_F(ManagerStoreTest, PersistentAssignmentSurvivesARestart) {
     EXPECT_EQ(p->memoryHigh, std::optional<Limit>(Limit(993210368)));
 }
 
+// Issue 24 item 1: after a daemon-reload memqos compares what systemd has
+// with what it wants and sends only what differs: a plain reload (memqos's
+// drop-ins keep its values) sends nothing; a value someone changed behind
+// memqos on a workload is set again.
 TEST_F(ManagerStoreTest, ReappliesAfterDaemonReloadAndUnitRestart) {
     auto m = makeManager();
     ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
     systemd_.setCalls.clear();
-    systemd_.events.reloaded();
+    systemd_.reload([](Status) {});
     systemd_.flush();
-    EXPECT_NE(systemd_.lastSet("nginx.service"), nullptr);
-    EXPECT_NE(systemd_.lastSet("system.slice"), nullptr);
+    EXPECT_EQ(systemd_.lastSet("nginx.service"), nullptr);
+    EXPECT_EQ(systemd_.lastSet("system.slice"), nullptr);
+    EXPECT_EQ(systemd_.units["nginx.service"].memory->memoryLow, std::optional<Bytes>(256 * kMiB));
+    systemd_.persistent["nginx.service"].memoryLow = 0; // an admin's set-property
+    systemd_.reload([](Status) {});
+    systemd_.flush();
+    ASSERT_NE(systemd_.lastSet("nginx.service"), nullptr);
+    EXPECT_EQ(systemd_.lastSet("nginx.service")->memoryLow, std::optional<Bytes>(256 * kMiB));
     systemd_.setCalls.clear();
     systemd_.events.unitStarted("nginx.service");
     systemd_.flush();
@@ -254,13 +272,11 @@ TEST_F(ManagerStoreTest, UnassignClearsTiersAndParentSum) {
     m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { out = r; });
     systemd_.flush();
     ASSERT_TRUE(out && out->ok());
-    const auto* p = systemd_.lastSet("nginx.service");
-    ASSERT_NE(p, nullptr);
-    EXPECT_EQ(p->memoryLow, std::optional<Bytes>(0));
-    EXPECT_EQ(p->memoryMax, std::optional<Limit>(Limit{}));
-    const auto* slice = systemd_.lastSet("system.slice");
-    ASSERT_NE(slice, nullptr);
-    EXPECT_EQ(slice->memoryLow, std::optional<Bytes>(0));
+    const auto& p = *systemd_.units["nginx.service"].memory;
+    EXPECT_EQ(p.memoryLow, std::optional<Bytes>(0));
+    EXPECT_EQ(p.memoryMax, std::optional<Limit>(Limit{}));
+    EXPECT_EQ(systemd_.units["system.slice"].memory->memoryLow, std::optional<Bytes>(0));
+    EXPECT_GE(systemd_.reloads, 1);
     EXPECT_TRUE(store_.loadAll().assignments.empty());
 
     std::optional<ApiResult<daemon::Done>> again;
@@ -313,10 +329,10 @@ TEST_F(ManagerStoreTest, UnassignRemovesOnlyMemqossOwnRuntimeDropIns) {
     writeFile(d / "50-MemoryMax.conf", "[Service]\nMemoryMax=500M\n"); // the admin's
     auto m = makeManager();
     ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
-    for (const char* f : {"50-MemoryMin.conf", "50-MemoryLow.conf", "50-MemoryHigh.conf",
-                          "50-MemorySwapMax.conf"}) {
-        writeFile(d / f, "[Service]\n"); // what systemd writes for memqos's call
-    }
+    // systemd wrote the five files for memqos's call, the admin's MemoryMax
+    // file among them (same name), and memqos marked them.
+    EXPECT_TRUE(io::hasOwnMarker(readText(d / "50-MemoryMax.conf")));
+    EXPECT_TRUE(fs::exists(d / ("50-MemoryMax.conf" + std::string(io::kSavedSuffix))));
     writeFile(d / "50-CPUWeight.conf", "[Service]\nCPUWeight=50\n");
     std::optional<ApiResult<daemon::Done>> out;
     m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { out = r; });
@@ -328,6 +344,119 @@ TEST_F(ManagerStoreTest, UnassignRemovesOnlyMemqossOwnRuntimeDropIns) {
     }
     std::sort(left.begin(), left.end());
     EXPECT_EQ(left, (std::vector<std::string>{"50-CPUWeight.conf", "50-MemoryMax.conf"}));
+    EXPECT_EQ(readText(d / "50-MemoryMax.conf"), "[Service]\nMemoryMax=500M\n")
+        << "the admin's runtime drop-in is back as it was";
+}
+
+// Issue 24 item 1: an administrator raises a slice's protection after
+// memqos first touched it (set-property, written to /etc and so stronger than
+// memqos's runtime drop-in at the next daemon-reload): memqos learns the new
+// value, never lowers it, and leaves it when it lets go.
+TEST_F(ManagerStoreTest, AnAdminsLaterRaiseOfASlicesProtectionIsKeptAcrossDaemonReload) {
+    systemd_.units["system.slice"].memory->memoryLow = 64 * kMiB;
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    EXPECT_EQ(systemd_.units["system.slice"].memory->memoryLow, std::optional<Bytes>(256 * kMiB));
+    // systemctl set-property system.slice MemoryLow=2G
+    systemd_.persistent["system.slice"].memoryLow = 2 * kGiB;
+    systemd_.units["system.slice"].memory->memoryLow = 2 * kGiB;
+    systemd_.reload([](Status) {});
+    systemd_.flush();
+    EXPECT_EQ(systemd_.units["system.slice"].memory->memoryLow, std::optional<Bytes>(2 * kGiB));
+    systemd_.setCalls.clear();
+    // A change below it: the slice is learned again, its 2 GiB stay.
+    ASSERT_TRUE(assign(*m, "db.service", "shared", 512 * kMiB, 1 * kGiB).ok());
+    for (const auto& c : systemd_.setCalls) {
+        if (c.unit == "system.slice" && c.props.memoryLow) {
+            EXPECT_GE(*c.props.memoryLow, 2 * kGiB) << "memqos lowered the admin's value";
+        }
+    }
+    EXPECT_EQ(systemd_.units["system.slice"].memory->memoryLow, std::optional<Bytes>(2 * kGiB));
+    for (const char* id : {"nginx.service", "db.service"}) {
+        std::optional<ApiResult<daemon::Done>> out;
+        m->unassign(id, [&](ApiResult<daemon::Done> r) { out = r; });
+        systemd_.flush();
+        ASSERT_TRUE(out && out->ok());
+    }
+    EXPECT_EQ(systemd_.units["system.slice"].memory->memoryLow, std::optional<Bytes>(2 * kGiB));
+}
+
+// The same with `set-property --runtime`: the admin's file replaces
+// memqos's (same name, no marker). memqos learns the value before its next
+// change, keeps the admin's file aside while its own call overwrites it, and
+// puts it back when it lets go.
+TEST_F(ManagerStoreTest, AnAdminsRuntimeDropInIsLearnedKeptAsideAndPutBack) {
+    const auto d = dir_ / "run/system.control/system.slice.d";
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    const std::string admins = "[Slice]\nMemoryLow=1073741824\n";
+    writeFile(d / "50-MemoryLow.conf", admins);
+    systemd_.units["system.slice"].memory->memoryLow = 1 * kGiB;
+    ASSERT_TRUE(assign(*m, "db.service", "shared", 1 * kGiB, 2 * kGiB).ok());
+    const auto* slice = systemd_.lastSet("system.slice");
+    ASSERT_NE(slice, nullptr);
+    EXPECT_EQ(slice->memoryLow, std::optional<Bytes>(1 * kGiB + 256 * kMiB))
+        << "the children's sum, above the admin's 1 GiB";
+    for (const char* id : {"nginx.service", "db.service"}) {
+        std::optional<ApiResult<daemon::Done>> out;
+        m->unassign(id, [&](ApiResult<daemon::Done> r) { out = r; });
+        systemd_.flush();
+        ASSERT_TRUE(out && out->ok());
+    }
+    EXPECT_EQ(readText(d / "50-MemoryLow.conf"), admins);
+    EXPECT_EQ(systemd_.units["system.slice"].memory->memoryLow, std::optional<Bytes>(1 * kGiB));
+}
+
+// Issue 24 item 2: the unit file's MemoryMax is raised while memqos manages
+// the unit; unassign gives it the new value (systemd re-reads the
+// configuration), not the one remembered at the first touch.
+TEST_F(ManagerStoreTest, UnassignGivesTheUnitFilesValueOfNowNotTheRememberedOne) {
+    systemd_.units["nginx.service"].memory->memoryMax = Limit(300 * kMiB);
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    systemd_.configured["nginx.service"].memoryMax = Limit(600 * kMiB); // edited, not reloaded
+    const int reloads = systemd_.reloads;
+    std::optional<ApiResult<daemon::Done>> out;
+    m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { out = r; });
+    systemd_.flush();
+    ASSERT_TRUE(out && out->ok());
+    EXPECT_EQ(systemd_.units["nginx.service"].memory->memoryMax, std::optional<Limit>(600 * kMiB));
+    EXPECT_GT(systemd_.reloads, reloads);
+    const auto* last = systemd_.lastSet("nginx.service");
+    ASSERT_NE(last, nullptr);
+    EXPECT_EQ(last->memoryMax, std::optional<Limit>(1 * kGiB)) << "no values re-sent";
+}
+
+// A record made in another boot guards drop-ins that went with that boot:
+// it is dropped at start; the unit's values then are its own and are
+// learned afresh before memqos changes it.
+TEST_F(ManagerStoreTest, ARecordFromAnEarlierBootIsNotTrusted) {
+    systemd_.units["nginx.service"].memory->memoryMax = Limit(300 * kMiB);
+    {
+        auto m = makeManager();
+        ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB, true).ok());
+    }
+    // Reboot: /run is empty, the unit runs with what its file says now.
+    fs::remove_all(dir_ / "run/system.control");
+    systemd_.configured["nginx.service"].memoryMax = Limit(700 * kMiB);
+    *systemd_.units["nginx.service"].memory = systemd_.configured["nginx.service"];
+    bootId_ = "0b5cbeef";
+    auto m = makeManager(); // re-applies the persistent assignment
+    bool seen = false;
+    for (const auto& o : io::OriginalStore(dir_ / "state/originals").loadAll().originals) {
+        if (o.unit == "nginx.service") {
+            seen = true;
+            EXPECT_EQ(o.bootId, "0b5cbeef");
+            EXPECT_EQ(o.values.memoryMax, std::optional<Limit>(700 * kMiB))
+                << "the old boot's record was trusted";
+        }
+    }
+    EXPECT_TRUE(seen);
+    std::optional<ApiResult<daemon::Done>> out;
+    m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { out = r; });
+    systemd_.flush();
+    ASSERT_TRUE(out && out->ok());
+    EXPECT_EQ(systemd_.units["nginx.service"].memory->memoryMax, std::optional<Limit>(700 * kMiB));
 }
 
 // A transient unit that stopped never runs again with these properties:
@@ -356,7 +485,8 @@ TEST_F(ManagerStoreTest, AStoppedTransientUnitIsNotGivenAnythingBack) {
     m->unassign("db.service", [&](ApiResult<daemon::Done> r) { second = r; });
     systemd_.flush();
     ASSERT_TRUE(second && second->ok());
-    EXPECT_NE(systemd_.lastSet("db.service"), nullptr);
+    EXPECT_EQ(systemd_.units["db.service"].memory->memoryMax, std::optional<Limit>(Limit{}));
+    EXPECT_EQ(systemd_.units["db.service"].memory->memoryLow, std::optional<Bytes>(0));
 }
 
 // Issue 11, defect 1: a slice's own protection is never lowered, and the
@@ -712,11 +842,6 @@ TEST_F(ManagerStoreTest, UpInstancesMaxMemorySumsTheUpRecords) {
     m->setListener(nullptr);
 }
 
-std::string readText(const fs::path& p) {
-    auto text = io::readFile(p);
-    return text ? *text : "<" + text.error().what + ">";
-}
-
 class PressureTest : public ManagerStoreTest {
 protected:
     void SetUp() override {
@@ -765,6 +890,7 @@ protected:
             instances_, *events_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"),
             dryRun);
         m->setListener(&listener_);
+        m->setRuntimeDropInDir(dir_ / "run/system.control");
         m->start([](Status st) { EXPECT_TRUE(st.ok()); });
         systemd_.flush();
         EXPECT_TRUE(assign(*m, "nginx.service", "dedicated", 64 * kMiB, 64 * kMiB).ok());
@@ -1288,7 +1414,7 @@ TEST_F(PressureTest, AReloadWithoutTheGuardGivesTheCapBack) {
     const auto* cap = systemd_.lastSet("memqos-reclaimed.slice");
     ASSERT_NE(cap, nullptr);
     ASSERT_EQ(cap->memoryHigh, std::optional<Limit>(Limit{5568356352ULL}));
-    writeFile(d / "50-MemoryHigh.conf", "[Slice]\nMemoryHigh=5568356352\n"); // systemd's copy
+    EXPECT_TRUE(fs::exists(d / "50-MemoryHigh.conf")); // systemd's, for memqos's call
     for (auto& c : config_.classes) {
         c.memoryGuard = false;
     }
@@ -1821,7 +1947,7 @@ TEST_F(VmTest, AssignPlacesAnUnplacedDomainAndUnassignReturnsIt) {
     flush();
     ASSERT_TRUE(un && un->ok());
     EXPECT_EQ(m->workloads().at("vm:web").source, daemon::Source::Unplaced);
-    EXPECT_EQ(systemd_.lastSet(kScope)->memoryMax, std::optional<Limit>(Limit{}))
+    EXPECT_EQ(systemd_.units[kScope].memory->memoryMax, std::optional<Limit>(Limit{}))
         << "the scope keeps memqos's limit";
 }
 
@@ -1841,7 +1967,7 @@ TEST_F(VmTest, AVmTheOldDefaultPlacedGetsItsScopeBackAfterUpgradeOrReload) {
     config_.vm.defaultClass = "";
     auto m = makeVmManager(); // the upgraded memqosd
     EXPECT_EQ(m->workloads().at("vm:web").source, daemon::Source::Unplaced);
-    EXPECT_EQ(systemd_.lastSet(kScope)->memoryMax, std::optional<Limit>(Limit{}))
+    EXPECT_EQ(systemd_.units[kScope].memory->memoryMax, std::optional<Limit>(Limit{}))
         << "after the upgrade the scope keeps the old default's limit";
 
     config_.vm.defaultClass = "shared";
@@ -1854,7 +1980,7 @@ TEST_F(VmTest, AVmTheOldDefaultPlacedGetsItsScopeBackAfterUpgradeOrReload) {
     ASSERT_TRUE(m->reload().ok());
     flush();
     EXPECT_EQ(m->workloads().at("vm:web").source, daemon::Source::Unplaced);
-    EXPECT_EQ(systemd_.lastSet(kScope)->memoryMax, std::optional<Limit>(Limit{}))
+    EXPECT_EQ(systemd_.units[kScope].memory->memoryMax, std::optional<Limit>(Limit{}))
         << "a reload that unplaces it leaves the limit on";
 }
 

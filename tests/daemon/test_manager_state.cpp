@@ -113,6 +113,7 @@ protected:
         store_ = io::StateStore(state(), runtime());
         instances_ = io::InstanceStore(dir_ / "state/instances");
         originals_ = io::OriginalStore(dir_ / "state/originals");
+        systemd_.dropInDir = dir_ / "run/system.control";
     }
     void TearDown() override { fs::remove_all(dir_); }
 
@@ -121,6 +122,7 @@ protected:
             config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
             instances_, kills_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), dryRun);
         m->setOriginalStore(&originals_);
+        m->setRuntimeDropInDir(dir_ / "run/system.control");
         bool ready = false;
         m->start([&](Status st) {
             EXPECT_TRUE(st.ok());

@@ -140,7 +140,11 @@ private:
 //   MemoryMax=314572800
 //   MemorySwapMax=max
 //   KeepDropIns=50-MemoryMax.conf   runtime drop-ins that were there before
-//                                  memqos (space-separated; may be empty)
+//                                  memqos (space-separated; may be empty;
+//                                  written by memqos before it marked its
+//                                  own drop-ins: read, no longer written)
+//   BootId=0b5c…                   the boot the record was made in (optional:
+//                                  older records have none)
 struct UnitOriginal {
     std::string unit;
     MemoryProperties values; // all five set
@@ -148,6 +152,10 @@ struct UnitOriginal {
     // /run/systemd/system.control/<unit>.d/) that existed before memqos's
     // first change: someone else's, so memqos leaves them when it lets go.
     std::vector<std::string> keepDropIns;
+    // /proc/sys/kernel/random/boot_id when the record was made (empty: not
+    // known). The drop-ins a record guards live in /run and go with the
+    // boot: a record from another boot is not trusted.
+    std::string bootId;
     bool operator==(const UnitOriginal&) const = default;
 };
 // The runtime drop-ins systemd writes for memqos's SetUnitProperties

@@ -99,6 +99,11 @@ public:
     virtual void startTransientSlice(const std::string& slice, Done done) = 0;
     // KillUnit(unit, "all", signal).
     virtual void killUnit(const std::string& unit, int signal, Done done) = 0;
+    // Reload(): a daemon-reload. systemd answers once it has re-read every
+    // unit's configuration and applied it; memqos calls it after removing
+    // its own runtime drop-ins, so that a unit gets back what its own
+    // configuration says now (doc/DESIGN.md §7).
+    virtual void reload(Done done) = 0;
 };
 
 } // namespace memqos::io

@@ -84,6 +84,7 @@ public:
                              const std::vector<std::uint32_t>& pids, const MemoryProperties& props,
                              const std::string& description, Done done) override;
     void killUnit(const std::string& unit, int signal, Done done) override;
+    void reload(Done done) override;
 
     // Calls still waiting for a reply, and calls queued behind them (tests).
     std::size_t pendingCalls() const noexcept { return pending_.size(); }
