@@ -86,8 +86,9 @@
 //        by a throttle (classHighAt; at least a step); at level 0 it goes
 //        straight back to the guard's.
 // A decided kill sets lastKill = now; the daemon puts the previous value
-// back when the kill did not happen (dry run, cgroup.kill failed, the
-// victim had ended) and marks workloads it must not pick now
+// back when a real kill did not happen (cgroup.kill failed, the victim had
+// ended; under dry run it keeps it, so a would-be kill is logged once per
+// cooldown) and marks workloads it must not pick now
 // (WorkloadSample::setAside).
 // Classes are visited by rank, then name. `now` is snapshot.now only.
 
