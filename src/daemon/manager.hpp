@@ -202,7 +202,7 @@ public:
 
     // One tick: sample node and cgroups, keep every workload's OOM priority
     // (oom_score_adj, memory.oom.group) right, run the pressure ladder and
-    // execute its decisions (DESIGN §4): reclaim, class caps through
+    // execute its decisions (doc/DESIGN.md §4.2): reclaim, class caps through
     // systemd, kills by writing the victim's cgroup.kill (a libvirt VM:
     // virDomainDestroy first, cgroup.kill of its scope when libvirt has not
     // answered within kDestroyPatience or failed). Under dry run every

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Ganeti KVM instances as workloads "vm:<instance>" (DESIGN §2 "VMs"):
+// Ganeti KVM instances as workloads "vm:<instance>" (doc/DESIGN.md §2.6 "VMs"):
 // Ganeti's noded starts qemu itself, inside ganeti.service; memqosd moves
 // each instance's qemu (from Ganeti's pidfile) into a transient scope of its
 // own, memqos-vm-<instance>.scope, in its class slice, so it gets tiers like

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Kills (DESIGN §4: pressure level 3 and the class stall rule; issue 23).
+// Kills (doc/DESIGN.md §4.2-§4.4: pressure level 3 and the class stall rule; issue 23).
 // memqosd writes the victim's cgroup.kill itself, so a kill needs neither
 // dbus-daemon nor PID 1 nor libvirtd: those are what a memory surge stalls
 // first, and a KillUnit waits up to 25 s for them. systemd then sees the

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// VM workloads: libvirt domains as "vm:<name>" (DESIGN §2 "VMs"), their
+// VM workloads: libvirt domains as "vm:<name>" (doc/DESIGN.md §2.6 "VMs"), their
 // balloons at pressure level 2 and their kill at level 3.
 #include "manager.hpp"
 #include "state_error.hpp"

@@ -803,7 +803,7 @@ TEST_F(ManagerStoreTest, InstanceRecordSurvivesARestartAndRefusesBadInput) {
 }
 
 
-// --- the pressure engine's actions (DESIGN §4) ---
+// --- the pressure engine's actions (doc/DESIGN.md §4.2) ---
 
 class RecordingListener : public daemon::Listener {
 public:

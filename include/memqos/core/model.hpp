@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Classes and workloads: what memqos manages (DESIGN §1).
+// Classes and workloads: what memqos manages (doc/DESIGN.md §1).
 
 #include "memqos/core/types.hpp"
 #include "memqos/util/result.hpp"
@@ -46,7 +46,7 @@ struct ClassPolicy {
     std::optional<int> oomScoreAdj;
     // Proactive reclaim (memory.reclaim) for members.
     bool reclaim = false;
-    // Class-wide cap computed each tick (DESIGN §4 "memory guard").
+    // Class-wide cap computed each tick (doc/DESIGN.md §4.5 "Memory guard").
     bool memoryGuard = false;
 
     // "memqos-<name>.slice"
@@ -55,7 +55,7 @@ struct ClassPolicy {
     friend bool operator==(const ClassPolicy&, const ClassPolicy&) = default;
 };
 
-// The four embedded defaults of DESIGN §1, in this order:
+// The four embedded defaults of doc/DESIGN.md §1.2, in this order:
 //   name       rank protection f     killable swap oom_score_adj reclaim guard
 //   system     3    Min        off   no       no   -999          no      no
 //   dedicated  2    Min        off   no       no   -997          no      no

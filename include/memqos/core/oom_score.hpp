@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// oom_score_adj of a workload's processes (DESIGN §1), written by io/ to
+// oom_score_adj of a workload's processes (doc/DESIGN.md §1.5), written by io/ to
 // /proc/PID/oom_score_adj because systemd has no runtime property for it.
 
 #include "memqos/core/model.hpp"

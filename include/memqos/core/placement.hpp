@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Placement under memory over-commitment (DESIGN §4; Ganeti
+// Placement under memory over-commitment (doc/DESIGN.md §4.1; Ganeti
 // design-memory-over-commitment, node side). Only VM memory is
 // overcommitted; host memory (reserve, services) counts one to one.
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The pressure ladder (DESIGN §4) as a pure function of a Snapshot, the
+// The pressure ladder (doc/DESIGN.md §4.2) as a pure function of a Snapshot, the
 // config and the previous state. The thresholds and their meaning are in
 // pressure_config.hpp; this header adds what that comment leaves open.
 //
@@ -35,7 +35,7 @@
 //        sample: 1 % of its memory.current, page-aligned (skipped if 0)
 //   (ReclaimClass: only killable memoryGuard classes, the guarded best-
 //        effort class; none in a tick that decides a kill)
-//   every tick, for each memoryGuard class with a sample (DESIGN §4):
+//   every tick, for each memoryGuard class with a sample (doc/DESIGN.md §4.5):
 //        guard = MemTotal − claimedByOthers (proactive.hpp: the other
 //                classes' max(requests, usage) plus the unplaced workloads
 //                outside the class slices, or all memory in use but the
@@ -86,8 +86,9 @@
 //        by a throttle (classHighAt; at least a step); at level 0 it goes
 //        straight back to the guard's.
 // A decided kill sets lastKill = now; the daemon puts the previous value
-// back when the kill did not happen (dry run, cgroup.kill failed, the
-// victim had ended) and marks workloads it must not pick now
+// back when a real kill did not happen (cgroup.kill failed, the victim had
+// ended; under dry run it keeps it, so a would-be kill is logged once per
+// cooldown) and marks workloads it must not pick now
 // (WorkloadSample::setAside).
 // Classes are visited by rank, then name. `now` is snapshot.now only.
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Thresholds of the pressure ladder (DESIGN §4). Levels:
+// Thresholds of the pressure ladder (doc/DESIGN.md §4.2). Levels:
 //   0 normal
 //   1 close admission + reclaim the reclaimed class's cache
 //   2 throttle the reclaimed class (lower its memory.high), shrink balloons

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Proactive reclaim (DESIGN §4, senpai / TMO) as a pure function of a
+// Proactive reclaim (doc/DESIGN.md §4.6, senpai / TMO) as a pure function of a
 // Snapshot, the [Reclaim] config, the pressure level and the previous state.
 //
 // For every workload of a class with Reclaim=yes, once per `interval`:

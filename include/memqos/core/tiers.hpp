@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // cgroup v2 memory tiers of a workload and of the slices above it
-// (DESIGN §1, Kubernetes Memory QoS 1.27+). All values in bytes.
+// (doc/DESIGN.md §1.3-§1.4, Kubernetes Memory QoS 1.27+). All values in bytes.
 
 #include "memqos/core/model.hpp"
 #include "memqos/core/types.hpp"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Victim ranking for the last pressure level (DESIGN §4, after kubelet's
+// Victim ranking for the last pressure level (doc/DESIGN.md §4.4, after kubelet's
 // eviction ranking and Katalyst's QoS levels).
 
 #include "memqos/core/model.hpp"

@@ -19,7 +19,7 @@
 
 namespace memqos::io {
 
-// Where memqos puts things, relative to the cgroup root (DESIGN: slices
+// Where memqos puts things, relative to the cgroup root (doc/DESIGN.md §1.2: slices
 // memqos.slice/memqos-<class>.slice hold services and VMs alike).
 inline constexpr std::string_view kTopSlice = "memqos.slice";
 // "memqos.slice/memqos-<className>.slice"

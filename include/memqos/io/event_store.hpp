@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The kill history (DESIGN §4 "Victim ranking"): every workload memqosd
+// The kill history (doc/DESIGN.md §4.4 "Victim ranking"): every workload memqosd
 // killed, with the numbers that caused it, kept in
 // <StateDirectory>/kills (/var/lib/memqos/kills) so it survives a restart,
 // a kill -9 and a reboot. Bounded: only the newest kMaxKillRecords are kept.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// The only files memqosd writes itself (DESIGN §2 "Who writes what"): the
+// The only files memqosd writes itself (doc/DESIGN.md §2.4 "Who writes what"): the
 // knobs systemd has no property for, and cgroup.kill. Everything else goes
 // through PID 1.
 //   memory.reclaim     proactive and pressure reclaim of a cgroup

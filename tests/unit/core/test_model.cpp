@@ -24,7 +24,7 @@ TEST(CoreModel, SliceName) {
     EXPECT_EQ(ClassPolicy{.name = "batch-jobs"}.slice(), "memqos-batch-jobs.slice");
 }
 
-// DESIGN §1's table, row by row.
+// doc/DESIGN.md §1.2's table, row by row.
 TEST(CoreModel, DefaultClassesAreTheDesignTable) {
     const std::vector<ClassPolicy> expected{
         {.name = "system",

@@ -41,7 +41,7 @@ echo "1000 classes + 1000 rules: restart to bus name $((t1 - t0)) ms, VmRSS ${rs
 # Each added class gets a transient slice memqos-<class>.slice.
 slices() { systemctl list-units --no-legend --plain 'memqos-c*.slice' | grep -c ' active ' || true; }
 all_slices() { (($(slices) == 1000)); }
-# Measured, not asserted (reported in the README): 1000 StartTransientUnit
+# Measured, not asserted (reported in doc/TESTING.md): 1000 StartTransientUnit
 # calls, 32 at a time.
 end=$((SECONDS + 60))
 until all_slices || ((SECONDS >= end)); do sleep 1; done

@@ -8,7 +8,7 @@
 # 2. The flood (flood.py, beside this case): MEMQOS_FLOOD_CLIENTS clients
 #    (half root, half uid 65534) x MEMQOS_FLOOD_CALLS random calls with random
 #    and malformed arguments (10 x 500 here: 10 x 1000 took 217 s in TCG; the
-#    full size, 10 x 10000, runs on a host, see README "Tests"); flood.py
+#    full size, 10 x 10000, runs on a host, see doc/TESTING.md); flood.py
 #    asserts every error is named, no
 #    call goes unanswered, VmRSS growth bounded, and prints VerifyPlacement
 #    p50/p99 under the flood. Here also: memqosd active with the same MainPID
