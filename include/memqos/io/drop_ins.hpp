@@ -5,7 +5,7 @@
 // /run/systemd/system.control/<unit>.d/50-<Property>.conf, and names it by
 // the property alone: an administrator's `systemctl set-property --runtime`
 // writes the very same file. So memqos tells its own files from others' by a
-// marker, not by name (doc/DESIGN.md §7):
+// marker, not by name (doc/DESIGN.md §2.5):
 //   - after a call of memqos's succeeded, the file that sets the value memqos
 //     sent gets the marker as its first line (markOwn);
 //   - before a call of memqos's would overwrite someone else's file, a copy

@@ -102,7 +102,7 @@ public:
     // Reload(): a daemon-reload. systemd answers once it has re-read every
     // unit's configuration and applied it; memqos calls it after removing
     // its own runtime drop-ins, so that a unit gets back what its own
-    // configuration says now (doc/DESIGN.md §7).
+    // configuration says now (doc/DESIGN.md §2.5).
     virtual void reload(Done done) = 0;
 };
 
