@@ -170,6 +170,14 @@ int execute(const Command& cmd, BusClient& client) {
         writeOut(renderFindings(*findings, format, legend));
         return verifyExitCode(*findings);
     }
+    case Verb::Release: {
+        auto r = client.release();
+        if (!r) {
+            return fail(r.error());
+        }
+        writeOut(renderReleased(*r, format));
+        return kExitOk;
+    }
     case Verb::Reload: {
         auto r = client.reload();
         if (!r) {

@@ -393,6 +393,19 @@ Result<std::vector<Finding>> BusClient::verify() {
     return callManager("Verify", "a(sss)", appendNothing, findingsFromReply);
 }
 
+Result<std::vector<std::string>> BusClient::release() {
+    return callManager("Release", "as", appendNothing,
+                       [](const ValueArray& out) -> Result<std::vector<std::string>> {
+                           std::vector<std::string> ids;
+                           if (!out.empty() && std::holds_alternative<ValueArray>(out.front().v)) {
+                               for (const auto& v : std::get<ValueArray>(out.front().v)) {
+                                   ids.push_back(v.asString());
+                               }
+                           }
+                           return ids;
+                       });
+}
+
 Result<std::vector<std::string>> BusClient::reload() {
     return callManager("Reload", "as", appendNothing,
                        [](const ValueArray& out) -> Result<std::vector<std::string>> {

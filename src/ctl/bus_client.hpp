@@ -58,6 +58,8 @@ public:
     Result<std::vector<Finding>> verify();
     // The keys that need a restart to take effect (empty: all did).
     Result<std::vector<std::string>> reload();
+    // Release: every workload given back, then memqosd stops; the ids.
+    Result<std::vector<std::string>> release();
     // Whether org.memqos1 has an owner right now.
     Result<bool> daemonOnBus();
 

@@ -21,7 +21,7 @@ struct VerbInfo {
     std::string_view details; // extra lines for COMMAND --help
 };
 
-constexpr std::array<VerbInfo, 16> kVerbs{{
+constexpr std::array<VerbInfo, 17> kVerbs{{
     {Verb::Status, "status", "status", "Show node memory, swap, ratio, pressure and admission", ""},
     {Verb::Classes, "classes", "classes", "List the colocation classes", ""},
     {Verb::Workloads, "workloads", "workloads", "List the managed workloads and their tiers", ""},
@@ -83,6 +83,14 @@ constexpr std::array<VerbInfo, 16> kVerbs{{
      "Drop an instance from the instance record", "Needs root.\n"},
     {Verb::Verify, "verify", "verify", "Check the node and the configuration",
      "Exit status 2 when a finding has severity \"error\".\n"},
+    {Verb::Release, "release", "release --all",
+     "Give back everything memqos changed, then stop memqosd",
+     "  --all            required: every workload is unassigned (its stored assignment\n"
+     "                   removed, its unit given back what its configuration says now),\n"
+     "                   then memqosd gives back the class caps and memory.oom.group and\n"
+     "                   stops; it stays stopped until started again, and starts with no\n"
+     "                   stored assignment. Prints the ids given back. The package runs\n"
+     "                   it on removal. Needs root.\n"},
     {Verb::Reload, "reload", "reload", "Make memqosd re-read its configuration",
      "An invalid configuration is refused and the old one kept. Prints the keys that\n"
      "need a restart to take effect (roots, state directory, LibvirtURI), one per line.\n"
@@ -162,6 +170,7 @@ enum Opt : int {
     OptDelay = 'd',
     OptIterations = 'n',
     OptBatch = 'b',
+    OptAll = 0x200,
 };
 
 struct OptionInfo {
@@ -176,7 +185,7 @@ constexpr std::uint32_t verbBit(Verb verb) {
 }
 
 // Every option memqosctl knows; an option is only recognised for its verbs.
-constexpr std::array<OptionInfo, 23> kOptions{{
+constexpr std::array<OptionInfo, 24> kOptions{{
     {"help", no_argument, OptHelp, 0},
     {"version", no_argument, OptVersion, 0},
     {"json", optional_argument, OptJson, 0},
@@ -201,6 +210,7 @@ constexpr std::array<OptionInfo, 23> kOptions{{
     {"delay", required_argument, OptDelay, verbBit(Verb::Top)},
     {"iterations", required_argument, OptIterations, verbBit(Verb::Top)},
     {"batch", no_argument, OptBatch, verbBit(Verb::Top)},
+    {"all", no_argument, OptAll, verbBit(Verb::Release)},
 }};
 
 bool appliesTo(const OptionInfo& o, Verb verb) {
@@ -406,6 +416,9 @@ void Parser::option(int code, const std::string& name, const char* rawValue) {
     case OptBatch:
         cmd_.batch = true;
         return;
+    case OptAll:
+        cmd_.all = true;
+        return;
     default:
         fail("option '" + name + "' is not handled"); // a table without its case
         return;
@@ -594,6 +607,12 @@ void Parser::checkPositionals() {
             if (cmd_.id.empty() || cmd_.className.empty()) {
                 fail("'assign': ID and CLASS must not be empty");
             }
+        }
+        return;
+    case Verb::Release:
+        if (expect(0, 0, "") && !cmd_.all) {
+            fail("'release' gives back everything and stops memqosd: say so with --all (to give "
+                 "back one workload, use 'unassign ID')");
         }
         return;
     case Verb::Unassign:

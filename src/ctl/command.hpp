@@ -39,6 +39,7 @@ enum class Verb {
     Events,
     Reclaim,
     Top,
+    Release,
 };
 
 enum class Action { Execute, Help, Version };
@@ -68,6 +69,7 @@ struct Command {
     Bytes request = 0;     // 0 = none
     Bytes limit = kNoLimit;
     bool persist = true;           // assign: false with --runtime
+    bool all = false;              // release --all
     std::string unitName;          // run --name; empty = defaultRunName()
     std::vector<std::string> argv; // run
 

@@ -493,6 +493,23 @@ std::string renderReload(const std::vector<std::string>& restartNeeded, Format f
     return out;
 }
 
+std::string renderReleased(const std::vector<std::string>& ids, Format format) {
+    if (isJson(format)) {
+        JsonWriter json(jsonStyle(format));
+        json.beginObject().key("released").beginArray();
+        for (const auto& id : ids) {
+            json.value(id);
+        }
+        json.endArray().endObject();
+        return withNewline(json.str());
+    }
+    std::string out;
+    for (const auto& id : ids) {
+        out += id + "\n";
+    }
+    return out;
+}
+
 std::string renderEvent(const Event& event, Format format) {
     if (isJson(format)) {
         JsonWriter json(JsonStyle::Compact);

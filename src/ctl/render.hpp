@@ -51,6 +51,8 @@ std::string renderReclaimed(const std::string& id, Bytes asked, Bytes freed, For
 // Reload's answer: the keys that need a restart, one line each (JSON:
 // {"restart_needed": [...]}); nothing when every key took effect.
 std::string renderReload(const std::vector<std::string>& restartNeeded, Format format);
+// release --all: the ids given back, one a line ({"released": [...]}).
+std::string renderReleased(const std::vector<std::string>& ids, Format format);
 // One monitor line: "<timestamp> <kind> <details>" or a compact JSON object.
 std::string renderEvent(const Event& event, Format format);
 

@@ -293,6 +293,41 @@ int unassignWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
     return 1;
 }
 
+int release(sd_bus_message* m, void* ud, sd_bus_error* err) {
+    if (!requireRoot(m, err)) {
+        return -EACCES;
+    }
+    PendingCall call(m, self(ud).pump());
+    self(ud).manager().releaseAll([call](ApiResult<std::vector<std::string>> res) {
+        if (!res.ok()) {
+            call.error(res.error());
+            return;
+        }
+        sd_bus_message* reply = nullptr;
+        int r = sd_bus_message_new_method_return(call.m, &reply);
+        if (r >= 0) {
+            r = sd_bus_message_open_container(reply, 'a', "s");
+        }
+        for (const auto& id : res.value()) {
+            if (r >= 0) {
+                r = sd_bus_message_append(reply, "s", id.c_str());
+            }
+        }
+        if (r >= 0) {
+            r = sd_bus_message_close_container(reply);
+        }
+        if (r >= 0) {
+            r = sd_bus_send(nullptr, reply, nullptr);
+        }
+        sd_bus_message_unref(reply);
+        if (r < 0) {
+            log::warning("Cannot answer Release: {ERROR}", "ERROR", std::strerror(-r));
+        }
+        call.pump->kick();
+    });
+    return 1;
+}
+
 int reclaimWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
     if (!requireRoot(m, err)) {
         return -EACCES;
@@ -578,6 +613,7 @@ const sd_bus_vtable kManagerVtable[] = {
                                  SD_BUS_PARAM(limit) SD_BUS_PARAM(persist),
                              "o", SD_BUS_PARAM(workload), assignWorkload, 0),
     SD_BUS_METHOD_WITH_NAMES("UnassignWorkload", "s", SD_BUS_PARAM(id), "", , unassignWorkload, 0),
+    SD_BUS_METHOD_WITH_NAMES("Release", "", , "as", SD_BUS_PARAM(released), release, 0),
     SD_BUS_METHOD_WITH_NAMES("RunWorkload", "ssttas",
                              SD_BUS_PARAM(name) SD_BUS_PARAM(class) SD_BUS_PARAM(request)
                                  SD_BUS_PARAM(limit) SD_BUS_PARAM(argv),

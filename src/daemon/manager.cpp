@@ -285,6 +285,9 @@ std::size_t Manager::adoptFromClassSlices(bool onlyPopulated) {
 }
 
 void Manager::adopt(const std::string& unit, const std::string& cgroupPath, Source source) {
+    if (released_) {
+        return; // released: memqosd takes nothing on any more
+    }
     ManagedWorkload m;
     m.workload.id = unit;
     m.workload.kind = core::kindFromId(unit).value_or(core::WorkloadKind::Service);
@@ -432,6 +435,9 @@ void Manager::refreshUnit(const std::string& id, std::function<void()> then) {
 }
 
 void Manager::reconcile() {
+    if (released_) {
+        return; // released: what is left is being given back
+    }
     std::vector<PlacedTiers> placed;
     std::set<std::string> managedUnits;
     // An unplaced VM's scope gets nothing, and what memqos set on it before
@@ -1212,6 +1218,11 @@ std::optional<ApiError> Manager::admissionRefusalUnlessRunning(const std::string
 
 void Manager::assign(const std::string& id, const std::string& className, Bytes request,
                      Bytes limit, bool persist, Reply<std::string> reply) {
+    if (released_) {
+        reply(apiError("Failed", "memqosd is releasing everything and stopping (memqosctl "
+                                 "release --all); start it again to assign"));
+        return;
+    }
     auto v = validate(id, className, request, limit);
     if (!v.ok()) {
         reply(v.error());
@@ -1323,6 +1334,59 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
     });
 }
 
+void Manager::releaseAll(Reply<std::vector<std::string>> reply) {
+    released_ = true;
+    std::vector<std::string> ids;
+    for (const auto& [id, m] : workloads_) {
+        if (!observedOnly(m)) {
+            ids.push_back(id);
+        }
+    }
+    log::notice("Releasing: giving back {COUNT} workloads, then stopping", "COUNT", ids.size());
+    auto out = std::make_shared<std::vector<std::string>>();
+    auto remaining = std::make_shared<std::size_t>(ids.size() + 1);
+    auto oneDone = [this, out, remaining, reply] {
+        if (--*remaining > 0) {
+            return;
+        }
+        // Slices whose children are all gone, and anything else memqos
+        // still holds a record of (reconcile no longer runs).
+        std::vector<std::string> units;
+        for (const auto& [unit, o] : originals_) {
+            units.push_back(unit);
+        }
+        auto left = std::make_shared<std::size_t>(units.size() + 1);
+        auto finish = [this, out, left, reply] {
+            if (--*left > 0) {
+                return;
+            }
+            log::notice("Released {COUNT} workloads", "COUNT", out->size());
+            reply(*out);
+            if (releaseHook_) {
+                releaseHook_();
+            }
+        };
+        for (const auto& unit : units) {
+            // A guarded class's slice keeps its record: the stop gives its
+            // cap back from it.
+            restoreOriginal(unit, finish, capSlice(unit));
+        }
+        finish();
+    };
+    for (const auto& id : ids) {
+        unassign(id, [id, out, oneDone](ApiResult<Done> r) {
+            if (r.ok()) {
+                out->push_back(id);
+            } else {
+                log::warning("Cannot release {WORKLOAD}: {ERROR}", "WORKLOAD", id, "ERROR",
+                             r.error().message);
+            }
+            oneDone();
+        });
+    }
+    oneDone();
+}
+
 void Manager::unassign(const std::string& id, Reply<Done> reply) {
     auto it = workloads_.find(id);
     if (it == workloads_.end()) {
@@ -1379,6 +1443,11 @@ void Manager::unassign(const std::string& id, Reply<Done> reply) {
 
 void Manager::run(const std::string& name, const std::string& className, Bytes request,
                   Bytes limit, const std::vector<std::string>& argv, Reply<std::string> reply) {
+    if (released_) {
+        reply(apiError("Failed", "memqosd is releasing everything and stopping (memqosctl "
+                                 "release --all); start it again to run a workload"));
+        return;
+    }
     const std::string unit = name.ends_with(".service") ? name : name + ".service";
     if (argv.empty() || argv.front().empty()) {
         reply(apiError("InvalidArgument", "argv is empty: give the command to run"));
@@ -1700,6 +1769,9 @@ ApiResult<std::vector<std::string>> Manager::reload() {
 }
 
 void Manager::tick(TimePoint now) {
+    if (released_) {
+        return; // released: no more sampling, decisions or actions
+    }
     const auto started = std::chrono::steady_clock::now();
     if (++ticks_ % kSweepTicks == 0) {
         scanGanetiInstances(); // instances started while no hook told us

@@ -228,6 +228,16 @@ public:
     void assign(const std::string& id, const std::string& className, Bytes request, Bytes limit,
                 bool persist, Reply<std::string> reply);
     void unassign(const std::string& id, Reply<Done> reply);
+    // Release (memqosctl release --all; the package's prerm on remove):
+    // every workload memqos changed is unassigned (its stored assignment
+    // removed, its unit given back), memqosd then changes nothing more
+    // (no adoption, reconcile or pressure action), and the release hook
+    // stops it (the stop gives back the class caps and memory.oom.group).
+    // Answers the ids given back.
+    void releaseAll(Reply<std::vector<std::string>> reply);
+    bool released() const { return released_; }
+    // Run after releaseAll answered: memqosd stops (service.cpp).
+    void setReleaseHook(std::function<void()> hook) { releaseHook_ = std::move(hook); }
     void run(const std::string& name, const std::string& className, Bytes request, Bytes limit,
              const std::vector<std::string>& argv, Reply<std::string> reply);
     struct PlacementRequest {
@@ -566,6 +576,8 @@ private:
     // something: a slice is learned again before every change memqos sends
     // (an administrator may have raised its protection meanwhile).
     std::set<std::string> fresh_;
+    bool released_ = false; // releaseAll: nothing is changed any more
+    std::function<void()> releaseHook_;
     bool reloadInFlight_ = false;
     std::vector<std::function<void(Status)>> waitingReload_;
     std::set<std::string> restoring_; // units being given their own values back

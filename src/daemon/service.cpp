@@ -22,6 +22,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <systemd/sd-daemon.h>
 
 #include <chrono>
@@ -424,6 +425,9 @@ int runService(const Options& options) {
         });
     };
     waitSignal();
+    // memqosctl release --all: once everything is given back and the caller
+    // answered, the same stop as SIGTERM (caps and memory.oom.group back).
+    manager.setReleaseHook([] { ::kill(::getpid(), SIGTERM); });
 
     io.run();
     return exitCode;

@@ -133,7 +133,7 @@ def test_help_agrees(r, c, ctl):
 
 def test_static(r, c):
     check_reply(r, c, 'memqosctl as', ['assign'], 'as<TAB> → assign')
-    check_reply(r, c, 'memqosctl --json re', ['reclaim', 'record-instance', 'reload'],
+    check_reply(r, c, 'memqosctl --json re', ['reclaim', 'record-instance', 'reload', 'release'],
                 're<TAB> after a global option')
     reply = check_reply(r, c, 'memqosctl assign x y --', [
         '--request', '--limit', '--runtime', '--json', '--system', '--bus-address', '--help',

@@ -459,6 +459,45 @@ TEST_F(ManagerStoreTest, ARecordFromAnEarlierBootIsNotTrusted) {
     EXPECT_EQ(systemd_.units["nginx.service"].memory->memoryMax, std::optional<Limit>(700 * kMiB));
 }
 
+// Issue 24 item 6: release gives every workload back, forgets the stored
+// assignments, gives the slices their own protection, then takes nothing on
+// any more and calls the hook that stops memqosd.
+TEST_F(ManagerStoreTest, ReleaseGivesEverythingBackForgetsAssignmentsAndStops) {
+    systemd_.units["nginx.service"].memory->memoryMax = Limit(300 * kMiB);
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    ASSERT_TRUE(assign(*m, "db.service", "dedicated", 512 * kMiB, 512 * kMiB).ok());
+    bool stopped = false;
+    m->setReleaseHook([&] { stopped = true; });
+    std::optional<ApiResult<std::vector<std::string>>> out;
+    m->releaseAll([&](ApiResult<std::vector<std::string>> r) { out = r; });
+    systemd_.flush();
+    ASSERT_TRUE(out && out->ok());
+    auto ids = out->value();
+    std::sort(ids.begin(), ids.end());
+    EXPECT_EQ(ids, (std::vector<std::string>{"db.service", "nginx.service"}));
+    EXPECT_TRUE(stopped);
+    EXPECT_EQ(systemd_.units["nginx.service"].memory->memoryMax, std::optional<Limit>(300 * kMiB));
+    EXPECT_EQ(systemd_.units["db.service"].memory->memoryMin, std::optional<Bytes>(0));
+    EXPECT_EQ(systemd_.units["system.slice"].memory->memoryMin, std::optional<Bytes>(0));
+    EXPECT_EQ(systemd_.units["system.slice"].memory->memoryLow, std::optional<Bytes>(0));
+    EXPECT_TRUE(store_.loadAll().assignments.empty());
+    EXPECT_TRUE(io::OriginalStore(dir_ / "state/originals").loadAll().originals.empty());
+    for (const auto& e : fs::recursive_directory_iterator(dir_ / "run/system.control")) {
+        if (e.is_regular_file()) {
+            EXPECT_FALSE(io::hasOwnMarker(readText(e.path()))) << e.path();
+        }
+    }
+    // Nothing is taken on or changed any more.
+    systemd_.setCalls.clear();
+    auto again = assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB);
+    EXPECT_FALSE(again.ok());
+    m->tick(TimePoint(std::chrono::seconds(100)));
+    systemd_.events.reloaded();
+    systemd_.flush();
+    EXPECT_TRUE(systemd_.setCalls.empty());
+}
+
 // A transient unit that stopped never runs again with these properties:
 // nothing to give back, and no SetUnitProperties (systemd would create an
 // empty cgroup for it, which a later start would adopt as a workload).
