@@ -19,9 +19,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitDaemonError = 1;  // memqosd answered with an error
 inline constexpr int kExitVerifyFailed = 2; // verify: an "error" finding; hard placement violation
 inline constexpr int kExitUnreachable = 3;  // no bus, no answer, access denied
-// memqosd is not on the bus. memqosctl never starts it (no D-Bus activation:
-// an administrator who stopped it keeps it stopped), so this is its own code.
-inline constexpr int kExitNotRunning = 4;
+inline constexpr int kExitNotRunning = 4;   // memqosd not on the bus (never activated by us)
 inline constexpr int kExitUsage = 64;       // EX_USAGE: bad command line
 
 enum class Verb {
