@@ -1643,13 +1643,36 @@ void Manager::writeMetrics() {
         m.classes.push_back(std::move(cm));
     }
     const std::filesystem::path file = config_.manager.metricsFile;
-    if (auto st = io::writeFileAtomically(file.parent_path(), file.filename().string(),
-                                          formatMetrics(m));
-        !st) {
-        log::warning("Cannot write the metrics file: {ERROR}", "ERROR", st.error().what);
-    } else {
-        metricsWritten_ = file;
+    if (metricsWriter_ != nullptr) {
+        metricsWriter_->write(file, formatMetrics(m),
+                              [this, file](const Status& st) { metricsWriteDone(file, st); });
+        return;
     }
+    metricsWriteDone(
+        file, io::replaceFile(file.parent_path(), file.filename().string(), formatMetrics(m)));
+}
+
+void Manager::metricsWriteDone(const std::filesystem::path& file, const Status& st) {
+    if (file != std::filesystem::path(config_.manager.metricsFile)) {
+        return; // a reload moved or cleared MetricsFile meanwhile (the writer removes it)
+    }
+    if (!st) {
+        if (metricsFailing_ != file) {
+            metricsFailing_ = file;
+            log::warning("Cannot write the metrics file: {ERROR}; retrying every tick, said once "
+                         "(the unit's ProtectSystem=strict allows only its ReadWritePaths=)",
+                         "FILE", file.string(), "ERROR", st.error().what);
+        } else {
+            log::debug("Cannot write the metrics file: {ERROR}", "FILE", file.string(), "ERROR",
+                       st.error().what);
+        }
+        return;
+    }
+    if (metricsFailing_ == file) {
+        log::notice("Writing the metrics file {FILE} again", "FILE", file.string());
+    }
+    metricsFailing_.reset();
+    metricsWritten_ = file;
 }
 
 std::optional<std::string> Manager::dropOldMetricsFile() {
@@ -1659,6 +1682,9 @@ std::optional<std::string> Manager::dropOldMetricsFile() {
     }
     const std::filesystem::path old = *metricsWritten_;
     metricsWritten_.reset();
+    if (metricsWriter_ != nullptr) {
+        metricsWriter_->forget(old); // a write under way must not bring it back
+    }
     if (::unlink(old.c_str()) != 0 && errno != ENOENT) {
         const std::string why = std::strerror(errno);
         log::warning("Cannot remove the old metrics file {FILE}: {ERROR}", "FILE", old.string(),

@@ -19,6 +19,7 @@
 #include "memqos/io/ganeti_kvm.hpp"
 #include "memqos/io/hypervisor.hpp"
 #include "memqos/io/kernel_knobs.hpp"
+#include "memqos/io/metrics_writer.hpp"
 #include "memqos/io/procfs.hpp"
 #include "memqos/io/reclaim_worker.hpp"
 #include "memqos/io/state_store.hpp"
@@ -180,6 +181,9 @@ public:
     // Runs proactive memory.reclaim writes off the loop (nullptr: in the
     // tick itself, for tests). Set before start().
     void setReclaimRunner(io::ReclaimRunner* runner) { reclaimRunner_ = runner; }
+    // Writes the metrics file off the loop (nullptr: in the tick itself,
+    // for tests). Set before start().
+    void setMetricsWriter(io::MetricsWriter* writer) { metricsWriter_ = writer; }
     // Runs at the end of every reload that took a new configuration (Reload
     // over D-Bus, memqosctl reload, SIGHUP: all go through reload()): what
     // the daemon's loop holds outside the Manager follows it (the PSI
@@ -562,6 +566,12 @@ private:
     // changes or clears [Manager] MetricsFile removes it, so node_exporter
     // does not keep exporting numbers that no longer move.
     std::optional<std::filesystem::path> metricsWritten_;
+    io::MetricsWriter* metricsWriter_ = nullptr;
+    // The metrics file that could not be written last time (nullopt: the
+    // last write worked). The warning is logged once per failing file, a
+    // notice when it works again: not a line per tick.
+    std::optional<std::filesystem::path> metricsFailing_;
+    void metricsWriteDone(const std::filesystem::path& file, const Status& st);
     // After a reload: the old metrics file removed when the configuration
     // no longer names it; why not, as a note for the answer.
     std::optional<std::string> dropOldMetricsFile();
