@@ -497,6 +497,38 @@ class Suite:
             return None
         self.run_check('VerifyPlacement option class (busctl, memqosctl --class)', with_class)
 
+        def refusals_rate_limited():
+            # Issue 24 item 11: anyone may call VerifyPlacement; its "Placement
+            # refused" notice must not let a loop use up journald's rate limit
+            # (kill records would be dropped). 500 hard verdicts from uid 65534
+            # in one second: at most 10 lines, and one saying the rest are not
+            # logged.
+            start = len(self.env.daemon_stderr())
+            huge = 1 << 50
+            script = ('import dbus, sys\n'
+                      'c = dbus.bus.BusConnection(sys.argv[1])\n'
+                      'o = c.get_object("org.memqos1", "/org/memqos1")\n'
+                      'hard = 0\n'
+                      'for _ in range(500):\n'
+                      f'    v = o.VerifyPlacement(dbus.UInt64({huge}), dbus.UInt64({huge}), '
+                      f'dbus.Dictionary({{}}, signature="sv"), dbus_interface="{MGR}")\n'
+                      '    hard += str(v[0]) == "hard"\n'
+                      'print(hard)\n')
+            r = subprocess.run(NOBODY + ['/usr/bin/python3', '-c', script, self.env.address],
+                               capture_output=True, text=True, timeout=30, check=False)
+            if r.returncode != 0 or r.stdout.strip() != '500':
+                return f'flood as nobody: exit {r.returncode} {r.stdout!r} {r.stderr[-300:]!r}'
+            # The daemon logs before it replies: the last reply means all is logged.
+            log = self.env.daemon_stderr()[start:]
+            refused = log.count('Placement refused:')
+            if refused > 10:
+                return f'{refused} "Placement refused" lines for 500 calls (at most 10 a minute)'
+            if log.count('Further placement refusals this minute are not logged') != 1:
+                return f'no single "not logged" line: {log[-600:]!r}'
+            return None
+        self.run_check('500 hard VerifyPlacement from uid 65534: at most 10 "Placement refused" '
+                       'lines a minute, the rest counted', refusals_rate_limited)
+
     # ---- the instance record ---------------------------------------------------
     def instances_list(self):
         return sorted(tuple(x) for x in self.bcall('ListInstances')[0])
