@@ -1907,8 +1907,9 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
             continue;
         }
         // Back off at once: a write under way stops after its chunk.
+        // An operator's Reclaim (not forced) stops too.
         if (r.phase != core::ReclaimPhase::Reclaiming && reclaimRunner_ != nullptr &&
-            reclaimInFlight_.contains(id)) {
+            (reclaimInFlight_.contains(id) || manualReclaimInFlight_.contains(id))) {
             if (const auto w = workloads_.find(id); w != workloads_.end()) {
                 reclaimRunner_->cancel(w->second.cgroupPath);
             }
@@ -1992,6 +1993,10 @@ bool Manager::countReclaimed(const std::string& id, Bytes freed) {
 }
 
 void Manager::reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply) {
+    reclaimNow(id, bytes, false, std::move(reply));
+}
+
+void Manager::reclaimNow(const std::string& id, Bytes bytes, bool force, Reply<Bytes> reply) {
     const auto w = workloads_.find(id);
     if (w == workloads_.end()) {
         reply(apiError("NoSuchWorkload", "no workload '" + id + "' (memqosctl workloads lists them)"));
@@ -2005,6 +2010,46 @@ void Manager::reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply)
         reply(apiError("InvalidArgument", "bytes must be greater than 0 (and not 'max')"));
         return;
     }
+    const Bytes asked = bytes;
+    if (!force) {
+        // The kernel ignores the target's own memory.low/min for its
+        // memory.reclaim (the target is the reclaim's root): memqosd keeps
+        // the workload's request itself.
+        if (const auto rs = reclaim_.find(id);
+            rs != reclaim_.end() && (rs->second.phase == core::ReclaimPhase::BackedOff ||
+                                     rs->second.phase == core::ReclaimPhase::Paused)) {
+            reply(apiError("BackedOff",
+                           "not reclaiming from " + id + ": proactive reclaim is " +
+                               std::string(core::toString(rs->second.phase)) +
+                               " for it (its memory stall or the pressure level says stop); "
+                               "force it to reclaim anyway"));
+            return;
+        }
+        const Bytes floor = w->second.workload.request;
+        auto u = cgroups_.usage(w->second.cgroupPath, false, false);
+        if (!u || !u->has_value()) {
+            reply(apiError("NotRunning", "workload '" + id +
+                                             "' is not running: no cgroup to "
+                                             "reclaim from"));
+            return;
+        }
+        const Bytes current = (*u)->memoryCurrent;
+        if (current <= floor) {
+            reply(apiError("AtFloor", "not reclaiming from " + id + ": it uses " +
+                                          wording::formatBytes(current) +
+                                          ", not above its request " + wording::formatBytes(floor) +
+                                          " (the kernel would not keep it); force it to go "
+                                          "below"));
+            return;
+        }
+        if (bytes > current - floor) {
+            bytes = current - floor;
+            log::notice("Reclaim of {BYTES} bytes from {WORKLOAD} limited to {LIMITED} bytes: its "
+                        "usage {CURRENT} bytes down to its request {REQUEST} bytes",
+                        "BYTES", asked, "WORKLOAD", id, "LIMITED", bytes, "CURRENT", current,
+                        "REQUEST", floor);
+        }
+    }
     if (dryRun_) {
         log::notice("Would reclaim {BYTES} bytes from {WORKLOAD} on request (dry run)", "BYTES",
                     bytes, "WORKLOAD", id);
@@ -2012,7 +2057,9 @@ void Manager::reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply)
         return;
     }
     const std::string cgroup = w->second.cgroupPath;
+    manualReclaimInFlight_.insert(id);
     auto finish = [this, id, bytes, reply](const Result<io::ReclaimResult>& r) {
+        manualReclaimInFlight_.erase(id);
         if (!r) {
             reply(apiError("Failed", "cannot reclaim from " + id + ": " + r.error().what));
             return;

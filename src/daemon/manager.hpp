@@ -269,6 +269,11 @@ public:
     // (Reclaim): the bytes freed, or a named error. Under dry run nothing is
     // written and the answer is 0 (the journal says "would").
     void reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply);
+    // Unless `force`: never below the workload's request (`bytes` is cut to
+    // memory.current − request; nothing above it is AtFloor), and not while
+    // proactive reclaim is backed off or paused for it (BackedOff); a write
+    // under way stops after its chunk when the controller backs off.
+    void reclaimNow(const std::string& id, Bytes bytes, bool force, Reply<Bytes> reply);
     const std::map<std::string, core::Instance>& instances() const { return instances_; }
     // Σ max_memory of the up instances in the record, without [Overcommit]
     // VMOverhead (saturating): Manager UpInstancesMaxMemory, memqosctl
@@ -520,6 +525,7 @@ private:
     io::KernelKnobs knobs_;
     io::ReclaimRunner* reclaimRunner_ = nullptr;
     std::map<std::string, core::WorkloadReclaim> reclaim_; // by workload id
+    std::set<std::string> manualReclaimInFlight_;          // workload ids (Reclaim, not forced)
     std::set<std::string> reclaimInFlight_;                // workload ids
     Bytes reclaimedAllocatable_ = 0;
     // MemoryPressureSome/Full as last announced with PropertiesChanged:

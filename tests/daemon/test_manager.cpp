@@ -947,6 +947,54 @@ TEST_F(ProactiveTest, AnOperatorsReclaimIsCountedAndNamedErrorsOtherwise) {
     EXPECT_EQ(out->error().name, "org.memqos1.Error.InvalidArgument");
 }
 
+// Issue 24 item 9: the kernel ignores the target's own memory.low/min for
+// memory.reclaim, so an operator's Reclaim keeps the workload's request
+// itself unless forced, and does not start while proactive reclaim is backed
+// off for the workload.
+TEST_F(ProactiveTest, AnOperatorsReclaimStopsAtTheRequestUnlessForced) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    // nginx: dedicated, request 64 MiB, using 100 MiB.
+    writeFile(nginx_ / "memory.current", std::to_string(100 * kMiB) + "\n");
+    std::optional<ApiResult<Bytes>> out;
+    m->reclaimNow("nginx.service", 1024 * kMiB, false, [&](ApiResult<Bytes> r) { out = r; });
+    ASSERT_TRUE(out && out->ok()) << (out ? out->error().message : "no answer");
+    EXPECT_EQ(out->value(), 36 * kMiB) << "reclaimed below the request";
+
+    writeFile(nginx_ / "memory.current", std::to_string(60 * kMiB) + "\n");
+    writeFile(nginx_ / "memory.reclaim", "");
+    out.reset();
+    m->reclaimNow("nginx.service", 16 * kMiB, [&](ApiResult<Bytes> r) { out = r; });
+    ASSERT_TRUE(out && !out->ok());
+    EXPECT_EQ(out->error().name, "org.memqos1.Error.AtFloor");
+    EXPECT_NE(out->error().message.find("request"), std::string::npos) << out->error().message;
+    EXPECT_EQ(readText(nginx_ / "memory.reclaim"), "") << "written at the floor";
+
+    out.reset();
+    m->reclaimNow("nginx.service", 16 * kMiB, true, [&](ApiResult<Bytes> r) { out = r; });
+    ASSERT_TRUE(out && out->ok());
+    EXPECT_EQ(out->value(), 16 * kMiB) << "forced: the whole amount";
+}
+
+TEST_F(ProactiveTest, AnOperatorsReclaimWaitsWhileProactiveReclaimIsBackedOff) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    tickAt(*m, 5);
+    writeFile(batch_ / "memory.pressure", psiText(10'000)); // 0.2 % stalled: back off
+    tickAt(*m, 10);
+    ASSERT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::BackedOff);
+    writeFile(batch_ / "memory.reclaim", "");
+    std::optional<ApiResult<Bytes>> out;
+    m->reclaimNow("batch.service", 64 * kMiB, [&](ApiResult<Bytes> r) { out = r; });
+    ASSERT_TRUE(out && !out->ok());
+    EXPECT_EQ(out->error().name, "org.memqos1.Error.BackedOff");
+    EXPECT_EQ(readText(batch_ / "memory.reclaim"), "");
+    out.reset();
+    m->reclaimNow("batch.service", 8 * kMiB, true, [&](ApiResult<Bytes> r) { out = r; });
+    ASSERT_TRUE(out && out->ok());
+    EXPECT_EQ(out->value(), 8 * kMiB);
+}
+
 TEST_F(ProactiveTest, ReclaimedAllocatableLeavesTheOthersTheirs) {
     auto m = makeEngine();
     tickAt(*m, 0);
