@@ -219,6 +219,12 @@ Result<ValueArray> BusClient::call(const char* path, const char* interface, cons
     if (r < 0) {
         return classifyCallError({}, {}, -r, member);
     }
+    // No D-Bus activation (busctl --auto-start=no): a query of any user must
+    // not start a memqosd that an administrator stopped. The bus then answers
+    // NameHasNoOwner, which is "memqosd is not running".
+    if ((r = sd_bus_message_set_auto_start(request.get(), 0)) < 0) {
+        return classifyCallError({}, {}, -r, member);
+    }
     if ((r = append(request.get())) < 0) {
         return classifyCallError({}, {}, -r, member);
     }

@@ -61,10 +61,13 @@ Error classifyCallError(std::string_view name, std::string_view message, int err
                        "org.freedesktop.DBus.Error.NameHasNoOwner"}) ||
         name.starts_with("org.freedesktop.DBus.Error.Spawn.") ||
         name.starts_with("org.freedesktop.systemd1.")) {
-        // Not on the bus and could not be activated (systemd activation
-        // failures come back as org.freedesktop.systemd1.* errors).
-        return makeError(std::errc::not_connected,
-                         "memqosd is not running (" + shown + "); " + std::string(kIsItRunning));
+        // Not on the bus. memqosctl sends every call without auto-start, so
+        // the bus answers NameHasNoOwner; the others are what an activation
+        // attempt answers (systemd's come as org.freedesktop.systemd1.*).
+        return makeError(std::errc::no_such_process,
+                         "memqosd is not running (" + shown +
+                             "); memqosctl does not start it: systemctl start memqosd; "
+                             "see: systemctl status memqosd");
     }
     if (isOneOf(name, {"org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout",
                        "org.freedesktop.DBus.Error.TimedOut"}) ||
@@ -124,6 +127,8 @@ Error malformedReply(std::string_view member, std::string_view why) {
 
 int exitCodeFor(const Error& error) {
     switch (error.code) {
+    case std::errc::no_such_process:
+        return kExitNotRunning;
     case std::errc::not_connected:
     case std::errc::permission_denied:
         return kExitUnreachable;

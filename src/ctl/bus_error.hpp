@@ -3,7 +3,8 @@
 // How a failed bus operation is told to the operator, pure so it is tested
 // without a bus. Errors travel as memqos::Error with `code` chosen so the exit
 // status follows from it (exitCodeFor):
-//   std::errc::not_connected      no bus, memqosd not on the bus, no answer  → 3
+//   std::errc::no_such_process    memqosd not on the bus (not started by us) → 4
+//   std::errc::not_connected      no bus, lost connection, no answer         → 3
 //   std::errc::permission_denied  the bus or memqosd refused the caller      → 3
 //   anything else                 memqosd answered with an error            → 1
 // `what` is one line for stderr after "memqosctl: ", saying which and what to do.

@@ -137,7 +137,8 @@ constexpr std::string_view kExitCodes =
     "  0   success\n"
     "  1   memqosd returned an error (shown as NAME: MESSAGE)\n"
     "  2   verify found an error, or verify-placement a hard violation\n"
-    "  3   cannot reach memqosd (no bus, not running, or access denied)\n"
+    "  3   cannot reach memqosd (no bus, no answer, or access denied)\n"
+    "  4   memqosd is not running (memqosctl never starts it)\n"
     "  64  usage error (unknown command or option, bad size, missing argument)\n";
 
 constexpr std::string_view kSizes =

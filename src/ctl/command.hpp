@@ -18,7 +18,8 @@ namespace memqos::ctl {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitDaemonError = 1;  // memqosd answered with an error
 inline constexpr int kExitVerifyFailed = 2; // verify: an "error" finding; hard placement violation
-inline constexpr int kExitUnreachable = 3;  // no bus, memqosd not running, access denied
+inline constexpr int kExitUnreachable = 3;  // no bus, no answer, access denied
+inline constexpr int kExitNotRunning = 4;   // memqosd not on the bus (never activated by us)
 inline constexpr int kExitUsage = 64;       // EX_USAGE: bad command line
 
 enum class Verb {

@@ -481,8 +481,23 @@ int verifyPlacement(sd_bus_message* m, void* ud, sd_bus_error* err) {
         return r;
     }
     if (v.kind == core::VerdictKind::Hard) {
-        log::notice("Placement refused: {MESSAGE}", "MESSAGE", v.message, "MESSAGE_ID",
-                    log::kMessagePlacementRefused);
+        // Anyone may ask: rate-limited, so that a loop of calls cannot use up
+        // journald's rate limit for memqosd and crowd out kill records.
+        const auto a = self(ud).placementLog().admit(util::LogLimit::Clock::now());
+        if (a.log && a.suppressed > 0) {
+            log::notice("Placement refused: {MESSAGE} ({SUPPRESSED} refusals before it not "
+                        "logged: at most {BURST} a minute)",
+                        "MESSAGE", v.message, "SUPPRESSED", a.suppressed, "BURST",
+                        self(ud).placementLog().burst(), "MESSAGE_ID",
+                        log::kMessagePlacementRefused);
+        } else if (a.log) {
+            log::notice("Placement refused: {MESSAGE}", "MESSAGE", v.message, "MESSAGE_ID",
+                        log::kMessagePlacementRefused);
+        } else if (a.firstDropped) {
+            log::notice("Further placement refusals this minute are not logged (at most {BURST} "
+                        "a minute; the next logged one says how many)",
+                        "BURST", self(ud).placementLog().burst());
+        }
     }
     return sd_bus_send(nullptr, raw, nullptr);
 }

@@ -10,6 +10,7 @@
 #include "manager.hpp"
 
 #include "memqos/io/bus.hpp"
+#include "memqos/util/log_limit.hpp"
 
 #include <set>
 #include <string>
@@ -46,6 +47,9 @@ public:
     sd_bus* bus() const { return bus_; }
     io::BusPump& pump() { return pump_; }
     Manager& manager() { return manager_; }
+    // The "Placement refused" line of VerifyPlacement (open to every user).
+    util::LogLimit& placementLog() { return placementLog_; }
+    static constexpr std::uint32_t kPlacementLogBurst = 10;
 
 private:
     // announce=false: take the current objects as known (at start-up,
@@ -55,6 +59,7 @@ private:
     sd_bus* bus_;
     io::BusPump& pump_;
     Manager& manager_;
+    util::LogLimit placementLog_{kPlacementLogBurst, std::chrono::minutes(1)};
     std::vector<io::SlotPtr> slots_;
     // What the ObjectManager has announced: class names, workload ids.
     std::set<std::string> classNames_;

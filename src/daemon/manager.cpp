@@ -1983,13 +1983,36 @@ void Manager::writeMetrics() {
         m.classes.push_back(std::move(cm));
     }
     const std::filesystem::path file = config_.manager.metricsFile;
-    if (auto st = io::writeFileAtomically(file.parent_path(), file.filename().string(),
-                                          formatMetrics(m));
-        !st) {
-        log::warning("Cannot write the metrics file: {ERROR}", "ERROR", st.error().what);
-    } else {
-        metricsWritten_ = file;
+    if (metricsWriter_ != nullptr) {
+        metricsWriter_->write(file, formatMetrics(m),
+                              [this, file](const Status& st) { metricsWriteDone(file, st); });
+        return;
     }
+    metricsWriteDone(
+        file, io::replaceFile(file.parent_path(), file.filename().string(), formatMetrics(m)));
+}
+
+void Manager::metricsWriteDone(const std::filesystem::path& file, const Status& st) {
+    if (file != std::filesystem::path(config_.manager.metricsFile)) {
+        return; // a reload moved or cleared MetricsFile meanwhile (the writer removes it)
+    }
+    if (!st) {
+        if (metricsFailing_ != file) {
+            metricsFailing_ = file;
+            log::warning("Cannot write the metrics file: {ERROR}; retrying every tick, said once "
+                         "(the unit's ProtectSystem=strict allows only its ReadWritePaths=)",
+                         "FILE", file.string(), "ERROR", st.error().what);
+        } else {
+            log::debug("Cannot write the metrics file: {ERROR}", "FILE", file.string(), "ERROR",
+                       st.error().what);
+        }
+        return;
+    }
+    if (metricsFailing_ == file) {
+        log::notice("Writing the metrics file {FILE} again", "FILE", file.string());
+    }
+    metricsFailing_.reset();
+    metricsWritten_ = file;
 }
 
 std::optional<std::string> Manager::dropOldMetricsFile() {
@@ -1999,6 +2022,9 @@ std::optional<std::string> Manager::dropOldMetricsFile() {
     }
     const std::filesystem::path old = *metricsWritten_;
     metricsWritten_.reset();
+    if (metricsWriter_ != nullptr) {
+        metricsWriter_->forget(old); // a write under way must not bring it back
+    }
     if (::unlink(old.c_str()) != 0 && errno != ENOENT) {
         const std::string why = std::strerror(errno);
         log::warning("Cannot remove the old metrics file {FILE}: {ERROR}", "FILE", old.string(),
@@ -2221,8 +2247,9 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
             continue;
         }
         // Back off at once: a write under way stops after its chunk.
+        // An operator's Reclaim (not forced) stops too.
         if (r.phase != core::ReclaimPhase::Reclaiming && reclaimRunner_ != nullptr &&
-            reclaimInFlight_.contains(id)) {
+            (reclaimInFlight_.contains(id) || manualReclaimInFlight_.contains(id))) {
             if (const auto w = workloads_.find(id); w != workloads_.end()) {
                 reclaimRunner_->cancel(w->second.cgroupPath);
             }
@@ -2306,6 +2333,10 @@ bool Manager::countReclaimed(const std::string& id, Bytes freed) {
 }
 
 void Manager::reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply) {
+    reclaimNow(id, bytes, false, std::move(reply));
+}
+
+void Manager::reclaimNow(const std::string& id, Bytes bytes, bool force, Reply<Bytes> reply) {
     const auto w = workloads_.find(id);
     if (w == workloads_.end()) {
         reply(apiError("NoSuchWorkload", "no workload '" + id + "' (memqosctl workloads lists them)"));
@@ -2319,6 +2350,46 @@ void Manager::reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply)
         reply(apiError("InvalidArgument", "bytes must be greater than 0 (and not 'max')"));
         return;
     }
+    const Bytes asked = bytes;
+    if (!force) {
+        // The kernel ignores the target's own memory.low/min for its
+        // memory.reclaim (the target is the reclaim's root): memqosd keeps
+        // the workload's request itself.
+        if (const auto rs = reclaim_.find(id);
+            rs != reclaim_.end() && (rs->second.phase == core::ReclaimPhase::BackedOff ||
+                                     rs->second.phase == core::ReclaimPhase::Paused)) {
+            reply(apiError("BackedOff",
+                           "not reclaiming from " + id + ": proactive reclaim is " +
+                               std::string(core::toString(rs->second.phase)) +
+                               " for it (its memory stall or the pressure level says stop); "
+                               "force it to reclaim anyway"));
+            return;
+        }
+        const Bytes floor = w->second.workload.request;
+        auto u = cgroups_.usage(w->second.cgroupPath, false, false);
+        if (!u || !u->has_value()) {
+            reply(apiError("NotRunning", "workload '" + id +
+                                             "' is not running: no cgroup to "
+                                             "reclaim from"));
+            return;
+        }
+        const Bytes current = (*u)->memoryCurrent;
+        if (current <= floor) {
+            reply(apiError("AtFloor", "not reclaiming from " + id + ": it uses " +
+                                          wording::formatBytes(current) +
+                                          ", not above its request " + wording::formatBytes(floor) +
+                                          " (the kernel would not keep it); force it to go "
+                                          "below"));
+            return;
+        }
+        if (bytes > current - floor) {
+            bytes = current - floor;
+            log::notice("Reclaim of {BYTES} bytes from {WORKLOAD} limited to {LIMITED} bytes: its "
+                        "usage {CURRENT} bytes down to its request {REQUEST} bytes",
+                        "BYTES", asked, "WORKLOAD", id, "LIMITED", bytes, "CURRENT", current,
+                        "REQUEST", floor);
+        }
+    }
     if (dryRun_) {
         log::notice("Would reclaim {BYTES} bytes from {WORKLOAD} on request (dry run)", "BYTES",
                     bytes, "WORKLOAD", id);
@@ -2326,7 +2397,9 @@ void Manager::reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply)
         return;
     }
     const std::string cgroup = w->second.cgroupPath;
+    manualReclaimInFlight_.insert(id);
     auto finish = [this, id, bytes, reply](const Result<io::ReclaimResult>& r) {
+        manualReclaimInFlight_.erase(id);
         if (!r) {
             reply(apiError("Failed", "cannot reclaim from " + id + ": " + r.error().what));
             return;

@@ -19,6 +19,7 @@
 #include "memqos/io/ganeti_kvm.hpp"
 #include "memqos/io/hypervisor.hpp"
 #include "memqos/io/kernel_knobs.hpp"
+#include "memqos/io/metrics_writer.hpp"
 #include "memqos/io/procfs.hpp"
 #include "memqos/io/reclaim_worker.hpp"
 #include "memqos/io/drop_ins.hpp"
@@ -184,6 +185,9 @@ public:
     // Runs proactive memory.reclaim writes off the loop (nullptr: in the
     // tick itself, for tests). Set before start().
     void setReclaimRunner(io::ReclaimRunner* runner) { reclaimRunner_ = runner; }
+    // Writes the metrics file off the loop (nullptr: in the tick itself,
+    // for tests). Set before start().
+    void setMetricsWriter(io::MetricsWriter* writer) { metricsWriter_ = writer; }
     // Runs at the end of every reload that took a new configuration (Reload
     // over D-Bus, memqosctl reload, SIGHUP: all go through reload()): what
     // the daemon's loop holds outside the Manager follows it (the PSI
@@ -279,6 +283,11 @@ public:
     // (Reclaim): the bytes freed, or a named error. Under dry run nothing is
     // written and the answer is 0 (the journal says "would").
     void reclaimNow(const std::string& id, Bytes bytes, Reply<Bytes> reply);
+    // Unless `force`: never below the workload's request (`bytes` is cut to
+    // memory.current − request; nothing above it is AtFloor), and not while
+    // proactive reclaim is backed off or paused for it (BackedOff); a write
+    // under way stops after its chunk when the controller backs off.
+    void reclaimNow(const std::string& id, Bytes bytes, bool force, Reply<Bytes> reply);
     const std::map<std::string, core::Instance>& instances() const { return instances_; }
     // Σ max_memory of the up instances in the record, without [Overcommit]
     // VMOverhead (saturating): Manager UpInstancesMaxMemory, memqosctl
@@ -552,6 +561,7 @@ private:
     io::KernelKnobs knobs_;
     io::ReclaimRunner* reclaimRunner_ = nullptr;
     std::map<std::string, core::WorkloadReclaim> reclaim_; // by workload id
+    std::set<std::string> manualReclaimInFlight_;          // workload ids (Reclaim, not forced)
     std::set<std::string> reclaimInFlight_;                // workload ids
     Bytes reclaimedAllocatable_ = 0;
     // MemoryPressureSome/Full as last announced with PropertiesChanged:
@@ -607,6 +617,12 @@ private:
     // changes or clears [Manager] MetricsFile removes it, so node_exporter
     // does not keep exporting numbers that no longer move.
     std::optional<std::filesystem::path> metricsWritten_;
+    io::MetricsWriter* metricsWriter_ = nullptr;
+    // The metrics file that could not be written last time (nullopt: the
+    // last write worked). The warning is logged once per failing file, a
+    // notice when it works again: not a line per tick.
+    std::optional<std::filesystem::path> metricsFailing_;
+    void metricsWriteDone(const std::filesystem::path& file, const Status& st);
     // After a reload: the old metrics file removed when the configuration
     // no longer names it; why not, as a note for the answer.
     std::optional<std::string> dropOldMetricsFile();

@@ -191,6 +191,9 @@ int runService(const Options& options) {
     // reclaims: on a thread of their own.
     io::ReclaimWorker reclaimWorker(io, cfg->manager.cgroupRoot);
     manager.setReclaimRunner(&reclaimWorker);
+    // The metrics file too: a slow or stuck disk must not hold up the tick.
+    io::MetricsWorker metricsWorker(io);
+    manager.setMetricsWriter(&metricsWorker);
     BusService service(bus->get(), pump, manager);
     if (auto st = service.start(); !st) {
         log::error("{ERROR}", "ERROR", st.error().what);

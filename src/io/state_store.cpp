@@ -148,9 +148,12 @@ Status writeAll(int fd, std::string_view data, const std::filesystem::path& path
     return okStatus();
 }
 
-// temp file (O_EXCL, 0644) -> write -> fsync -> rename -> fsync(dir).
+enum class Durable { Yes, No };
+
+// temp file (O_EXCL, 0644) -> write -> fsync -> rename -> fsync(dir); the
+// two fsyncs only when `durable` says so.
 Status writeAtomically(const std::filesystem::path& dir, const std::string& name,
-                       std::string_view content) {
+                       std::string_view content, Durable durable = Durable::Yes) {
     if (auto made = makeDirs(dir); !made) {
         return made.error();
     }
@@ -189,7 +192,7 @@ Status writeAtomically(const std::filesystem::path& dir, const std::string& name
         ::unlinkat(dfd.get(), tmp.c_str(), 0);
         return w.error();
     }
-    if (::fsync(fd.get()) != 0) {
+    if (durable == Durable::Yes && ::fsync(fd.get()) != 0) {
         return fail(errno, tmpPath);
     }
     if (fd.close() != 0) {
@@ -199,7 +202,7 @@ Status writeAtomically(const std::filesystem::path& dir, const std::string& name
         return fail(errno, dir / name);
     }
     // Make the rename itself durable.
-    if (::fsync(dfd.get()) != 0) {
+    if (durable == Durable::Yes && ::fsync(dfd.get()) != 0) {
         return errnoError(errno, dir);
     }
     return okStatus();
@@ -745,6 +748,11 @@ InstanceStore::Loaded InstanceStore::loadAll() const {
 Status writeFileAtomically(const std::filesystem::path& dir, const std::string& name,
                            std::string_view content) {
     return writeAtomically(dir, name, content);
+}
+
+Status replaceFile(const std::filesystem::path& dir, const std::string& name,
+                   std::string_view content) {
+    return writeAtomically(dir, name, content, Durable::No);
 }
 
 // ---- OriginalStore ------------------------------------------------------------

@@ -251,14 +251,17 @@ class BusEnv:
         self.config = os.path.join(tmp, 'memqosd.conf')
 
     # ---- bus and mock --------------------------------------------------------
-    def write_bus_config(self, open_policy=False):
+    def write_bus_config(self, open_policy=False, service_dir=None):
         config = os.path.join(self.tmp, 'bus.conf')
+        extra = OPEN_POLICY if open_policy else ''
+        if service_dir is not None:
+            extra += f'  <servicedir>{service_dir}</servicedir>\n'
         with open(config + '.new', 'w', encoding='utf-8') as f:
             f.write(BUS_CONFIG.format(
                 socket=os.path.join(self.tmp, 'bus'),
                 memqos_conf=os.path.abspath(os.path.join(self.source_dir, 'dbus',
                                                          'org.memqos1.conf')),
-                extra=OPEN_POLICY if open_policy else ''))
+                extra=extra))
         os.replace(config + '.new', config)
         return config
 
@@ -266,6 +269,15 @@ class BusEnv:
         """Rewrites the bus configuration with or without OPEN_POLICY and has
         dbus-daemon reload it (ReloadConfig answers once it is in force)."""
         self.write_bus_config(open_policy)
+        self.reload_bus_config()
+
+    def set_activation(self, service_dir):
+        """Rewrites the bus configuration with (or, given None, without) a
+        <servicedir> for bus activation, and has dbus-daemon reload it."""
+        self.write_bus_config(service_dir=service_dir)
+        self.reload_bus_config()
+
+    def reload_bus_config(self):
         self.conn.call_blocking('org.freedesktop.DBus', '/org/freedesktop/DBus',
                                 'org.freedesktop.DBus', 'ReloadConfig', '', [])
 

@@ -159,6 +159,7 @@ class Suite:
         self.persistence()
         self.flood()
         self.stop_gives_back()
+        self.no_activation()
 
     def properties(self):
         def via_busctl():
@@ -498,6 +499,38 @@ class Suite:
                 return f'--class dedicated: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
             return None
         self.run_check('VerifyPlacement option class (busctl, memqosctl --class)', with_class)
+
+        def refusals_rate_limited():
+            # Issue 24 item 11: anyone may call VerifyPlacement; its "Placement
+            # refused" notice must not let a loop use up journald's rate limit
+            # (kill records would be dropped). 500 hard verdicts from uid 65534
+            # in one second: at most 10 lines, and one saying the rest are not
+            # logged.
+            start = len(self.env.daemon_stderr())
+            huge = 1 << 50
+            script = ('import dbus, sys\n'
+                      'c = dbus.bus.BusConnection(sys.argv[1])\n'
+                      'o = c.get_object("org.memqos1", "/org/memqos1")\n'
+                      'hard = 0\n'
+                      'for _ in range(500):\n'
+                      f'    v = o.VerifyPlacement(dbus.UInt64({huge}), dbus.UInt64({huge}), '
+                      f'dbus.Dictionary({{}}, signature="sv"), dbus_interface="{MGR}")\n'
+                      '    hard += str(v[0]) == "hard"\n'
+                      'print(hard)\n')
+            r = subprocess.run(NOBODY + ['/usr/bin/python3', '-c', script, self.env.address],
+                               capture_output=True, text=True, timeout=30, check=False)
+            if r.returncode != 0 or r.stdout.strip() != '500':
+                return f'flood as nobody: exit {r.returncode} {r.stdout!r} {r.stderr[-300:]!r}'
+            # The daemon logs before it replies: the last reply means all is logged.
+            log = self.env.daemon_stderr()[start:]
+            refused = log.count('Placement refused:')
+            if refused > 10:
+                return f'{refused} "Placement refused" lines for 500 calls (at most 10 a minute)'
+            if log.count('Further placement refusals this minute are not logged') != 1:
+                return f'no single "not logged" line: {log[-600:]!r}'
+            return None
+        self.run_check('500 hard VerifyPlacement from uid 65534: at most 10 "Placement refused" '
+                       'lines a minute, the rest counted', refusals_rate_limited)
 
     # ---- the instance record ---------------------------------------------------
     def instances_list(self):
@@ -1181,6 +1214,96 @@ class Suite:
             return None
         self.run_check('SIGKILL + restart: the instance record is back and counted', instances_back)
 
+
+    def no_activation(self):
+        """memqosctl and the completion never start memqosd by D-Bus activation
+        (issue 24 item 7): with an activation file for org.memqos1 on the bus
+        (its Exec= appends to a marker file and fails), memqosd stopped, a query
+        says "not running", exits 4, and nothing was spawned. busctl with its
+        default --auto-start=yes proves that the bed does activate."""
+        if self.env.daemon is not None and self.env.daemon.poll() is None:
+            self.env.kill_daemon(signal.SIGTERM)
+        service_dir = os.path.join(self.env.tmp, 'activation')
+        os.makedirs(service_dir, exist_ok=True)
+        marker = os.path.join(self.env.tmp, 'activated')
+        script = os.path.join(service_dir, 'activate')
+        with open(script, 'w', encoding='utf-8') as f:
+            f.write(f'#!/bin/sh\necho "$$" >>{marker}\nexit 1\n')
+        os.chmod(script, 0o755)
+        with open(os.path.join(service_dir, 'org.memqos1.service'), 'w', encoding='utf-8') as f:
+            f.write(f'[D-BUS Service]\nName=org.memqos1\nExec={script}\nUser=root\n')
+        self.env.set_activation(service_dir)
+
+        def activations():
+            try:
+                with open(marker, encoding='utf-8') as f:
+                    return len(f.read().split())
+            except FileNotFoundError:
+                return 0
+
+        def forget_activations():
+            if os.path.exists(marker):
+                os.unlink(marker)
+        try:
+            def bed_activates():
+                if self.env.conn.name_has_owner(MEMQOS):
+                    return 'org.memqos1 has an owner: memqosd did not stop'
+                # The bus answers only after the activated program exited.
+                r = self.busctl('call', MEMQOS, ROOT, 'org.freedesktop.DBus.Peer', 'Ping',
+                                json_out=False)
+                if activations() != 1:
+                    return (f'busctl (auto-start) did not activate: {activations()} runs, '
+                            f'exit {r.returncode} {r.stderr.strip()!r}')
+                os.unlink(marker)
+                return None
+            if not self.run_check('bed: busctl with auto-start activates org.memqos1',
+                                  bed_activates):
+                return
+
+            for user in (None, 'nobody'):
+                for args in (['status'], ['workloads'], ['verify-placement', '1G']):
+                    def no_start(args=args, user=user):
+                        forget_activations()
+                        r = self.memqosctl(*args, user=user)
+                        if activations():
+                            return f'memqosctl {args} activated memqosd ({activations()} runs)'
+                        if r.returncode != 4:
+                            return f'exit {r.returncode}, want 4: {r.stderr!r}'
+                        if 'memqosd is not running' not in r.stderr or \
+                                'does not start it' not in r.stderr:
+                            return f'stderr {r.stderr!r}'
+                        return None
+                    self.run_check(f'memqosctl {" ".join(args)} ({user or "root"}) with memqosd '
+                                   'stopped: exit 4 "not running", no activation', no_start)
+
+            def completion_no_start():
+                forget_activations()
+                script_path = os.path.join(self.src, 'completions', 'memqosctl')
+                # The command word is memqosctl's path: the completion runs
+                # that program (completions/memqosctl).
+                prog = (f'source {script_path}\n'
+                        f'COMP_WORDS=({self.ctl} unassign "")\nCOMP_CWORD=2\n'
+                        f'COMP_LINE="{self.ctl} unassign "\nCOMP_POINT=${{#COMP_LINE}}\n'
+                        'spec=$(complete -p memqosctl) || exit 90\n'
+                        'fn=${spec#*-F }; fn=${fn%% *}\n'
+                        f'"$fn" {self.ctl} "" unassign\n'
+                        'printf "%s\\n" "${COMPREPLY[@]}"\n')
+                env = dict(os.environ)
+                env['MEMQOS_BUS_ADDRESS'] = self.env.address
+                r = subprocess.run(NOBODY + ['bash', '--norc', '--noprofile', '-c', prog],
+                                   capture_output=True, text=True, timeout=15, env=env,
+                                   check=False)
+                if r.returncode != 0:
+                    return f'bash exit {r.returncode}: {r.stderr!r}'
+                if activations():
+                    return f'the completion activated memqosd ({activations()} runs)'
+                if r.stdout.strip():
+                    return f'offered {r.stdout!r} with memqosd stopped'
+                return None
+            self.run_check('completion of "memqosctl unassign " with memqosd stopped: '
+                           'no activation', completion_no_start)
+        finally:
+            self.env.set_activation(None)
 
     def stop_gives_back(self):
         slice_ = 'memqos-reclaimed.slice'

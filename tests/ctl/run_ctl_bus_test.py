@@ -252,13 +252,13 @@ def setup_mock(bus):
 
 def test_not_running(r, ctl):
     rc, out, err = ctl.run('status')
-    r.check(rc == 3, 'not running: exit 3', f'rc={rc} err={err!r}')
+    r.check(rc == 4, 'not running: exit 4', f'rc={rc} err={err!r}')
     r.check('memqosd is not running' in err and 'systemctl status memqosd' in err,
             'not running: says which and what to do', err)
     r.check(out == '', 'not running: nothing on stdout', out)
     rc, out, err = ctl.run('top', '--iterations', '1')
-    r.check(rc == 3 and 'memqosd is not running' in err and out == '',
-            'top, not running: exit 3, nothing on stdout', f'rc={rc} out={out!r} err={err!r}')
+    r.check(rc == 4 and 'memqosd is not running' in err and out == '',
+            'top, not running: exit 4, nothing on stdout', f'rc={rc} out={out!r} err={err!r}')
 
 
 def test_unreachable_and_usage(r, ctl, tmp):
@@ -983,7 +983,7 @@ def test_monitor_daemon_leaves(r, ctl, mock_proc, bus):
                 repr(line))
         r.check(wait_for_name(bus, 'org.memqos1', present=False), 'mock gone')
         rc, _, err = ctl.run('status')
-        r.check(rc == 3 and 'memqosd is not running' in err, 'status after the daemon left: 3',
+        r.check(rc == 4 and 'memqosd is not running' in err, 'status after the daemon left: 4',
                 f'{rc} {err!r}')
     finally:
         stop(p, signal.SIGKILL)

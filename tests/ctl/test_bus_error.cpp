@@ -34,8 +34,9 @@ TEST(BusError, NotRunning) {
          {"org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
           "org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.systemd1.NoSuchUnit"}) {
         const Error e = classifyCallError(name, "The name is not activatable", EHOSTDOWN, "Verify");
-        EXPECT_EQ(exitCodeFor(e), kExitUnreachable) << name;
+        EXPECT_EQ(exitCodeFor(e), kExitNotRunning) << name;
         EXPECT_THAT(e.what, StartsWith("memqosd is not running (")) << name;
+        EXPECT_THAT(e.what, HasSubstr("memqosctl does not start it")) << name;
         EXPECT_THAT(e.what, HasSubstr("systemctl status memqosd")) << name;
     }
 }

@@ -1112,6 +1112,54 @@ TEST_F(ProactiveTest, AnOperatorsReclaimIsCountedAndNamedErrorsOtherwise) {
     EXPECT_EQ(out->error().name, "org.memqos1.Error.InvalidArgument");
 }
 
+// Issue 24 item 9: the kernel ignores the target's own memory.low/min for
+// memory.reclaim, so an operator's Reclaim keeps the workload's request
+// itself unless forced, and does not start while proactive reclaim is backed
+// off for the workload.
+TEST_F(ProactiveTest, AnOperatorsReclaimStopsAtTheRequestUnlessForced) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    // nginx: dedicated, request 64 MiB, using 100 MiB.
+    writeFile(nginx_ / "memory.current", std::to_string(100 * kMiB) + "\n");
+    std::optional<ApiResult<Bytes>> out;
+    m->reclaimNow("nginx.service", 1024 * kMiB, false, [&](ApiResult<Bytes> r) { out = r; });
+    ASSERT_TRUE(out && out->ok()) << (out ? out->error().message : "no answer");
+    EXPECT_EQ(out->value(), 36 * kMiB) << "reclaimed below the request";
+
+    writeFile(nginx_ / "memory.current", std::to_string(60 * kMiB) + "\n");
+    writeFile(nginx_ / "memory.reclaim", "");
+    out.reset();
+    m->reclaimNow("nginx.service", 16 * kMiB, [&](ApiResult<Bytes> r) { out = r; });
+    ASSERT_TRUE(out && !out->ok());
+    EXPECT_EQ(out->error().name, "org.memqos1.Error.AtFloor");
+    EXPECT_NE(out->error().message.find("request"), std::string::npos) << out->error().message;
+    EXPECT_EQ(readText(nginx_ / "memory.reclaim"), "") << "written at the floor";
+
+    out.reset();
+    m->reclaimNow("nginx.service", 16 * kMiB, true, [&](ApiResult<Bytes> r) { out = r; });
+    ASSERT_TRUE(out && out->ok());
+    EXPECT_EQ(out->value(), 16 * kMiB) << "forced: the whole amount";
+}
+
+TEST_F(ProactiveTest, AnOperatorsReclaimWaitsWhileProactiveReclaimIsBackedOff) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    tickAt(*m, 5);
+    writeFile(batch_ / "memory.pressure", psiText(10'000)); // 0.2 % stalled: back off
+    tickAt(*m, 10);
+    ASSERT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::BackedOff);
+    writeFile(batch_ / "memory.reclaim", "");
+    std::optional<ApiResult<Bytes>> out;
+    m->reclaimNow("batch.service", 64 * kMiB, [&](ApiResult<Bytes> r) { out = r; });
+    ASSERT_TRUE(out && !out->ok());
+    EXPECT_EQ(out->error().name, "org.memqos1.Error.BackedOff");
+    EXPECT_EQ(readText(batch_ / "memory.reclaim"), "");
+    out.reset();
+    m->reclaimNow("batch.service", 8 * kMiB, true, [&](ApiResult<Bytes> r) { out = r; });
+    ASSERT_TRUE(out && out->ok());
+    EXPECT_EQ(out->value(), 8 * kMiB);
+}
+
 TEST_F(ProactiveTest, ReclaimedAllocatableLeavesTheOthersTheirs) {
     auto m = makeEngine();
     tickAt(*m, 0);
@@ -1639,6 +1687,96 @@ TEST_F(PressureTest, AReloadThatMovesOrClearsTheMetricsFileRemovesTheOldOne) {
     EXPECT_FALSE(fs::exists(second)) << "a cleared MetricsFile left its file";
     tickAt(*m, 2);
     EXPECT_FALSE(fs::exists(second));
+}
+
+// Issue 24 item 10: a metrics file that cannot be written is warned about
+// once, not at every tick, and said again when it can be written again.
+TEST_F(PressureTest, AnUnwritableMetricsFileIsWarnedAboutOnceAndItsRecoverySaid) {
+    const fs::path blocker = dir_ / "prom"; // a file where the directory should be
+    writeFile(blocker, "not a directory\n");
+    config_.manager.metricsFile = (blocker / "memqos.prom").string();
+    auto m = makeEngine();
+    auto count = [](const std::string& text, const std::string& what) {
+        std::size_t n = 0;
+        for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    testing::internal::CaptureStderr();
+    for (int t = 0; t < 5; ++t) {
+        tickAt(*m, t);
+    }
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(count(err, "Cannot write the metrics file"), 1U) << err;
+
+    fs::remove(blocker);
+    testing::internal::CaptureStderr();
+    tickAt(*m, 5);
+    tickAt(*m, 6);
+    err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(count(err, "Writing the metrics file " + config_.manager.metricsFile + " again"), 1U)
+        << err;
+    EXPECT_EQ(count(err, "Cannot write"), 0U) << err;
+    EXPECT_TRUE(fs::exists(config_.manager.metricsFile));
+
+    // Failing again is warned about again (once).
+    fs::remove_all(blocker);
+    writeFile(blocker, "not a directory\n");
+    testing::internal::CaptureStderr();
+    tickAt(*m, 7);
+    tickAt(*m, 8);
+    err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(count(err, "Cannot write the metrics file"), 1U) << err;
+}
+
+// A writer that keeps what it was asked (the daemon's is a thread).
+class RecordingMetricsWriter final : public io::MetricsWriter {
+public:
+    void write(std::filesystem::path file, std::string text, Done done) override {
+        writes.push_back({std::move(file), std::move(text), std::move(done)});
+    }
+    void forget(const std::filesystem::path& file) override { forgotten.push_back(file); }
+    struct Write {
+        std::filesystem::path file;
+        std::string text;
+        Done done;
+    };
+    std::vector<Write> writes;
+    std::vector<std::filesystem::path> forgotten;
+};
+
+// With a writer set, the tick only hands the text over: the file is written
+// off the loop, and its result (a failure) is reported once.
+TEST_F(PressureTest, WithAMetricsWriterTheTickHandsTheFileOverAndWritesNothingItself) {
+    const fs::path file = dir_ / "prom/memqos.prom";
+    config_.manager.metricsFile = file.string();
+    auto m = makeEngine();
+    RecordingMetricsWriter writer;
+    m->setMetricsWriter(&writer);
+    tickAt(*m, 0);
+    tickAt(*m, 1);
+    ASSERT_EQ(writer.writes.size(), 2U);
+    EXPECT_EQ(writer.writes[0].file, file);
+    EXPECT_NE(writer.writes[1].text.find("\nmemqos_pressure_level "), std::string::npos);
+    EXPECT_FALSE(fs::exists(file)) << "the tick wrote the file itself";
+
+    testing::internal::CaptureStderr();
+    for (auto& w : writer.writes) {
+        w.done(makeError(std::errc::read_only_file_system, file.string() + ": Read-only"));
+    }
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("Cannot write the metrics file"), std::string::npos) << err;
+    EXPECT_EQ(err.find("Cannot write the metrics file"), err.rfind("Cannot write the metrics file"))
+        << err;
+
+    // A write that worked is the file a reload that moves MetricsFile drops:
+    // the writer is told, so a write under way cannot bring it back.
+    writer.writes.back().done(okStatus());
+    config_.manager.metricsFile = (dir_ / "prom2/memqos.prom").string();
+    ASSERT_TRUE(m->reload().ok());
+    ASSERT_EQ(writer.forgotten.size(), 1U);
+    EXPECT_EQ(writer.forgotten[0], file);
 }
 
 TEST(TickDurations, QuantilesByNearestRankOverTheLastWindow) {

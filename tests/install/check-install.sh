@@ -129,6 +129,17 @@ if [[ $execstart == "${dir[sbindir]}/memqosd" ]]; then
 else
     not_ok "memqosd.service's ExecStart is '$execstart', not ${dir[sbindir]}/memqosd"
 fi
+# The metrics file where memqosd.conf(5) suggests it (node_exporter's
+# textfile directory on Debian) is writable under ProtectSystem=strict:
+# the unit lists it in ReadWritePaths=, '-' so a host without it still starts.
+metricsdir=$(sed -n 's|^\.BR \(/var/lib/prometheus/node\\-exporter\)/memqos\.prom ).*|\1|p' \
+    "$dest${dir[mandir]}/man5/memqosd.conf.5" | sed 's/\\-/-/g')
+rwpaths=$(sed -n 's/^ReadWritePaths=//p' "$dest${dir[unitdir]}/memqosd.service" | tr '\n' ' ')
+if [[ -n $metricsdir && " $rwpaths " == *" -$metricsdir "* ]]; then
+    ok "memqosd.service may write memqosd.conf(5)'s MetricsFile directory $metricsdir"
+else
+    not_ok "memqosd.service's ReadWritePaths= ($rwpaths) lack -${metricsdir:-<the MetricsFile directory of memqosd.conf(5)>}"
+fi
 
 echo "1..$n"
 ((failed == 0))

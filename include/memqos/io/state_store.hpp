@@ -70,6 +70,13 @@ Result<core::Instance> parseInstance(std::string_view text);
 Status writeFileAtomically(const std::filesystem::path& dir, const std::string& name,
                            std::string_view content);
 
+// The same without either fsync: readers never see a partial file, but
+// after a crash the file may be empty or old. For files rewritten every
+// tick (the metrics file), where a flush to disk per tick costs and buys
+// nothing.
+Status replaceFile(const std::filesystem::path& dir, const std::string& name,
+                   std::string_view content);
+
 class StateStore {
 public:
     StateStore(std::filesystem::path stateDir, std::filesystem::path runtimeDir);

@@ -38,6 +38,14 @@ assignment() {
 }
 
 systemctl stop memqosd
+# Issue 24 item 7: a user's query does not start the stopped memqosd again by
+# D-Bus activation (the dbus-org.memqos1.service alias exists while enabled).
+rc=0
+setpriv --reuid=65534 --regid=65534 --clear-groups memqosctl status >/dev/null 2>&1 || rc=$?
+[ "$rc" = 4 ] || fail "memqosctl status as nobody with memqosd stopped: exit $rc, want 4"
+state=$(systemctl is-active memqosd || true)
+[ "$state" = inactive ] || fail "memqosd is $state after a user's memqosctl status (activated)"
+ok "a stopped memqosd stays stopped through memqosctl status as nobody (exit 4)"
 cursor=$(journalctl -u memqosd --show-cursor -n 0 -q | sed -n 's/^-- cursor: //p')
 mkdir -p $asg
 assignment sf-good.service 402653184 >$asg/sf_2dgood_2eservice
