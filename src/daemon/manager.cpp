@@ -1366,10 +1366,14 @@ void Manager::releaseAll(Reply<std::vector<std::string>> reply) {
                 releaseHook_();
             }
         };
+        std::set<std::string> cappedNow;
+        for (const auto& [cls, slice] : capped_) {
+            cappedNow.insert(slice);
+        }
         for (const auto& unit : units) {
-            // A guarded class's slice keeps its record: the stop gives its
-            // cap back from it.
-            restoreOriginal(unit, finish, capSlice(unit));
+            // A slice capped now keeps its record: the stop gives its cap
+            // back from it (and then forgets it, released_).
+            restoreOriginal(unit, finish, cappedNow.contains(unit));
         }
         finish();
     };
@@ -2579,6 +2583,9 @@ void Manager::giveBackCap(const std::string& className, std::function<void(bool)
             }
             if (auto c = capped_.find(className); c != capped_.end() && c->second == slice) {
                 capped_.erase(c);
+            }
+            if (released_) {
+                forgetOriginal(slice); // nothing is kept after a release
             }
             // The slice has its own value at runtime; the file systemd wrote
             // for this call goes (or someone else's kept copy comes back),
