@@ -99,7 +99,7 @@ void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t
     io::OomRecord rec = known ? old->second : io::OomRecord{};
     rec.workload = m.workload.id;
     rec.cgroup = m.cgroupPath;
-    std::vector<std::int32_t> toWrite;
+    std::vector<std::pair<std::int32_t, int>> toWrite; // pid, its value now
     std::set<std::int32_t> seen;
     for (const std::int32_t pid : procs) {
         auto cur = knobs_.readOomScoreAdj(pid);
@@ -136,7 +136,7 @@ void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t
             p->second.original = now;
         }
         if (now != adj) {
-            toWrite.push_back(pid);
+            toWrite.emplace_back(pid, now);
         }
         p->second.written = adj;
     }
@@ -168,16 +168,16 @@ void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t
     }
     auto& stored = oomRecords_[m.workload.id];
     std::size_t changed = 0;
-    for (const std::int32_t pid : toWrite) {
+    for (const auto& [pid, now] : toWrite) {
         auto w = knobs_.writeOomScoreAdj(pid, adj);
         if (!w) {
             log::warning("Cannot set oom_score_adj of process {PID} of {WORKLOAD}: {ERROR}", "PID",
                          pid, "WORKLOAD", m.workload.id, "ERROR", w.error().what);
         }
         if (!w || *w != io::Written::Changed) {
-            // Not memqos's value after all: its own, left as it is.
+            // It keeps what it has: not memqos's value, so never "given back".
             if (auto p = stored.processes.find(pid); p != stored.processes.end()) {
-                p->second.written = p->second.original;
+                p->second.written = now;
             }
             continue;
         }
