@@ -465,18 +465,21 @@ Result<std::int64_t> parseInt(std::string_view text, std::int64_t min, std::int6
     return v;
 }
 
-Result<std::optional<int>> parseOomScoreAdjust(std::string_view text) {
+Result<core::OomScoreAdjust> parseOomScoreAdjust(std::string_view text) {
     std::string_view s = trimText(text);
     if (equalsIgnoreCase(s, "burstable"))
-        return std::optional<int>{};
+        return core::OomScoreAdjust::burstable();
+    if (equalsIgnoreCase(s, "keep"))
+        return core::OomScoreAdjust::keep();
     std::int64_t v = 0;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    constexpr std::string_view kHint = "expected a number from -1000 to 1000, or burstable";
+    constexpr std::string_view kHint =
+        "expected a number from -1000 to 1000, burstable or keep";
     if (s.empty() || ec != std::errc{} || ptr != s.data() + s.size())
         return fail("not an oom_score_adj", kHint);
     if (v < -1000 || v > 1000)
         return fail("out of range", kHint);
-    return std::optional<int>{static_cast<int>(v)};
+    return core::OomScoreAdjust(static_cast<int>(v));
 }
 
 Result<std::string> parseOptionalFile(std::string_view text) {
@@ -648,8 +651,16 @@ std::string formatFactor(const std::optional<Permyriad>& factor) {
     return s;
 }
 
-std::string formatOomScoreAdjust(const std::optional<int>& adj) {
-    return adj ? std::to_string(*adj) : "burstable";
+std::string formatOomScoreAdjust(const core::OomScoreAdjust& adj) {
+    switch (adj.mode) {
+    case core::OomScoreAdjust::Mode::Fixed:
+        return std::to_string(adj.value);
+    case core::OomScoreAdjust::Mode::Burstable:
+        return "burstable";
+    case core::OomScoreAdjust::Mode::Keep:
+        return "keep";
+    }
+    return "burstable";
 }
 
 std::string_view formatWhenUnreachable(WhenUnreachable value) {

@@ -64,7 +64,7 @@ std::vector<ClassPolicy> defaultClasses() {
                     .throttlingFactor = 9000,
                     .killable = true,
                     .swap = true,
-                    .oomScoreAdj = std::nullopt,
+                    .oomScoreAdj = OomScoreAdjust::burstable(),
                     .reclaim = true,
                     .memoryGuard = false},
         ClassPolicy{.name = "reclaimed",

@@ -8,10 +8,10 @@
 namespace memqos::core {
 
 int oomScoreAdj(const ClassPolicy& cls, Bytes request, Bytes memTotal) {
-    if (cls.oomScoreAdj) {
+    if (cls.oomScoreAdj.mode == OomScoreAdjust::Mode::Fixed) {
         // Config validates the range; clamp anyway, the kernel rejects
         // anything outside and a failed write would leave the old value.
-        return std::clamp(*cls.oomScoreAdj, kOomScoreAdjMin, kOomScoreAdjMax);
+        return std::clamp(cls.oomScoreAdj.value, kOomScoreAdjMin, kOomScoreAdjMax);
     }
     if (memTotal == 0) {
         return kBurstableOomMax;

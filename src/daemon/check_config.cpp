@@ -197,13 +197,17 @@ void printTiers(const config::Config& cfg, const Options& options, Bytes memTota
             out << "# " << cls.name << ": " << tiers.error().what << "\n";
             continue;
         }
-        std::snprintf(line, sizeof line, "%-12s %-28s %12llu %12llu %12s %12s %10s %6d\n",
+        // keep: memqos writes no oom_score_adj for the class, the processes
+        // keep their own.
+        const std::string oomAdj = cls.oomScoreAdj.keeps()
+                                       ? std::string("keep")
+                                       : std::to_string(core::oomScoreAdj(cls, *request, memTotal));
+        std::snprintf(line, sizeof line, "%-12s %-28s %12llu %12llu %12s %12s %10s %6s\n",
                       ("# " + cls.name).c_str(), cls.slice().c_str(),
                       static_cast<unsigned long long>(tiers->memoryMin),
                       static_cast<unsigned long long>(tiers->memoryLow),
                       bytesOrMax(tiers->memoryHigh).c_str(), bytesOrMax(tiers->memoryMax).c_str(),
-                      bytesOrMax(tiers->swapMax).c_str(),
-                      core::oomScoreAdj(cls, *request, memTotal));
+                      bytesOrMax(tiers->swapMax).c_str(), oomAdj.c_str());
         out << line;
     }
 }

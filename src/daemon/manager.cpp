@@ -5,7 +5,6 @@
 #include "state_error.hpp"
 
 #include "memqos/config/reload.hpp"
-#include "memqos/core/oom_score.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
 #include "memqos/wording/bytes.hpp"
@@ -186,6 +185,7 @@ void Manager::start(std::function<void(Status)> ready) {
         }
         takeStoredOriginals(std::move(kept.originals));
     }
+    loadOomRecords();
 
     // Workloads already running inside class slices.
     adoptFromClassSlices(false);
@@ -1416,6 +1416,7 @@ void Manager::unassign(const std::string& id, Reply<Done> reply) {
     // (applied_ goes when the unit is given back: whether memqos set
     // anything on it decides whether systemd reloads.)
     log::notice("Unassigned {WORKLOAD}", "WORKLOAD", id);
+    giveBackOom(id, "unassigned");
     if (libvirtVm && hypervisor_ != nullptr) {
         const std::string name = vmName(id);
         auto rediscover = [this, name] { refreshDomain(name); };
@@ -1746,6 +1747,7 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     startClassSlices();
     rederiveRules();
     recomputeTiers();
+    giveBackOomPriorities();
     giveBackCaps();
     learnGuardedSlices();
     reconcile();
@@ -1789,6 +1791,10 @@ void Manager::tick(TimePoint now) {
     if (pressure_.level >= 1 && adoptFromClassSlices(true) > 0) {
         reconcile();
     }
+    // Before the sweep: a workload memqos let go of since the last tick (a
+    // unit no rule adopts any more, a VM now unplaced) gets its processes'
+    // own values back rather than the class value again.
+    giveBackOomPriorities();
     sampleWorkloads();
     advanceKills(now);
     giveBackCaps(); // again, if a give-back failed
@@ -2039,59 +2045,6 @@ std::optional<std::string> Manager::dropOldMetricsFile() {
     }
     log::info("Removed the old metrics file {FILE}", "FILE", old.string());
     return std::nullopt;
-}
-
-void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t>& procs) {
-    if (observedOnly(m)) {
-        return; // an unplaced VM's processes keep the priority they have
-    }
-    const auto* cls = core::findClass(config_.classes, m.workload.className);
-    if (cls == nullptr) {
-        return;
-    }
-    const int adj = core::oomScoreAdj(*cls, m.workload.request, system_.mem.memTotal);
-    // The kernel, if it ever fires, takes a whole low-class workload rather
-    // than one of its processes. Protected classes are left as they are.
-    if (cls->killable) {
-        if (dryRun_) {
-            if (!m.oomGroupNoted) {
-                log::info("Would set memory.oom.group=1 on {CGROUP} (dry run)", "CGROUP",
-                          m.cgroupPath, "WORKLOAD", m.workload.id);
-                m.oomGroupNoted = true;
-            }
-        } else if (auto w = knobs_.setOomGroup(m.cgroupPath, true); !w) {
-            log::warning("Cannot set memory.oom.group of {CGROUP}: {ERROR}", "CGROUP",
-                         m.cgroupPath, "ERROR", w.error().what);
-        } else if (*w == io::Written::Changed) {
-            m.oomGroupSet = true;
-            log::info("Set memory.oom.group=1 on {CGROUP}", "CGROUP", m.cgroupPath, "WORKLOAD",
-                      m.workload.id);
-        }
-    }
-    if (dryRun_) {
-        if (m.oomScoreAdj != adj && !procs.empty()) {
-            log::info("Would set oom_score_adj={ADJ} on the {COUNT} processes of {WORKLOAD} (dry "
-                      "run)",
-                      "ADJ", adj, "COUNT", procs.size(), "WORKLOAD", m.workload.id);
-            m.oomScoreAdj = adj;
-        }
-        return;
-    }
-    std::size_t changed = 0;
-    for (const std::int32_t pid : procs) {
-        auto w = knobs_.setOomScoreAdj(pid, adj);
-        if (!w) {
-            log::warning("Cannot set oom_score_adj of process {PID} of {WORKLOAD}: {ERROR}", "PID",
-                         pid, "WORKLOAD", m.workload.id, "ERROR", w.error().what);
-        } else if (*w == io::Written::Changed) {
-            ++changed;
-        }
-    }
-    if (changed > 0) {
-        log::info("Set oom_score_adj={ADJ} on {COUNT} processes of {WORKLOAD}", "ADJ", adj,
-                  "COUNT", changed, "WORKLOAD", m.workload.id, "CLASS", m.workload.className);
-    }
-    m.oomScoreAdj = adj;
 }
 
 void Manager::execute(const core::Decisions& decisions, const core::PressureState& before,

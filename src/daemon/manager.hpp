@@ -20,6 +20,7 @@
 #include "memqos/io/hypervisor.hpp"
 #include "memqos/io/kernel_knobs.hpp"
 #include "memqos/io/metrics_writer.hpp"
+#include "memqos/io/oom_store.hpp"
 #include "memqos/io/procfs.hpp"
 #include "memqos/io/reclaim_worker.hpp"
 #include "memqos/io/drop_ins.hpp"
@@ -182,6 +183,10 @@ public:
     // This boot's id (/proc/sys/kernel/random/boot_id): a record of a unit's
     // own values made in another boot is not trusted. Set before start().
     void setBootId(std::string id) { bootId_ = std::move(id); }
+    // Where memqos remembers what each process of a workload had in
+    // oom_score_adj before its first change (nullptr: in memory only), under
+    // the runtime directory: pids do not outlive a boot. Set before start().
+    void setOomStore(io::OomStore* store) { oomStore_ = store; }
     // Runs proactive memory.reclaim writes off the loop (nullptr: in the
     // tick itself, for tests). Set before start().
     void setReclaimRunner(io::ReclaimRunner* runner) { reclaimRunner_ = runner; }
@@ -442,7 +447,34 @@ private:
     // The class a placement request lands in (PlacementRequest::className);
     // nullptr when the request does not say.
     const core::ClassPolicy* placementClass(const PlacementRequest& request) const;
+    // --- OOM priority (oom_priority.cpp) ---
+    // Sets the class's oom_score_adj on the workload's processes `procs`
+    // (and memory.oom.group=1 for a killable class), remembering first what
+    // each process had (oomRecords_): a process memqos sees for the first
+    // time keeps its own value as its original, unless it has memqos's
+    // value already (forked after memqos's change: it inherited it), then
+    // the record's base; a process whose value someone else changed since
+    // memqos's write gets that value as its new original (and memqos's
+    // value again). A class with OOMScoreAdjust=keep gets no writes.
     void keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t>& procs);
+    // Gives back the records of workloads memqos no longer sets an OOM
+    // priority for: gone (unassigned, class removed, no rule matches; once
+    // every workload could be found again after a start), only observed,
+    // or of a class that keeps (OOMScoreAdjust=keep).
+    void giveBackOomPriorities();
+    // Writes each recorded process of workload `id` its original back, if
+    // it still is that process (start time) and still has memqos's value,
+    // and processes forked since that inherited memqos's value the record's
+    // base; then forgets the record. One info line for the workload. Under
+    // dry run: says once what it would give back and keeps the record.
+    void giveBackOom(const std::string& id, std::string_view why);
+    void loadOomRecords();
+    io::OomStore* oomStore_ = nullptr;
+    std::map<std::string, io::OomRecord> oomRecords_; // by workload id
+    std::set<std::string> oomGiveBackAnnounced_;      // dry run: "would" said
+    // libvirt listed its domains once: a VM's record without a workload is
+    // then a VM memqos no longer manages.
+    bool domainsListed_ = false;
     void execute(const core::Decisions& decisions, const core::PressureState& before,
                  TimePoint now);
     void reclaimClass(const core::ReclaimClass& r, TimePoint now);

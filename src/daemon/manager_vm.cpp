@@ -107,6 +107,7 @@ void Manager::discoverDomains(bool resendTiers) {
         for (const auto& name : gone) {
             forgetDomain(name);
         }
+        domainsListed_ = true;
         log::info("libvirt: {COUNT} domains", "COUNT", domains->size());
     });
 }

@@ -151,6 +151,9 @@ int runService(const Options& options) {
     io::StateStore store(stateDir / "assignments", runtimeDirectory(options, *cfg) / "assignments");
     io::InstanceStore instanceStore(stateDir / "instances");
     io::OriginalStore originalStore(stateDir / "originals");
+    // Pids do not outlive a boot: what processes had in oom_score_adj is
+    // kept under the runtime directory, which a reboot clears.
+    io::OomStore oomStore(runtimeDirectory(options, *cfg) / "oom-scores");
     io::EventStore events(stateDir / "kills");
     for (const auto& p : events.load().problems) {
         log::warning("Ignoring a record of the kill history: {ERROR}", "ERROR", p);
@@ -187,6 +190,7 @@ int runService(const Options& options) {
                      "properties are trusted without it",
                      "ERROR", boot.error().what);
     }
+    manager.setOomStore(&oomStore);
     // Proactive reclaim's memory.reclaim writes block while the kernel
     // reclaims: on a thread of their own.
     io::ReclaimWorker reclaimWorker(io, cfg->manager.cgroupRoot);

@@ -3,6 +3,7 @@
 
 #include "memqos/io/fd.hpp"
 #include "memqos/io/file.hpp"
+#include "memqos/parse/proc.hpp"
 #include "memqos/parse/text.hpp"
 
 #include <fcntl.h>
@@ -98,6 +99,55 @@ Result<Written> KernelKnobs::setOomScoreAdj(std::int32_t pid, int value) const {
         return Error{std::errc::invalid_argument, "pid " + std::to_string(pid) + " is not a process"};
     }
     return setInteger(procRoot_ / std::to_string(pid) / "oom_score_adj", value);
+}
+
+Result<std::optional<KernelKnobs::ProcessOom>>
+KernelKnobs::readOomScoreAdj(std::int32_t pid) const {
+    if (pid <= 0) {
+        return Error{std::errc::invalid_argument, "pid " + std::to_string(pid) + " is not a process"};
+    }
+    const auto dir = procRoot_ / std::to_string(pid);
+    auto gone = [](const Error& e) {
+        return isVanished(e) || e.code == std::errc::no_such_process;
+    };
+    auto stat = readFile(dir / "stat", 4096);
+    if (!stat) {
+        if (gone(stat.error())) {
+            return std::optional<ProcessOom>{};
+        }
+        return stat.error();
+    }
+    auto start = parse::parseProcStatStartTime(*stat);
+    if (!start) {
+        return Error{start.error().code, (dir / "stat").string() + ": " + start.error().what};
+    }
+    auto adj = readFile(dir / "oom_score_adj", 64);
+    if (!adj) {
+        if (gone(adj.error())) {
+            return std::optional<ProcessOom>{};
+        }
+        return adj.error();
+    }
+    auto value = parse::text::toI32(parse::text::trimText(*adj), "oom_score_adj");
+    if (!value) {
+        return Error{value.error().code,
+                     (dir / "oom_score_adj").string() + ": " + value.error().what};
+    }
+    return std::optional<ProcessOom>{ProcessOom{.startTime = *start, .oomScoreAdj = *value}};
+}
+
+Result<Written> KernelKnobs::writeOomScoreAdj(std::int32_t pid, int value) const {
+    if (pid <= 0) {
+        return Error{std::errc::invalid_argument, "pid " + std::to_string(pid) + " is not a process"};
+    }
+    const auto path = procRoot_ / std::to_string(pid) / "oom_score_adj";
+    if (const int err = writeOnce(path, std::to_string(value)); err != 0) {
+        if (vanishedErrno(err)) {
+            return Written::Vanished;
+        }
+        return errnoError(err, path);
+    }
+    return Written::Changed;
 }
 
 Result<Written> KernelKnobs::killCgroup(std::string_view cgroup) const {

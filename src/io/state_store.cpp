@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <system_error>
@@ -240,8 +241,9 @@ struct StateFileText {
 // Reads a state file without trusting it: never through a symlink, never a
 // FIFO or device (O_NONBLOCK so a planted FIFO cannot block the open), only a
 // file owned by memqosd's own user (root) that no other user may write, and
-// never more than kMaxFileBytes into memory whatever its size.
-StateFileText readStateFile(const std::filesystem::path& path) {
+// never more than maxBytes into memory whatever its size.
+StateFileText readStateFile(const std::filesystem::path& path,
+                            std::size_t maxBytes = kMaxFileBytes) {
     StateFileText out;
     int raw = -1;
     do {
@@ -279,9 +281,9 @@ StateFileText readStateFile(const std::filesystem::path& path) {
         out.why = "writable by other users (mode " + mode + ")";
         return out;
     }
-    if (st.st_size < 0 || static_cast<std::uintmax_t>(st.st_size) > kMaxFileBytes) {
+    if (st.st_size < 0 || static_cast<std::uintmax_t>(st.st_size) > maxBytes) {
         out.why = std::to_string(st.st_size) + " bytes, more than the " +
-                  std::to_string(kMaxFileBytes) + " a state file may have";
+                  std::to_string(maxBytes) + " a state file may have";
         return out;
     }
     std::string text;
@@ -299,8 +301,8 @@ StateFileText readStateFile(const std::filesystem::path& path) {
         if (n == 0) {
             break;
         }
-        if (static_cast<std::size_t>(n) > kMaxFileBytes - text.size()) {
-            out.why = "more than the " + std::to_string(kMaxFileBytes) +
+        if (static_cast<std::size_t>(n) > maxBytes - text.size()) {
+            out.why = "more than the " + std::to_string(maxBytes) +
                       " bytes a state file may have"; // it grew after fstat
             return out;
         }
@@ -348,7 +350,8 @@ std::string setAside(const std::filesystem::path& dir, const std::string& name) 
 // renamed "<name>.bad-<UTC time>" beside it, which no load reads again.
 template <typename Parse, typename KeyOf, typename Add>
 void loadDir(const std::filesystem::path& dir, std::string_view what, std::string_view keyName,
-             Parse parse, KeyOf keyOf, Add add, std::vector<std::string>& problems) {
+             Parse parse, KeyOf keyOf, Add add, std::vector<std::string>& problems,
+             std::size_t maxBytes = kMaxFileBytes) {
     std::error_code ec;
     std::filesystem::directory_iterator it(dir, ec);
     if (ec) {
@@ -386,7 +389,7 @@ void loadDir(const std::filesystem::path& dir, std::string_view what, std::strin
                                " file (name is not an encoded name), ignoring");
             continue;
         }
-        auto file = readStateFile(path);
+        auto file = readStateFile(path, maxBytes);
         if (!file.text) {
             problems.push_back(path.string() + ": " + file.why + ", " +
                                (file.bad ? setAside(dir, name) : std::string("ignoring")));
@@ -938,6 +941,19 @@ OriginalStore::Loaded OriginalStore::loadAll() const {
         [](const UnitOriginal& o) -> const std::string& { return o.unit; },
         [&](UnitOriginal o) { out.originals.push_back(std::move(o)); }, out.problems);
     return out;
+}
+
+// ---- record directories of other modules ----------------------------------
+
+std::vector<std::string> loadRecordFiles(
+    const std::filesystem::path& dir, std::string_view what, std::string_view keyName,
+    std::size_t maxBytes, const std::function<Result<std::string>(std::string_view text)>& parse,
+    const std::function<void()>& keep) {
+    std::vector<std::string> problems;
+    loadDir(
+        dir, what, keyName, parse, [](const std::string& key) { return key; },
+        [&keep](const std::string&) { keep(); }, problems, maxBytes);
+    return problems;
 }
 
 } // namespace memqos::io

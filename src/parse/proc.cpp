@@ -221,4 +221,23 @@ Result<std::vector<SwapDevice>> parseSwaps(std::string_view textIn) {
     return out;
 }
 
+Result<std::uint64_t> parseProcStatStartTime(std::string_view textIn) {
+    const auto open = textIn.find('(');
+    const auto close = textIn.rfind(')');
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+        return invalid("expected 'pid (comm) state ...'");
+    }
+    // After ')' come fields 3 (state) to 52: the start time is the 20th.
+    constexpr int kStartTimeAfterComm = 20;
+    text::Tokenizer tok(textIn.substr(close + 1));
+    std::optional<std::string_view> field;
+    for (int i = 0; i < kStartTimeAfterComm; ++i) {
+        field = tok.next();
+        if (!field) {
+            return invalid("field 22 (starttime) missing");
+        }
+    }
+    return text::toU64(*field, "starttime");
+}
+
 } // namespace memqos::parse

@@ -270,6 +270,16 @@ def main():
                           "nothing is left for VMs, memqosd would refuse every VM placement"],
                 want_out=[row.format("available", "0 B (0)", "MemTotal")])
 
+        # OOMScoreAdjust=keep: in the effective configuration and as the
+        # OOMADJ of the class's tiers row (memqos writes none for it).
+        write(conf, "[Class.shared]\nOOMScoreAdjust=keep\n")
+        r.check("--print: OOMScoreAdjust=keep",
+                ["--config", conf, "--no-drop-ins", "--print", f"--proc-root={proc}"], EX_OK,
+                want_quiet=True,
+                want_out=[f"# set in {conf}:2\nOOMScoreAdjust=keep\n",
+                          "# shared     memqos-shared.slice",
+                          "OOMADJ\n", " keep\n", " -997\n"])
+
     # The configuration examples operators copy: every ```ini block of the
     # README and every .EX block with a [Section] of memqosd.conf(5).
     top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")

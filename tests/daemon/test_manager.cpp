@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -35,6 +36,16 @@ std::string readText(const fs::path& p) {
 void writeFile(const fs::path& p, const std::string& text) {
     fs::create_directories(p.parent_path());
     std::ofstream(p) << text;
+}
+
+// A process in the fake /proc: its stat (start time, field 22) and
+// oom_score_adj.
+void writeProcess(const fs::path& proc, std::int32_t pid, const std::string& adj,
+                  std::uint64_t startTime = 100) {
+    const auto dir = proc / std::to_string(pid);
+    writeFile(dir / "stat", std::to_string(pid) + " (p) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " +
+                                std::to_string(startTime) + " 0 0\n");
+    writeFile(dir / "oom_score_adj", adj);
 }
 
 class ManagerTest : public testing::Test {
@@ -886,6 +897,7 @@ protected:
     void SetUp() override {
         ManagerStoreTest::SetUp();
         events_ = std::make_unique<io::EventStore>(dir_ / "state/kills");
+        oomStore_ = io::OomStore(dir_ / "run/oom-scores");
         // batch.service in the reclaimed class slice, pid 4343; the slice
         // itself with a memory.reclaim knob.
         const fs::path slice = dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice";
@@ -893,8 +905,8 @@ protected:
         writeFile(slice / "memory.reclaim", "");
         cgroupFiles(slice / "batch.service", 600 * kMiB, "4343\n");
         writeFile(slice / "batch.service/memory.oom.group", "0\n");
-        writeFile(dir_ / "proc/4343/oom_score_adj", "0\n");
-        writeFile(dir_ / "proc/4242/oom_score_adj", "0\n");
+        writeProcess(dir_ / "proc", 4343, "0\n");
+        writeProcess(dir_ / "proc", 4242, "0\n");
         writeFile(dir_ / "cgroup/system.slice/nginx.service/memory.oom.group", "0\n");
         writeFile(slice / "batch.service/cgroup.kill", "");
         systemd_.addUnit("batch.service", "/memqos.slice/memqos-reclaimed.slice/batch.service");
@@ -923,19 +935,24 @@ protected:
     }
 
     // nginx (dedicated, bigger) and batch (reclaimed) managed.
-    std::unique_ptr<Manager> makeEngine(bool dryRun = false) {
+    std::unique_ptr<Manager> makeEngine(bool dryRun = false, bool assignBoth = true) {
         auto m = std::make_unique<Manager>(
             config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
             instances_, *events_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"),
             dryRun);
         m->setListener(&listener_);
         m->setRuntimeDropInDir(dir_ / "run/system.control");
+        m->setOomStore(&oomStore_);
         m->start([](Status st) { EXPECT_TRUE(st.ok()); });
         systemd_.flush();
-        EXPECT_TRUE(assign(*m, "nginx.service", "dedicated", 64 * kMiB, 64 * kMiB).ok());
-        EXPECT_TRUE(assign(*m, "batch.service", "reclaimed", 0, kNoLimit).ok());
+        if (assignBoth) {
+            EXPECT_TRUE(assign(*m, "nginx.service", "dedicated", 64 * kMiB, 64 * kMiB).ok());
+            EXPECT_TRUE(assign(*m, "batch.service", "reclaimed", 0, kNoLimit).ok());
+        }
         return m;
     }
+    // Where the oom_score_adj records live (the runtime directory's).
+    io::OomStore oomStore_{fs::path("/nonexistent")};
 
     void tickAt(Manager& m, int seconds) {
         m.tick(TimePoint(std::chrono::seconds(seconds)));
@@ -1218,7 +1235,7 @@ TEST_F(PressureTest, UnderPressureAnUnannouncedUnitInAClassSliceIsFoundAndKilled
     const std::string hog = "memqos.slice/memqos-reclaimed.slice/hog.service";
     cgroupFiles(dir_ / "cgroup" / hog, 900 * kMiB, "4545\n");
     writeFile(dir_ / "cgroup" / hog / "cgroup.kill", "");
-    writeFile(dir_ / "proc/4545/oom_score_adj", "0\n");
+    writeProcess(dir_ / "proc", 4545, "0\n");
     const std::string gone = "memqos.slice/memqos-reclaimed.slice/gone.service";
     cgroupFiles(dir_ / "cgroup" / gone, 0, "");
     writeFile(dir_ / "cgroup" / gone / "cgroup.kill", "");
@@ -1263,7 +1280,7 @@ TEST_F(PressureTest, FailedKillSetsTheVictimAsideAndTheNextCandidateDies) {
     cgroupFiles(dir_ / "cgroup" / other, 300 * kMiB, "4444\n");
     writeFile(dir_ / "cgroup" / other / "memory.oom.group", "0\n");
     writeFile(dir_ / "cgroup" / other / "cgroup.kill", "");
-    writeFile(dir_ / "proc/4444/oom_score_adj", "0\n");
+    writeProcess(dir_ / "proc", 4444, "0\n");
     systemd_.addUnit("other.service", "/" + other);
     // batch (600 MiB, the top victim) without cgroup.kill: a kernel before
     // 5.14, say.
@@ -1461,6 +1478,165 @@ TEST_F(PressureTest, OomPriorityPerClassKeptRight) {
         tickAt(*m, ++t);
         EXPECT_EQ(readText(dir_ / "proc/4242/oom_score_adj"), "-997") << "round " << round;
     }
+}
+
+// --- oom_score_adj given back (issue 24 item 3) ---
+
+// The number in a fake /proc/PID/oom_score_adj. A fixture file is not
+// truncated by memqosd's single write ("1000" over "-500\n" is "1000\n",
+// "0" over "1000" is "0000"), which this reads as the kernel would.
+int adjOf(const fs::path& proc, std::int32_t pid) {
+    const std::string text = readText(proc / std::to_string(pid) / "oom_score_adj");
+    std::string_view t = text;
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) {
+        t.remove_suffix(1);
+    }
+    int v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    EXPECT_TRUE(ec == std::errc{} && end == t.data() + t.size()) << pid << ": '" << text << "'";
+    return v;
+}
+
+class OomGiveBackTest : public PressureTest {
+protected:
+    void SetUp() override {
+        PressureTest::SetUp();
+        // batch.service (class reclaimed: 1000) like a PostgreSQL: the main
+        // process -500 from its unit's OOMScoreAdjust=, a backend that set
+        // itself 0, and two more processes.
+        writeProcess(dir_ / "proc", 4343, "-500\n", 100);
+        writeProcess(dir_ / "proc", 4344, "0\n", 200);
+        writeProcess(dir_ / "proc", 4345, "0\n", 210);
+        writeProcess(dir_ / "proc", 4347, "-100\n", 220);
+        setProcs("4343\n4344\n4345\n4347\n");
+    }
+    void setProcs(const std::string& procs) {
+        writeFile(dir_ / "cgroup" / kBatch / "cgroup.procs", procs);
+    }
+    int adj(std::int32_t pid) const { return adjOf(dir_ / "proc", pid); }
+    fs::path recordFile() const { return dir_ / "run/oom-scores/batch_2eservice"; }
+    daemon::ApiResult<daemon::Done> unassign(Manager& m, const std::string& id) {
+        std::optional<daemon::ApiResult<daemon::Done>> out;
+        m.unassign(id, [&](daemon::ApiResult<daemon::Done> r) { out = r; });
+        systemd_.flush();
+        EXPECT_TRUE(out.has_value()) << "no reply";
+        return out.value_or(daemon::apiError("NoReply", ""));
+    }
+};
+
+TEST_F(OomGiveBackTest, UnassignGivesEachProcessItsOwnValueBack) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    for (std::int32_t pid : {4343, 4344, 4345, 4347}) {
+        EXPECT_EQ(adj(pid), 1000) << pid;
+    }
+    EXPECT_TRUE(fs::exists(recordFile())) << "remembered before the change";
+    // Since memqos's change: 4345 set its own value; 4346 was forked and
+    // inherited memqos's 1000; 4347 exited and its pid went to a process
+    // outside the workload (another start time) that has 1000 too.
+    writeFile(dir_ / "proc/4345/oom_score_adj", "300\n");
+    writeProcess(dir_ / "proc", 4346, "1000\n", 400);
+    writeProcess(dir_ / "proc", 4347, "1000\n", 999);
+    setProcs("4343\n4344\n4345\n4346\n");
+    ASSERT_TRUE(unassign(*m, "batch.service").ok());
+    EXPECT_EQ(adj(4343), -500) << "the main process: its unit's value";
+    EXPECT_EQ(adj(4344), 0) << "the backend: its own value";
+    EXPECT_EQ(adj(4345), 300) << "changed its own value since: left alone";
+    EXPECT_EQ(adj(4346), -500) << "forked after the change: the main process's value";
+    EXPECT_EQ(adj(4347), 1000) << "a reused pid is another process: left alone";
+    EXPECT_FALSE(fs::exists(recordFile())) << "forgotten once given back";
+    // nginx (dedicated) is still managed: its value stays.
+    EXPECT_EQ(adj(4242), -997);
+    // Nothing is written for it any more.
+    tickAt(*m, 1);
+    EXPECT_EQ(adj(4343), -500);
+}
+
+TEST_F(OomGiveBackTest, TheSweepRemembersANewOwnValueAndTellsPidReuse) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    // 4344 sets its own value again: repaired at its sweep turn, and that
+    // is its value to give back. Pid 4345 is reused within the workload by
+    // a new process (later start time) that set its own -200.
+    writeFile(dir_ / "proc/4344/oom_score_adj", "-700\n");
+    writeProcess(dir_ / "proc", 4345, "-200\n", 500);
+    for (int t = 1; t <= static_cast<int>(Manager::kSweepTicks); ++t) {
+        tickAt(*m, t);
+    }
+    EXPECT_EQ(adj(4344), 1000);
+    EXPECT_EQ(adj(4345), 1000);
+    ASSERT_TRUE(unassign(*m, "batch.service").ok());
+    EXPECT_EQ(adj(4344), -700);
+    EXPECT_EQ(adj(4345), -200) << "the new process's own value, not the old one's 0";
+}
+
+TEST_F(OomGiveBackTest, TheRecordOutlivesARestartOfMemqosd) {
+    {
+        auto m = makeEngine();
+        tickAt(*m, 0);
+        EXPECT_EQ(adj(4343), 1000);
+    }
+    // A bad file beside it: reported and set aside, never fatal.
+    writeFile(dir_ / "run/oom-scores/other_2eservice", "Workload=other.service\nBase=x\n");
+    auto m = makeEngine(false, false); // batch comes back from the state store
+    tickAt(*m, 1);
+    EXPECT_EQ(adj(4343), 1000);
+    EXPECT_FALSE(fs::exists(dir_ / "run/oom-scores/other_2eservice"));
+    ASSERT_TRUE(unassign(*m, "batch.service").ok());
+    EXPECT_EQ(adj(4343), -500);
+    EXPECT_EQ(adj(4344), 0);
+}
+
+TEST_F(OomGiveBackTest, AClassThatKeepsIsNeverWrittenAndAReloadToKeepGivesBack) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    EXPECT_EQ(adj(4344), 1000);
+    for (auto& c : config_.classes) {
+        if (c.name == "reclaimed") {
+            c.oomScoreAdj = core::OomScoreAdjust::keep();
+        }
+    }
+    ASSERT_TRUE(m->reload().ok());
+    EXPECT_EQ(adj(4343), -500);
+    EXPECT_EQ(adj(4344), 0);
+    EXPECT_FALSE(fs::exists(recordFile()));
+    // The processes' own changes are theirs from now on.
+    writeFile(dir_ / "proc/4344/oom_score_adj", "5\n");
+    for (int t = 1; t <= static_cast<int>(Manager::kSweepTicks); ++t) {
+        tickAt(*m, t);
+    }
+    EXPECT_EQ(adj(4344), 5);
+    EXPECT_EQ(adj(4242), -997) << "dedicated does not keep";
+}
+
+TEST_F(OomGiveBackTest, AClassRemovedByReloadGivesBack) {
+    core::ClassPolicy gold = *core::findClass(config_.classes, "reclaimed");
+    gold.name = "gold";
+    gold.rank = 7;
+    config_.classes.push_back(gold);
+    auto m = makeEngine(false, false);
+    ASSERT_TRUE(assign(*m, "batch.service", "gold", 0, kNoLimit).ok());
+    tickAt(*m, 0);
+    EXPECT_EQ(adj(4343), 1000);
+    config_.classes.pop_back();
+    ASSERT_TRUE(m->reload().ok());
+    EXPECT_EQ(adj(4343), -500);
+    EXPECT_EQ(adj(4344), 0);
+}
+
+TEST_F(OomGiveBackTest, UnderDryRunNothingIsGivenBackUntilItEnds) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    config_.manager.dryRun = true;
+    ASSERT_TRUE(m->reload().ok());
+    ASSERT_TRUE(unassign(*m, "batch.service").ok());
+    tickAt(*m, 1);
+    EXPECT_EQ(adj(4343), 1000) << "dry run: would";
+    EXPECT_TRUE(fs::exists(recordFile()));
+    config_.manager.dryRun = false;
+    ASSERT_TRUE(m->reload().ok());
+    EXPECT_EQ(adj(4343), -500);
+    EXPECT_EQ(adj(4344), 0);
 }
 
 TEST_F(PressureTest, GuardCapsTheReclaimedSliceThroughSystemd) {
@@ -1971,7 +2147,7 @@ protected:
         writeFile(scope / "memory.oom.group", "0\n");
         writeFile(dir_ / "proc/5001/cgroup",
                   std::string("0::/machine.slice/") + kScope + "/libvirt/emulator\n");
-        writeFile(dir_ / "proc/5001/oom_score_adj", "0\n");
+        writeProcess(dir_ / "proc", 5001, "0\n");
         io::DomainInfo d;
         d.name = "web";
         d.active = true;
@@ -2410,7 +2586,7 @@ protected:
         kvm_.pids["inst1.example.test"] = 6001;
         kvm_.actual["inst1.example.test"] = 1 * kGiB;
         writeFile(dir_ / "proc/6001/cgroup", "0::/system.slice/ganeti.service\n");
-        writeFile(dir_ / "proc/6001/oom_score_adj", "0\n");
+        writeProcess(dir_ / "proc", 6001, "0\n");
     }
     std::unique_ptr<Manager> makeGanetiManager() { return makeWith(nullptr, &kvm_); }
     // What systemd does with StartTransientUnit(PIDs): the qemu moves.

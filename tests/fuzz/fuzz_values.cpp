@@ -100,9 +100,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             [](const std::optional<Permyriad>& p) { return !p || *p <= kPermyriadOne; });
         break;
     case 12:
-        roundTrip<std::optional<int>>(
-            text, parseOomScoreAdjust, formatOomScoreAdjust,
-            [](const std::optional<int>& v) { return !v || (*v >= -1000 && *v <= 1000); });
+        roundTrip<core::OomScoreAdjust>(
+            text, parseOomScoreAdjust, formatOomScoreAdjust, [](const core::OomScoreAdjust& v) {
+                return v.mode != core::OomScoreAdjust::Mode::Fixed ||
+                       (v.value >= -1000 && v.value <= 1000);
+            });
         break;
     case 13:
         roundTrip<SwapCheck>(text, parseSwapCheck, formatSwapCheck, always);

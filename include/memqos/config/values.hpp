@@ -68,8 +68,9 @@ Result<double> parseRatio(std::string_view text);
 Result<std::optional<Permyriad>> parseFactor(std::string_view text);
 // A whole number in [min, max].
 Result<std::int64_t> parseInt(std::string_view text, std::int64_t min, std::int64_t max);
-// -1000..1000, or "burstable" (std::nullopt: 1000 - 1000*request/MemTotal).
-Result<std::optional<int>> parseOomScoreAdjust(std::string_view text);
+// -1000..1000, "burstable" (1000 - 1000*request/MemTotal) or "keep"
+// (memqos never writes its members' oom_score_adj): core::OomScoreAdjust.
+Result<core::OomScoreAdjust> parseOomScoreAdjust(std::string_view text);
 // An absolute path ("/..."), printable ASCII, no "." or ".." components.
 Result<std::string> parseAbsolutePath(std::string_view text);
 // "" (off) or an absolute path to a file (not ending in '/').
@@ -128,7 +129,7 @@ std::string formatOptionalPermyriad(const std::optional<Permyriad>& value);
 std::string formatBool(bool value);                               // "yes" / "no"
 std::string formatRatio(double ratio);                            // "1.0", "1.5"
 std::string formatFactor(const std::optional<Permyriad>& factor); // "0.9", "off"
-std::string formatOomScoreAdjust(const std::optional<int>& adj);  // "-999", "burstable"
+std::string formatOomScoreAdjust(const core::OomScoreAdjust& adj); // "-999", "burstable", "keep"
 std::string_view formatSwapCheck(SwapCheck value);
 std::string_view formatProtection(core::Protection value);
 std::string_view formatWhenUnreachable(WhenUnreachable value);

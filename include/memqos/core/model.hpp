@@ -29,6 +29,35 @@ std::string_view toString(WorkloadKind k);
 enum class Protection { Min, Low, None };
 std::string_view toString(Protection p);
 
+// A class's OOMScoreAdjust=: what memqos writes to its members'
+// /proc/PID/oom_score_adj.
+//  Fixed:     `value` (-1000..1000)
+//  Burstable: kubelet's formula 1000 - 1000*request/MemTotal, in [3, 999]
+//  Keep:      nothing: the processes keep the values their unit and they
+//             themselves set (PostgreSQL's postmaster -1000 and backends 0),
+//             and what memqos wrote before a reload switched the class to
+//             keep is given back
+struct OomScoreAdjust {
+    enum class Mode { Fixed, Burstable, Keep };
+    Mode mode = Mode::Burstable;
+    int value = 0; // Fixed only
+
+    constexpr OomScoreAdjust() = default;
+    // A fixed value (implicit, so that `.oomScoreAdj = -999` reads as the
+    // configuration says it).
+    constexpr OomScoreAdjust(int fixed) // NOLINT(google-explicit-constructor)
+        : mode(Mode::Fixed), value(fixed) {}
+    static constexpr OomScoreAdjust burstable() { return {}; }
+    static constexpr OomScoreAdjust keep() {
+        OomScoreAdjust k;
+        k.mode = Mode::Keep;
+        return k;
+    }
+    constexpr bool keeps() const { return mode == Mode::Keep; }
+
+    friend bool operator==(const OomScoreAdjust&, const OomScoreAdjust&) = default;
+};
+
 struct ClassPolicy {
     std::string name;
     // Importance: higher is more important. Victims are taken from the lowest
@@ -41,9 +70,8 @@ struct ClassPolicy {
     bool killable = false;
     // May members use swap? No -> memory.swap.max = 0.
     bool swap = false;
-    // Fixed oom_score_adj, or nullopt for the Burstable formula
-    // 1000 - 1000*request/MemTotal clamped to [3, 999].
-    std::optional<int> oomScoreAdj;
+    // Fixed oom_score_adj, the Burstable formula, or keep (OomScoreAdjust).
+    OomScoreAdjust oomScoreAdj;
     // Proactive reclaim (memory.reclaim) for members.
     bool reclaim = false;
     // Class-wide cap computed each tick (doc/DESIGN.md §4.5 "Memory guard").

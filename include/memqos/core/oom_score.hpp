@@ -21,7 +21,9 @@ inline constexpr int kBurstableOomMax = 999;
 //   adj < 3 → 3;  adj == 1000 → 999
 // Edge cases: request 0 → 999; request ≥ memTotal → 3; memTotal 0 (unknown
 // capacity) → 999, the least protected Burstable value, rather than a
-// division by zero.
+// division by zero. A class that keeps (OOMScoreAdjust=keep) has no value:
+// callers check cls.oomScoreAdj.keeps() first; for it this returns the
+// Burstable value.
 int oomScoreAdj(const ClassPolicy& cls, Bytes request, Bytes memTotal);
 
 } // namespace memqos::core

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 
 namespace memqos::io {
@@ -50,6 +51,17 @@ public:
     // /proc/<pid>/oom_score_adj = value (-1000..1000). Lowering it needs
     // CAP_SYS_RESOURCE; another user's process needs CAP_DAC_OVERRIDE.
     Result<Written> setOomScoreAdj(std::int32_t pid, int value) const;
+    // A process's oom_score_adj with its start time (/proc/<pid>/stat field
+    // 22), read stat first: nullopt when the process is gone; an error for
+    // text that is no stat or no number (never thrown).
+    struct ProcessOom {
+        std::uint64_t startTime = 0;
+        int oomScoreAdj = 0;
+    };
+    Result<std::optional<ProcessOom>> readOomScoreAdj(std::int32_t pid) const;
+    // Writes `value` without reading first (the caller just read it):
+    // Changed, or Vanished when the process is gone.
+    Result<Written> writeOomScoreAdj(std::int32_t pid, int value) const;
     // Writes "1" to <cgroup>/cgroup.kill (Linux >= 5.14): the kernel sends
     // SIGKILL to every process of the cgroup and of its descendants, and to
     // those they fork meanwhile. Returns

@@ -13,6 +13,7 @@
 #include "memqos/util/result.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -189,5 +190,19 @@ public:
 private:
     std::filesystem::path dir_;
 };
+
+// Loads a directory of one-record-per-file state (file name: the record's
+// key, encoded as encodeFileName does) with the same care as
+// StateStore::loadAll: temp files of a crashed save deleted, a file that is
+// not memqosd's own, not a regular file, larger than `maxBytes`, or whose
+// text `parse` refuses is set aside ("<name>.bad-<UTC time>"), one whose key
+// does not match its name too. `parse` parses a file's text and returns the
+// record's key (the caller holds the record); `keep` runs right after it when
+// the record is good and its key matches the file name. Returns the
+// problems, each naming the file; never throws.
+std::vector<std::string> loadRecordFiles(
+    const std::filesystem::path& dir, std::string_view what, std::string_view keyName,
+    std::size_t maxBytes, const std::function<Result<std::string>(std::string_view text)>& parse,
+    const std::function<void()>& keep);
 
 } // namespace memqos::io

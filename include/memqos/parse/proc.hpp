@@ -100,4 +100,12 @@ Result<VmStat> parseVmstat(std::string_view text);
 using core::Zone;
 Result<std::vector<Zone>> parseZoneinfo(std::string_view text);
 
+// /proc/PID/stat: the process's start time (field 22, clock ticks after
+// boot). With the pid it names one process for as long as the system runs:
+// a reused pid has a later start time. The second field, the command in
+// parentheses, may itself hold spaces and ')' (a process names itself), so
+// the fields are counted from the last ')'. Errors: no "(...)", fewer than
+// 22 fields, a start time that is not an unsigned number.
+Result<std::uint64_t> parseProcStatStartTime(std::string_view text);
+
 } // namespace memqos::parse

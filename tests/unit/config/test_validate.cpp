@@ -126,6 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
         GoodKey{"Class.shared", "Swap", "no", "no"},
         GoodKey{"Class.shared", "OOMScoreAdjust", "500", "500"},
         GoodKey{"Class.system", "OOMScoreAdjust", "burstable", "burstable"},
+        GoodKey{"Class.shared", "OOMScoreAdjust", "keep", "keep"},
+        GoodKey{"Class.shared", "OOMScoreAdjust", "Keep", "keep"},
         GoodKey{"Class.shared", "Reclaim", "no", "no"},
         GoodKey{"Class.shared", "MemoryGuard", "yes", "yes"}));
 
@@ -478,7 +480,7 @@ TEST(Classes, ANewClassGetsDefaultsAndNeedsARank) {
     EXPECT_EQ(b.throttlingFactor, std::optional<Permyriad>(9000));
     EXPECT_TRUE(b.killable);
     EXPECT_TRUE(b.swap);
-    EXPECT_EQ(b.oomScoreAdj, std::optional<int>(1000));
+    EXPECT_EQ(b.oomScoreAdj, core::OomScoreAdjust(1000));
     EXPECT_FALSE(b.reclaim);
     EXPECT_FALSE(b.memoryGuard);
 }

@@ -384,23 +384,33 @@ INSTANTIATE_TEST_SUITE_P(
                       Case<std::int64_t>{"", std::nullopt, "not a whole number"},
                       Case<std::int64_t>{"0x5", std::nullopt, "not a whole number"}));
 
-class OomScoreAdjTest : public ::testing::TestWithParam<Case<std::optional<int>>> {};
+class OomScoreAdjTest : public ::testing::TestWithParam<Case<core::OomScoreAdjust>> {};
 TEST_P(OomScoreAdjTest, Parses) {
     checkCase(GetParam(), parseOomScoreAdjust);
     if (GetParam().want) {
         EXPECT_EQ(*parseOomScoreAdjust(formatOomScoreAdjust(*GetParam().want)), *GetParam().want);
     }
 }
-using O = Case<std::optional<int>>;
+using O = Case<core::OomScoreAdjust>;
 INSTANTIATE_TEST_SUITE_P(
     Values, OomScoreAdjTest,
     ::testing::Values(O{"-999", -999}, O{"1000", 1000}, O{"-1000", -1000}, O{"0", 0},
-                      O{"burstable", std::optional<int>{}}, O{"Burstable", std::optional<int>{}},
+                      O{"burstable", core::OomScoreAdjust::burstable()},
+                      O{"Burstable", core::OomScoreAdjust::burstable()},
+                      O{"keep", core::OomScoreAdjust::keep()},
+                      O{" KEEP ", core::OomScoreAdjust::keep()},
                       O{"1001", std::nullopt,
-                        "out of range (expected a number from -1000 to 1000, or burstable)"},
+                        "out of range (expected a number from -1000 to 1000, burstable or keep)"},
                       O{"-1001", std::nullopt, "out of range"},
+                      O{"keeps", std::nullopt, "not an oom_score_adj"},
                       O{"abc", std::nullopt, "not an oom_score_adj"},
                       O{"99999999999999999999", std::nullopt, "not an oom_score_adj"}));
+
+TEST(OomScoreAdjTest, FormatsEachMode) {
+    EXPECT_EQ(formatOomScoreAdjust(-999), "-999");
+    EXPECT_EQ(formatOomScoreAdjust(core::OomScoreAdjust::burstable()), "burstable");
+    EXPECT_EQ(formatOomScoreAdjust(core::OomScoreAdjust::keep()), "keep");
+}
 
 class PathTest : public ::testing::TestWithParam<Case<std::string>> {};
 TEST_P(PathTest, Parses) {

@@ -51,7 +51,7 @@ TEST(CoreModel, DefaultClassesAreTheDesignTable) {
          .throttlingFactor = 9000,
          .killable = true,
          .swap = true,
-         .oomScoreAdj = std::nullopt,
+         .oomScoreAdj = OomScoreAdjust::burstable(),
          .reclaim = true,
          .memoryGuard = false},
         {.name = "reclaimed",

@@ -16,7 +16,8 @@ using namespace test; // NOLINT(google-build-using-namespace): unit literals
 constexpr Bytes kMax = std::numeric_limits<Bytes>::max();
 
 ClassPolicy fixedAdj(std::optional<int> adj) {
-    return ClassPolicy{.name = "c", .oomScoreAdj = adj};
+    return ClassPolicy{.name = "c",
+                       .oomScoreAdj = adj ? OomScoreAdjust(*adj) : OomScoreAdjust::burstable()};
 }
 
 struct OomCase {

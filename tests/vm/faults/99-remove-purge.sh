@@ -3,7 +3,7 @@
 # Issue 24 item 6: taking memqos off a host without a reboot.
 #  a. `dpkg -r memqos` with a placed workload: the package's prerm runs
 #     `memqosctl release --all`: the unit has its own MemoryMax again (not
-#     memqosd's), system.slice its own protection, no runtime drop-in of
+#     memqosd's), its process its own oom_score_adj, system.slice its own protection, no runtime drop-in of
 #     memqosd's is left, no stored assignment, memqosd stopped.
 #  b. `dpkg --purge memqos`: /var/lib/memqos and /run/memqos are gone.
 #  c. Reinstall: memqosd starts with no workload of the old assignment, and
@@ -31,9 +31,12 @@ min_before=$(cat $sys/memory.min)
 mgr AssignWorkload ssttb rp.service shared 268435456 1073741824 true >/dev/null
 wait_for 20 "memqosd's limit on rp.service" grep -qx 1073741824 $cg/memory.max
 wait_for 20 "memqosd's sum on system.slice" bash -c "(( \$(cat $sys/memory.low) >= 268435456 ))"
+pid=$(systemctl show -p MainPID --value rp.service)
+wait_for 30 "memqosd's oom_score_adj on rp.service" bash -c "[[ \$(cat /proc/$pid/oom_score_adj) != 0 ]]"
+adj=$(cat /proc/$pid/oom_score_adj)
 marked() { grep -rl '^# memqos: written by systemd for memqosd' /run/systemd/system.control 2>/dev/null || true; }
 [[ -n $(marked) ]] || fail "no marked drop-in of memqosd's while it manages rp.service"
-ok "placed: rp.service memory.max=1G, system.slice memory.low=$(cat $sys/memory.low), marked drop-ins: $(marked | wc -l)"
+ok "placed: rp.service memory.max=1G, oom_score_adj=$adj, system.slice memory.low=$(cat $sys/memory.low), marked drop-ins: $(marked | wc -l)"
 
 # --- a. remove ---------------------------------------------------------------
 dpkg -r memqos >/tmp/memqos-remove.log 2>&1 || fail "dpkg -r memqos: $(cat /tmp/memqos-remove.log)"
@@ -48,7 +51,8 @@ saved=$(find /run/systemd/system.control -name '*.memqos-saved' 2>/dev/null)
   fail "stored assignments left: $(ls /var/lib/memqos/assignments)"
 [[ -z $(ls -A /var/lib/memqos/originals 2>/dev/null) ]] ||
   fail "records left: $(ls /var/lib/memqos/originals)"
-ok "a. dpkg -r: rp.service memory.max=300M (its own), system.slice memory.low=$low_before memory.min=$min_before, no drop-in, copy, assignment or record of memqos's left, memqosd stopped"
+expect_file /proc/$pid/oom_score_adj 0
+ok "a. dpkg -r: rp.service memory.max=300M (its own), oom_score_adj 0 (its own), system.slice memory.low=$low_before memory.min=$min_before, no drop-in, copy, assignment or record of memqos's left, memqosd stopped"
 
 # --- b. purge ---------------------------------------------------------------
 dpkg --purge memqos >/tmp/memqos-purge.log 2>&1 || fail "dpkg --purge memqos: $(cat /tmp/memqos-purge.log)"
