@@ -179,7 +179,15 @@ public:
     void setOriginalStore(io::OriginalStore* store) { originalStore_ = store; }
     // Where systemd writes runtime drop-ins (SetUnitProperties runtime=true);
     // memqos marks its own there, and gives a unit back by removing them.
-    void setRuntimeDropInDir(std::filesystem::path dir) { dropIns_ = io::RuntimeDropIns(std::move(dir)); }
+    // (a transient unit's are in the transient directory, also given here).
+    void setRuntimeDropInDir(std::filesystem::path dir,
+                             std::optional<std::filesystem::path> transientDir = std::nullopt) {
+        std::vector<std::filesystem::path> dirs{std::move(dir)};
+        if (transientDir) {
+            dirs.push_back(std::move(*transientDir));
+        }
+        dropIns_ = io::RuntimeDropIns(std::move(dirs));
+    }
     // This boot's id (/proc/sys/kernel/random/boot_id): a record of a unit's
     // own values made in another boot is not trusted. Set before start().
     void setBootId(std::string id) { bootId_ = std::move(id); }
@@ -611,7 +619,8 @@ private:
     io::OriginalStore* originalStore_ = nullptr;
     // unit -> its memory properties before memqos's first change.
     std::map<std::string, io::UnitOriginal> originals_;
-    io::RuntimeDropIns dropIns_{"/run/systemd/system.control"};
+    io::RuntimeDropIns dropIns_{std::vector<std::filesystem::path>{
+        std::filesystem::path(io::kRuntimeControlDir), std::filesystem::path(io::kTransientDir)}};
     std::string bootId_;
     std::set<std::string> learning_;  // units being looked up for originals_
     // Slices whose own values were learned since memqos last sent them

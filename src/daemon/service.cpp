@@ -178,7 +178,8 @@ int runService(const Options& options) {
     // (--state-dir, --runtime-dir) gets a directory of its own beside them,
     // never the host's.
     if (options.runtimeDir || options.stateDir) {
-        manager.setRuntimeDropInDir(runtimeDirectory(options, *cfg) / "system.control");
+        manager.setRuntimeDropInDir(runtimeDirectory(options, *cfg) / "system.control",
+                                    runtimeDirectory(options, *cfg) / "transient");
     }
     // A record of a unit's own values from another boot is not trusted (the
     // runtime drop-ins it guarded went with that boot).

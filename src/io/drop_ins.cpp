@@ -118,81 +118,118 @@ bool hasOwnMarker(std::string_view text) {
            (text.size() == kOwnDropInMarker.size() || text[kOwnDropInMarker.size()] == '\n');
 }
 
-std::filesystem::path RuntimeDropIns::file(const std::string& unit, MemoryKey key) const {
-    return dir_ / (unit + ".d") / std::string(dropInName(key));
+std::filesystem::path RuntimeDropIns::file(const std::filesystem::path& dir,
+                                           const std::string& unit, MemoryKey key) {
+    return dir / (unit + ".d") / std::string(dropInName(key));
 }
 
 RuntimeDropIns::State RuntimeDropIns::read(const std::string& unit, MemoryKey key) const {
-    auto text = readFile(file(unit, key), kMaxDropInBytes);
-    if (!text) {
-        return {}; // gone, or unreadable: nobody's as far as memqos can tell
+    for (const auto& dir : dirs_) {
+        auto text = readFile(file(dir, unit, key), kMaxDropInBytes);
+        if (text) {
+            return {hasOwnMarker(*text) ? Owner::Memqos : Owner::Other, dropInValue(*text, key)};
+        }
     }
-    return {hasOwnMarker(*text) ? Owner::Memqos : Owner::Other, dropInValue(*text, key)};
+    return {}; // gone, or unreadable: nobody's as far as memqos can tell
 }
 
 Status RuntimeDropIns::saveOthers(const std::string& unit, MemoryKey key) const {
-    const auto path = file(unit, key);
-    auto text = readFile(path, kMaxDropInBytes);
-    if (!text) {
-        return isVanished(text.error()) ? okStatus() : Status(text.error());
+    for (const auto& dir : dirs_) {
+        const auto path = file(dir, unit, key);
+        auto text = readFile(path, kMaxDropInBytes);
+        if (!text) {
+            if (!isVanished(text.error())) {
+                return text.error();
+            }
+            continue;
+        }
+        if (hasOwnMarker(*text)) {
+            continue;
+        }
+        if (auto st = replaceFile(path.string() + std::string(kSavedSuffix), *text); !st) {
+            return st;
+        }
     }
-    if (hasOwnMarker(*text)) {
-        return okStatus();
-    }
-    return replaceFile(path.string() + std::string(kSavedSuffix), *text);
+    return okStatus();
 }
 
 Status RuntimeDropIns::markOwn(const std::string& unit, MemoryKey key, const Limit& value) const {
-    const auto path = file(unit, key);
-    auto text = readFile(path, kMaxDropInBytes);
-    if (!text) {
-        return isVanished(text.error()) ? okStatus() : Status(text.error());
+    for (const auto& dir : dirs_) {
+        const auto path = file(dir, unit, key);
+        auto text = readFile(path, kMaxDropInBytes);
+        if (!text) {
+            if (!isVanished(text.error())) {
+                return text.error();
+            }
+            continue;
+        }
+        if (hasOwnMarker(*text) || dropInValue(*text, key) != std::optional<Limit>(value)) {
+            continue;
+        }
+        if (auto st = replaceFile(path, std::string(kOwnDropInMarker) + "\n" + *text); !st) {
+            return st;
+        }
     }
-    if (hasOwnMarker(*text) || dropInValue(*text, key) != std::optional<Limit>(value)) {
-        return okStatus();
-    }
-    return replaceFile(path, std::string(kOwnDropInMarker) + "\n" + *text);
+    return okStatus();
 }
 
 Status RuntimeDropIns::adoptUnmarked(const std::string& unit, MemoryKey key) const {
-    const auto path = file(unit, key);
-    auto text = readFile(path, kMaxDropInBytes);
-    if (!text) {
-        return isVanished(text.error()) ? okStatus() : Status(text.error());
+    for (const auto& dir : dirs_) {
+        const auto path = file(dir, unit, key);
+        auto text = readFile(path, kMaxDropInBytes);
+        if (!text) {
+            if (!isVanished(text.error())) {
+                return text.error();
+            }
+            continue;
+        }
+        if (hasOwnMarker(*text)) {
+            continue;
+        }
+        if (auto st = replaceFile(path, std::string(kOwnDropInMarker) + "\n" + *text); !st) {
+            return st;
+        }
     }
-    if (hasOwnMarker(*text)) {
-        return okStatus();
-    }
-    return replaceFile(path, std::string(kOwnDropInMarker) + "\n" + *text);
+    return okStatus();
 }
 
 Result<bool> RuntimeDropIns::giveBack(const std::string& unit, MemoryKey key) const {
-    const auto path = file(unit, key);
-    const auto saved = path.string() + std::string(kSavedSuffix);
-    if (::rename(saved.c_str(), path.c_str()) == 0) {
-        return true;
-    }
-    if (errno != ENOENT && errno != ENOTDIR) {
-        return errnoError(errno, saved);
-    }
-    if (read(unit, key).owner != Owner::Memqos) {
-        return false;
-    }
-    if (::unlink(path.c_str()) != 0) {
-        if (errno == ENOENT) {
-            return false;
+    bool changed = false;
+    for (const auto& dir : dirs_) {
+        const auto path = file(dir, unit, key);
+        const auto saved = path.string() + std::string(kSavedSuffix);
+        if (::rename(saved.c_str(), path.c_str()) == 0) {
+            changed = true;
+            continue;
         }
-        return errnoError(errno, path);
+        if (errno != ENOENT && errno != ENOTDIR) {
+            return errnoError(errno, saved);
+        }
+        auto text = readFile(path, kMaxDropInBytes);
+        if (!text || !hasOwnMarker(*text)) {
+            continue; // none, or someone else's
+        }
+        if (::unlink(path.c_str()) != 0) {
+            if (errno == ENOENT) {
+                continue;
+            }
+            return errnoError(errno, path);
+        }
+        changed = true;
     }
-    return true;
+    return changed;
 }
 
 bool RuntimeDropIns::anyOwn(const std::string& unit) const {
-    for (const auto key : kMemoryKeys) {
-        std::error_code ec;
-        if (read(unit, key).owner == Owner::Memqos ||
-            std::filesystem::exists(file(unit, key).string() + std::string(kSavedSuffix), ec)) {
-            return true;
+    for (const auto& dir : dirs_) {
+        for (const auto key : kMemoryKeys) {
+            std::error_code ec;
+            const auto path = file(dir, unit, key);
+            auto text = readFile(path, kMaxDropInBytes);
+            if ((text && hasOwnMarker(*text)) ||
+                std::filesystem::exists(path.string() + std::string(kSavedSuffix), ec)) {
+                return true;
+            }
         }
     }
     return false;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 using namespace memqos;
@@ -109,6 +110,25 @@ TEST_F(DropIns, AnUnmarkedFileOfAnOlderMemqosIsAdopted) {
     ASSERT_TRUE(d.adoptUnmarked("nginx.service", MemoryKey::High).ok());
     EXPECT_EQ(d.read("nginx.service", MemoryKey::High).owner, RuntimeDropIns::Owner::Memqos);
     EXPECT_EQ(d.read("nginx.service", MemoryKey::Min).owner, RuntimeDropIns::Owner::None);
+}
+
+// A transient unit's runtime drop-ins are in /run/systemd/transient (the VM
+// suite's 20-tiers found memqos's left there after unassigning a systemd-run
+// unit when only system.control was looked at).
+TEST_F(DropIns, ATransientUnitsFilesInTheSecondDirectoryAreMarkedAndGivenBack) {
+    const fs::path control = dir_ / "control";
+    const fs::path transient = dir_ / "transient";
+    fs::create_directories(transient / "web.service.d");
+    std::ofstream(transient / "web.service.d/50-MemoryLow.conf")
+        << systemdFile("MemoryLow=268435456");
+    const RuntimeDropIns d(std::vector<fs::path>{control, transient});
+    ASSERT_TRUE(d.markOwn("web.service", MemoryKey::Low, Limit(268435456)).ok());
+    EXPECT_EQ(d.read("web.service", MemoryKey::Low).owner, RuntimeDropIns::Owner::Memqos);
+    EXPECT_TRUE(d.anyOwn("web.service"));
+    auto r = d.giveBack("web.service", MemoryKey::Low);
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(*r);
+    EXPECT_FALSE(fs::exists(transient / "web.service.d/50-MemoryLow.conf"));
 }
 
 } // namespace

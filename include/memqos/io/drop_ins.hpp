@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace memqos::io {
 
@@ -49,9 +50,17 @@ std::optional<Limit> dropInValue(std::string_view text, MemoryKey key);
 // The text starts with kOwnDropInMarker.
 bool hasOwnMarker(std::string_view text);
 
+// systemd writes a runtime drop-in of a unit from a unit file to
+// /run/systemd/system.control/<unit>.d/, and one of a transient unit
+// (systemd-run, machined's scopes) to /run/systemd/transient/<unit>.d/: every
+// operation looks at each directory given (a unit has its files in one).
+inline constexpr std::string_view kRuntimeControlDir = "/run/systemd/system.control";
+inline constexpr std::string_view kTransientDir = "/run/systemd/transient";
+
 class RuntimeDropIns {
 public:
-    explicit RuntimeDropIns(std::filesystem::path dir) : dir_(std::move(dir)) {}
+    explicit RuntimeDropIns(std::filesystem::path dir) : dirs_{std::move(dir)} {}
+    explicit RuntimeDropIns(std::vector<std::filesystem::path> dirs) : dirs_(std::move(dirs)) {}
 
     enum class Owner { None, Memqos, Other };
     struct State {
@@ -74,8 +83,9 @@ public:
     bool anyOwn(const std::string& unit) const;
 
 private:
-    std::filesystem::path file(const std::string& unit, MemoryKey key) const;
-    std::filesystem::path dir_;
+    static std::filesystem::path file(const std::filesystem::path& dir, const std::string& unit,
+                                      MemoryKey key);
+    std::vector<std::filesystem::path> dirs_;
 };
 
 } // namespace memqos::io
