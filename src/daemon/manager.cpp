@@ -1097,6 +1097,11 @@ void Manager::onUnitStarted(const std::string& unit) {
 }
 
 void Manager::onUnitRemoved(const std::string& unit) {
+    // A transient unit's drop-ins went with it (systemd removes them when it
+    // unloads the unit): a copy memqos kept beside them must not reach the
+    // next unit of that name (VM suite 20-tiers: a systemd-run unit started
+    // again under the same name got the old one's set-property back).
+    dropIns_.dropStaleCopies(unit);
     if (unit.ends_with(".scope")) {
         forgetOriginal(unit); // a scope does not come back: nothing to give back to it
         // A VM's scope (its qemu ended): the VM stays known, not running.

@@ -193,11 +193,30 @@ Status RuntimeDropIns::adoptUnmarked(const std::string& unit, MemoryKey key) con
     return okStatus();
 }
 
+void RuntimeDropIns::dropStaleCopies(const std::string& unit) const {
+    for (const auto& dir : dirs_) {
+        for (const auto key : kMemoryKeys) {
+            const auto path = file(dir, unit, key);
+            const auto saved = path.string() + std::string(kSavedSuffix);
+            std::error_code ec;
+            if (std::filesystem::exists(saved, ec) && !std::filesystem::exists(path, ec)) {
+                ::unlink(saved.c_str());
+            }
+        }
+        ::rmdir((dir / (unit + ".d")).c_str()); // only when empty
+    }
+}
+
 Result<bool> RuntimeDropIns::giveBack(const std::string& unit, MemoryKey key) const {
     bool changed = false;
     for (const auto& dir : dirs_) {
         const auto path = file(dir, unit, key);
         const auto saved = path.string() + std::string(kSavedSuffix);
+        std::error_code ec;
+        if (std::filesystem::exists(saved, ec) && !std::filesystem::exists(path, ec)) {
+            ::unlink(saved.c_str()); // its drop-in is gone: a stale copy
+            continue;
+        }
         if (::rename(saved.c_str(), path.c_str()) == 0) {
             changed = true;
             continue;

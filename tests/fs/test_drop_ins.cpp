@@ -131,4 +131,25 @@ TEST_F(DropIns, ATransientUnitsFilesInTheSecondDirectoryAreMarkedAndGivenBack) {
     EXPECT_FALSE(fs::exists(transient / "web.service.d/50-MemoryLow.conf"));
 }
 
+// The copy of someone else's file whose drop-in is gone (a transient unit
+// unloaded, a revert) is stale: dropped, never put back.
+TEST_F(DropIns, AKeptCopyWhoseDropInIsGoneIsDroppedNotPutBack) {
+    const RuntimeDropIns d(dir_);
+    write("50-MemoryMax.conf", "[Service]\nMemoryMax=536870912\n");
+    ASSERT_TRUE(d.saveOthers("nginx.service", MemoryKey::Max).ok());
+    fs::remove(dir_ / "nginx.service.d/50-MemoryMax.conf"); // systemd unloaded the unit
+    d.dropStaleCopies("nginx.service");
+    EXPECT_FALSE(fs::exists(dir_ / "nginx.service.d")) << "the empty .d directory stays";
+    // The same through giveBack.
+    write("50-MemoryMax.conf", "[Service]\nMemoryMax=536870912\n");
+    ASSERT_TRUE(d.saveOthers("nginx.service", MemoryKey::Max).ok());
+    fs::remove(dir_ / "nginx.service.d/50-MemoryMax.conf");
+    auto r = d.giveBack("nginx.service", MemoryKey::Max);
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(*r);
+    EXPECT_FALSE(fs::exists(dir_ / "nginx.service.d/50-MemoryMax.conf"));
+    EXPECT_FALSE(fs::exists(dir_ / ("nginx.service.d/50-MemoryMax.conf" +
+                                    std::string(io::kSavedSuffix))));
+}
+
 } // namespace

@@ -79,6 +79,11 @@ public:
     // Give back: a saved copy goes back in place, else memqos's own file is
     // removed; someone else's stays. Returns whether anything changed.
     Result<bool> giveBack(const std::string& unit, MemoryKey key) const;
+    // A kept copy whose drop-in is gone (systemd removed a transient unit's
+    // files when it unloaded it; an administrator's revert) is stale: removed,
+    // so that a later unit of the same name never gets it. Then the unit's
+    // .d directory, if empty.
+    void dropStaleCopies(const std::string& unit) const;
     // Whether any of the five files of UNIT is memqos's or a saved copy.
     bool anyOwn(const std::string& unit) const;
 
