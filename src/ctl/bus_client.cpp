@@ -399,30 +399,27 @@ Result<std::vector<Finding>> BusClient::verify() {
     return callManager("Verify", "a(sss)", appendNothing, findingsFromReply);
 }
 
+namespace {
+
+// An "as" reply as strings (Reload's restart notes, Release's ids).
+Result<std::vector<std::string>> stringsFromReply(const ValueArray& out) {
+    std::vector<std::string> strings;
+    if (!out.empty() && std::holds_alternative<ValueArray>(out.front().v)) {
+        for (const auto& v : std::get<ValueArray>(out.front().v)) {
+            strings.push_back(v.asString());
+        }
+    }
+    return strings;
+}
+
+} // namespace
+
 Result<std::vector<std::string>> BusClient::release() {
-    return callManager("Release", "as", appendNothing,
-                       [](const ValueArray& out) -> Result<std::vector<std::string>> {
-                           std::vector<std::string> ids;
-                           if (!out.empty() && std::holds_alternative<ValueArray>(out.front().v)) {
-                               for (const auto& v : std::get<ValueArray>(out.front().v)) {
-                                   ids.push_back(v.asString());
-                               }
-                           }
-                           return ids;
-                       });
+    return callManager("Release", "as", appendNothing, stringsFromReply);
 }
 
 Result<std::vector<std::string>> BusClient::reload() {
-    return callManager("Reload", "as", appendNothing,
-                       [](const ValueArray& out) -> Result<std::vector<std::string>> {
-                           std::vector<std::string> notes;
-                           if (!out.empty() && std::holds_alternative<ValueArray>(out.front().v)) {
-                               for (const auto& v : std::get<ValueArray>(out.front().v)) {
-                                   notes.push_back(v.asString());
-                               }
-                           }
-                           return notes;
-                       });
+    return callManager("Reload", "as", appendNothing, stringsFromReply);
 }
 
 Result<bool> BusClient::daemonOnBus() {

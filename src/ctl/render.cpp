@@ -476,38 +476,35 @@ std::string renderNothing(Format format) {
     return isJson(format) ? "{}\n" : "";
 }
 
-std::string renderReload(const std::vector<std::string>& restartNeeded, Format format) {
+namespace {
+
+// One string a line, or {"KEY": [...]} with --json.
+std::string renderStrings(std::string_view key, const std::vector<std::string>& strings,
+                          Format format) {
     if (isJson(format)) {
         JsonWriter json(jsonStyle(format));
-        json.beginObject().key("restart_needed").beginArray();
-        for (const auto& n : restartNeeded) {
-            json.value(n);
+        json.beginObject().key(key).beginArray();
+        for (const auto& s : strings) {
+            json.value(s);
         }
         json.endArray().endObject();
         return withNewline(json.str());
     }
     std::string out;
-    for (const auto& n : restartNeeded) {
-        out += n + "\n";
+    for (const auto& s : strings) {
+        out += s + "\n";
     }
     return out;
 }
 
+} // namespace
+
+std::string renderReload(const std::vector<std::string>& restartNeeded, Format format) {
+    return renderStrings("restart_needed", restartNeeded, format);
+}
+
 std::string renderReleased(const std::vector<std::string>& ids, Format format) {
-    if (isJson(format)) {
-        JsonWriter json(jsonStyle(format));
-        json.beginObject().key("released").beginArray();
-        for (const auto& id : ids) {
-            json.value(id);
-        }
-        json.endArray().endObject();
-        return withNewline(json.str());
-    }
-    std::string out;
-    for (const auto& id : ids) {
-        out += id + "\n";
-    }
-    return out;
+    return renderStrings("released", ids, format);
 }
 
 std::string renderEvent(const Event& event, Format format) {

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <functional>
 #include <cstdio>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -133,7 +134,9 @@ RuntimeDropIns::State RuntimeDropIns::read(const std::string& unit, MemoryKey ke
     return {}; // gone, or unreadable: nobody's as far as memqos can tell
 }
 
-Status RuntimeDropIns::saveOthers(const std::string& unit, MemoryKey key) const {
+Status RuntimeDropIns::forEachUnmarked(
+    const std::string& unit, MemoryKey key,
+    const std::function<Status(const std::filesystem::path&, const std::string&)>& fn) const {
     for (const auto& dir : dirs_) {
         const auto path = file(dir, unit, key);
         auto text = readFile(path, kMaxDropInBytes);
@@ -146,51 +149,32 @@ Status RuntimeDropIns::saveOthers(const std::string& unit, MemoryKey key) const 
         if (hasOwnMarker(*text)) {
             continue;
         }
-        if (auto st = replaceFile(path.string() + std::string(kSavedSuffix), *text); !st) {
+        if (auto st = fn(path, *text); !st) {
             return st;
         }
     }
     return okStatus();
+}
+
+Status RuntimeDropIns::saveOthers(const std::string& unit, MemoryKey key) const {
+    return forEachUnmarked(unit, key, [](const auto& path, const std::string& text) {
+        return replaceFile(path.string() + std::string(kSavedSuffix), text);
+    });
 }
 
 Status RuntimeDropIns::markOwn(const std::string& unit, MemoryKey key, const Limit& value) const {
-    for (const auto& dir : dirs_) {
-        const auto path = file(dir, unit, key);
-        auto text = readFile(path, kMaxDropInBytes);
-        if (!text) {
-            if (!isVanished(text.error())) {
-                return text.error();
-            }
-            continue;
+    return forEachUnmarked(unit, key, [&](const auto& path, const std::string& text) {
+        if (dropInValue(text, key) != std::optional<Limit>(value)) {
+            return okStatus(); // someone wrote it meanwhile
         }
-        if (hasOwnMarker(*text) || dropInValue(*text, key) != std::optional<Limit>(value)) {
-            continue;
-        }
-        if (auto st = replaceFile(path, std::string(kOwnDropInMarker) + "\n" + *text); !st) {
-            return st;
-        }
-    }
-    return okStatus();
+        return replaceFile(path, std::string(kOwnDropInMarker) + "\n" + text);
+    });
 }
 
 Status RuntimeDropIns::adoptUnmarked(const std::string& unit, MemoryKey key) const {
-    for (const auto& dir : dirs_) {
-        const auto path = file(dir, unit, key);
-        auto text = readFile(path, kMaxDropInBytes);
-        if (!text) {
-            if (!isVanished(text.error())) {
-                return text.error();
-            }
-            continue;
-        }
-        if (hasOwnMarker(*text)) {
-            continue;
-        }
-        if (auto st = replaceFile(path, std::string(kOwnDropInMarker) + "\n" + *text); !st) {
-            return st;
-        }
-    }
-    return okStatus();
+    return forEachUnmarked(unit, key, [](const auto& path, const std::string& text) {
+        return replaceFile(path, std::string(kOwnDropInMarker) + "\n" + text);
+    });
 }
 
 void RuntimeDropIns::dropStaleCopies(const std::string& unit) const {

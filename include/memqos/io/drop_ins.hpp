@@ -22,6 +22,7 @@
 
 #include <array>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,6 +89,11 @@ public:
     bool anyOwn(const std::string& unit) const;
 
 private:
+    // Calls fn(path, text) for each existing file of KEY without memqos's
+    // marker, in every directory; the first error stops it.
+    Status forEachUnmarked(
+        const std::string& unit, MemoryKey key,
+        const std::function<Status(const std::filesystem::path&, const std::string&)>& fn) const;
     static std::filesystem::path file(const std::filesystem::path& dir, const std::string& unit,
                                       MemoryKey key);
     std::vector<std::filesystem::path> dirs_;
