@@ -159,6 +159,9 @@ public:
     // The most PID 1 may reclaim when systemd writes a lowered memory.high.
     static constexpr Bytes kPid1ReclaimSlack = Bytes{8} << 20U;
     static constexpr std::size_t kSweepTicks = 10;
+    // A Ganeti qemu that started more than this after its pidfile was
+    // written did not write it (ganetiQemu); seconds, room for clock steps.
+    static constexpr std::int64_t kPidfileSlack = 600;
     static constexpr std::size_t kMaxSweepPerTick = 50;
     static constexpr double kPressureAnnounceStep = 0.1;
 
@@ -450,7 +453,8 @@ private:
     // instance it just started or moved here). Else admissionRefusal.
     std::optional<ApiError> admissionRefusalUnlessRunning(const std::string& className,
                                                           bool running) const;
-    // The instance's qemu runs (its pidfile names a live process).
+    // The instance's qemu runs (its pidfile names a live process that is
+    // the instance's qemu: ganetiQemu).
     bool ganetiRunning(const std::string& name) const;
     // The class a placement request lands in (PlacementRequest::className);
     // nullptr when the request does not say.
@@ -564,6 +568,17 @@ private:
     void assignVm(const core::Workload& w, bool persist, Reply<std::string> reply);
     // Where a running VM's qemu process lives: its scope unit and cgroup.
     std::optional<std::pair<std::string, std::string>> scopeOfPid(std::int32_t pid) const;
+    // Whether process `pid` is the qemu of guest `name` (a pid read from a
+    // pidfile, perhaps on another thread, may since name another process):
+    // its /proc/PID/cmdline is a qemu's with "-name <name>" and, when it
+    // has one, a "-pidfile" named after the guest; it does not run in
+    // another workload's unit. ENOENT when the process is gone; any other
+    // error says why it is not the guest's qemu.
+    Status qemuIdentity(std::int32_t pid, const std::string& name) const;
+    // Logs, once per guest and pid, why memqos does not trust that pid.
+    void warnDistrusted(const std::string& what, const std::string& name, std::int32_t pid,
+                        const Error& why);
+    std::map<std::string, std::int32_t> distrusted_;
     void shrinkBalloons(const std::string& className, TimePoint now);
     void restoreBalloons(TimePoint now);
     void moveBalloon(const std::string& id, Bytes target, const std::string& why, TimePoint now);
@@ -578,6 +593,11 @@ private:
 
     // --- Ganeti KVM instances (adopted into memqos-vm-<instance>.scope) ---
     bool isGanetiInstance(const std::string& name) const;
+    // The pid in the instance's pidfile when that process is its qemu
+    // (qemuIdentity) and started no later than kPidfileSlack after the
+    // pidfile was written (a later one reused the pid of a qemu that is
+    // gone, its pidfile left behind). ENOENT: no pidfile or no process.
+    Result<std::int32_t> ganetiQemu(const std::string& name) const;
     void scanGanetiInstances();
     void adoptInstance(const std::string& name);
     // The instance's workload (class, request, limit from its record, a

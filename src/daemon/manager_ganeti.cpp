@@ -17,6 +17,9 @@
 #include "memqos/config/vm.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
+#include "memqos/parse/proc.hpp"
+
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -37,6 +40,41 @@ bool Manager::isGanetiInstance(const std::string& name) const {
         return true;
     }
     return ganeti_->pid(name).ok();
+}
+
+Result<std::int32_t> Manager::ganetiQemu(const std::string& name) const {
+    auto pid = ganeti_->pid(name);
+    if (!pid) {
+        return pid.error();
+    }
+    if (auto id = qemuIdentity(*pid, name); !id) {
+        return id.error();
+    }
+    // A qemu started well after its pidfile was written did not write it:
+    // the pid was reused (/proc/PID/stat start time, after boot, against
+    // the pidfile's mtime; the slack covers clock steps since).
+    auto stat = io::readFile(proc_.root() / std::to_string(*pid) / "stat");
+    if (!stat) {
+        return stat.error();
+    }
+    auto start = parse::parseProcStatStartTime(*stat);
+    auto procStat = io::readFile(proc_.root() / "stat");
+    auto boot = procStat ? parse::parseProcStatBootTime(*procStat)
+                         : Result<std::int64_t>(procStat.error());
+    auto written = ganeti_->pidfileWritten(name);
+    const long tick = ::sysconf(_SC_CLK_TCK);
+    if (!start || !boot || !written || tick <= 0) {
+        return invalid("cannot tell when process " + std::to_string(*pid) +
+                       " started or its pidfile was written");
+    }
+    const std::int64_t started =
+        *boot + static_cast<std::int64_t>(*start / static_cast<std::uint64_t>(tick));
+    if (started > *written + kPidfileSlack) {
+        return invalid("process " + std::to_string(*pid) + " started " +
+                       std::to_string(started - *written) +
+                       " s after the pidfile was written: a later process with a reused pid");
+    }
+    return *pid;
 }
 
 void Manager::scanGanetiInstances() {
@@ -108,8 +146,15 @@ void Manager::adoptInstance(const std::string& name) {
     if (!core::validateWorkloadId(id)) {
         return;
     }
-    auto pid = ganeti_->pid(name);
-    const bool alive = pid && std::filesystem::exists(proc_.root() / std::to_string(*pid));
+    auto pid = ganetiQemu(name);
+    if (!pid && pid.error().code != std::errc::no_such_file_or_directory) {
+        if (auto named = ganeti_->pid(name)) {
+            warnDistrusted("Ganeti instance", name, *named, pid.error());
+        }
+    } else if (pid) {
+        distrusted_.erase(name);
+    }
+    const bool alive = pid.ok();
     auto it = workloads_.find(id);
     if (it != workloads_.end() && it->second.vm &&
         it->second.vm->backend == VmBackend::Libvirt && it->second.source != Source::Api) {
@@ -283,8 +328,7 @@ bool Manager::ganetiRunning(const std::string& name) const {
     if (ganeti_ == nullptr) {
         return false;
     }
-    auto pid = ganeti_->pid(name);
-    return pid && std::filesystem::exists(proc_.root() / std::to_string(*pid));
+    return ganetiQemu(name).ok();
 }
 
 void Manager::assignGaneti(const core::Workload& w, bool persist, Reply<std::string> reply) {
@@ -325,7 +369,7 @@ void Manager::ganetiFindings(std::vector<wording::FindingText>& out) const {
     }
     for (const auto& [name, rec] : instances_) {
         const auto w = workloads_.find(vmId(name));
-        const bool running = ganeti_->pid(name).ok();
+        const bool running = ganetiQemu(name).ok();
         if (rec.up && running && w != workloads_.end() && observedOnly(w->second) &&
             w->second.unit.empty()) {
             out.push_back({"info", "instance-unplaced",

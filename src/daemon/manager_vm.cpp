@@ -8,6 +8,7 @@
 #include "memqos/config/vm.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
+#include "memqos/parse/proc.hpp"
 #include "memqos/wording/bytes.hpp"
 
 #include <algorithm>
@@ -144,6 +145,53 @@ std::optional<std::pair<std::string, std::string>> Manager::scopeOfPid(std::int3
     return std::make_pair(u->unit, u->path);
 }
 
+Status Manager::qemuIdentity(std::int32_t pid, const std::string& name) const {
+    const auto dir = proc_.root() / std::to_string(pid);
+    auto text = io::readFile(dir / "cmdline");
+    if (!text) {
+        return text.error();
+    }
+    if (text->empty()) {
+        // A zombie or a kernel thread has no command line.
+        return makeError(std::errc::no_such_process, "process " + std::to_string(pid) +
+                                                         " has no command line (it is exiting)");
+    }
+    auto cmd = parse::parseQemuCmdline(*text);
+    if (!cmd) {
+        return invalid("process " + std::to_string(pid) + ": " + cmd.error().what);
+    }
+    if (!parse::isQemuFor(*cmd, name)) {
+        return invalid("process " + std::to_string(pid) + " (" + cmd->program +
+                       (cmd->name ? " -name " + *cmd->name : std::string(", no -name")) +
+                       ") is not the qemu of " + name);
+    }
+    if (cmd->pidfile && std::filesystem::path(*cmd->pidfile).filename() != name) {
+        return invalid("process " + std::to_string(pid) + " writes pidfile " + *cmd->pidfile +
+                       ", not one of " + name);
+    }
+    if (auto at = scopeOfPid(pid)) {
+        for (const auto& [id, m] : workloads_) {
+            if (!m.unit.empty() && m.unit == at->first && vmName(id) != name) {
+                return invalid("process " + std::to_string(pid) + " runs in " + at->first +
+                               ", the unit of workload " + id);
+            }
+        }
+    }
+    return okStatus();
+}
+
+void Manager::warnDistrusted(const std::string& what, const std::string& name, std::int32_t pid,
+                             const Error& why) {
+    auto [it, fresh] = distrusted_.try_emplace(name, pid);
+    if (!fresh && it->second == pid) {
+        return;
+    }
+    it->second = pid;
+    log::warning("Not trusting pid {PID} of {WHAT} {GUEST}: {ERROR}; memqos moves and limits "
+                 "nothing by that pid (a stale pidfile?)",
+                 "PID", pid, "WHAT", what, "GUEST", name, "ERROR", why.what);
+}
+
 void Manager::upsertDomain(const io::DomainInfo& d) {
     const std::string id = vmId(d.name);
     if (!core::validateWorkloadId(id)) {
@@ -203,7 +251,16 @@ void Manager::upsertDomain(const io::DomainInfo& d) {
             markUnplaced(m);
         }
     }
-    if (d.active && d.pid > 0) {
+    // The pid was read on the hypervisor's thread: it is checked here,
+    // where it is used.
+    const auto identity =
+        d.active && d.pid > 0 ? qemuIdentity(d.pid, d.name) : okStatus();
+    if (!identity) {
+        if (identity.error().code != std::errc::no_such_file_or_directory) {
+            warnDistrusted("domain", d.name, d.pid, identity.error());
+        }
+    } else if (d.active && d.pid > 0) {
+        distrusted_.erase(d.name);
         if (auto scope = scopeOfPid(d.pid)) {
             m.unit = scope->first;
             m.cgroupPath = scope->second;

@@ -7,7 +7,10 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <system_error>
 #include <thread>
 
@@ -64,6 +67,18 @@ Result<std::int32_t> HmpGanetiKvm::pid(const std::string& instance) const {
         return invalid((dir_ / "pid" / instance).string() + ": not a pid");
     }
     return *p;
+}
+
+Result<std::int64_t> HmpGanetiKvm::pidfileWritten(const std::string& instance) const {
+    if (instance.empty() || instance.find('/') != std::string::npos || instance.front() == '.') {
+        return invalid("not an instance name: '" + instance + "'");
+    }
+    const auto path = dir_ / "pid" / instance;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        return makeError(std::errc(errno), path.string());
+    }
+    return static_cast<std::int64_t>(st.st_mtim.tv_sec);
 }
 
 void HmpGanetiKvm::balloonActual(const std::string& instance, Then<Bytes> then) {

@@ -6,6 +6,7 @@
 #include "memqos/parse/text.hpp"
 
 #include <array>
+#include <limits>
 #include <set>
 
 namespace memqos::parse {
@@ -238,6 +239,111 @@ Result<std::uint64_t> parseProcStatStartTime(std::string_view textIn) {
         }
     }
     return text::toU64(*field, "starttime");
+}
+
+Result<std::int64_t> parseProcStatBootTime(std::string_view textIn) {
+    std::string_view rest = textIn;
+    while (!rest.empty()) {
+        const auto nl = rest.find('\n');
+        const std::string_view line = rest.substr(0, nl);
+        rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+        text::Tokenizer tok(line);
+        if (tok.next() != std::optional<std::string_view>("btime")) {
+            continue;
+        }
+        const auto value = tok.next();
+        if (!value) {
+            return invalid("btime: no value");
+        }
+        auto t = text::toU64(*value, "btime");
+        if (!t) {
+            return t.error();
+        }
+        if (*t > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+            return invalid("btime: out of range");
+        }
+        return static_cast<std::int64_t>(*t);
+    }
+    return invalid("no btime line");
+}
+
+namespace {
+
+// QEMU's suboptions "a,b=c,..." (",," is a literal ',').
+std::vector<std::string> qemuSuboptions(std::string_view v) {
+    std::vector<std::string> out(1);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (v[i] == ',') {
+            if (i + 1 < v.size() && v[i + 1] == ',') {
+                out.back().push_back(',');
+                ++i;
+                continue;
+            }
+            out.emplace_back();
+            continue;
+        }
+        out.back().push_back(v[i]);
+    }
+    return out;
+}
+
+// The guest name in "-name": the first suboption when it has no key (the
+// implied "guest"), else the value of "guest=".
+std::optional<std::string> qemuGuestName(std::string_view v) {
+    const auto items = qemuSuboptions(v);
+    if (items.front().find('=') == std::string::npos) {
+        return items.front();
+    }
+    for (const auto& item : items) {
+        if (item.starts_with("guest=")) {
+            return item.substr(6);
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+Result<QemuCmdline> parseQemuCmdline(std::string_view textIn) {
+    std::vector<std::string_view> args;
+    std::string_view rest = textIn;
+    while (!rest.empty()) {
+        const auto nul = rest.find('\0');
+        args.push_back(rest.substr(0, nul));
+        rest = nul == std::string_view::npos ? std::string_view{} : rest.substr(nul + 1);
+    }
+    if (args.empty() || args.front().empty()) {
+        return invalid("empty command line");
+    }
+    QemuCmdline out;
+    out.program = std::string(args.front());
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        const bool isName = a == "-name" || a == "--name";
+        const bool isPidfile = a == "-pidfile" || a == "--pidfile";
+        if (!isName && !isPidfile) {
+            continue;
+        }
+        if (i + 1 >= args.size()) {
+            return invalid(std::string(a) + ": no value");
+        }
+        const std::string_view v = args[++i];
+        if (isPidfile) {
+            out.pidfile = std::string(v);
+        } else {
+            out.name = qemuGuestName(v);
+        }
+    }
+    return out;
+}
+
+bool isQemuFor(const QemuCmdline& cmd, std::string_view name) {
+    std::string_view prog = cmd.program;
+    if (const auto slash = prog.rfind('/'); slash != std::string_view::npos) {
+        prog.remove_prefix(slash + 1);
+    }
+    const bool qemu = prog.find("qemu") != std::string_view::npos || prog == "kvm";
+    return qemu && cmd.name && *cmd.name == name;
 }
 
 } // namespace memqos::parse

@@ -2090,6 +2090,16 @@ public:
         }
         return it->second;
     }
+    // When the pidfile was written; unset: kPidfileWritten.
+    std::map<std::string, std::int64_t> written;
+    static constexpr std::int64_t kPidfileWritten = 1'700'000'000;
+    Result<std::int64_t> pidfileWritten(const std::string& instance) const override {
+        if (!pids.contains(instance)) {
+            return makeError(std::errc::no_such_file_or_directory, "no pidfile");
+        }
+        auto it = written.find(instance);
+        return it == written.end() ? kPidfileWritten : it->second;
+    }
     void balloonActual(const std::string& instance, Then<Bytes> then) override {
         post([this, instance, then] { then(actual[instance]); });
     }
@@ -2148,6 +2158,9 @@ protected:
         writeFile(dir_ / "proc/5001/cgroup",
                   std::string("0::/machine.slice/") + kScope + "/libvirt/emulator\n");
         writeProcess(dir_ / "proc", 5001, "0\n");
+        using namespace std::string_literals;
+        writeFile(dir_ / "proc/5001/cmdline",
+                  "/usr/bin/qemu-system-x86_64\0-name\0guest=web,debug-threads=on\0-S\0"s);
         io::DomainInfo d;
         d.name = "web";
         d.active = true;
@@ -2175,6 +2188,18 @@ protected:
         return out.value_or(daemon::apiError("NoReply", ""));
     }
 };
+
+// Issue 24 item 8, libvirt: the pid libvirt's pidfile gave the hypervisor
+// thread names another process by the time it is used.
+TEST_F(VmTest, ADomainPidThatIsNoLongerItsQemuGivesNoUnit) {
+    config_.vm.defaultClass = "shared";
+    using namespace std::string_literals;
+    writeFile(dir_ / "proc/5001/cmdline", "/usr/bin/qemu-system-x86_64\0-name\0guest=db\0"s);
+    auto m = makeVmManager();
+    ASSERT_TRUE(m->workloads().contains("vm:web"));
+    EXPECT_TRUE(m->workloads().at("vm:web").unit.empty()) << "db's qemu taken for web's";
+    EXPECT_EQ(systemd_.lastSet(kScope), nullptr);
+}
 
 // [VM] DefaultClass=shared set explicitly: the behaviour before issue 23
 // (every unplaced VM limited, re-prioritised and killable) is one line away.
@@ -2586,7 +2611,21 @@ protected:
         kvm_.pids["inst1.example.test"] = 6001;
         kvm_.actual["inst1.example.test"] = 1 * kGiB;
         writeFile(dir_ / "proc/6001/cgroup", "0::/system.slice/ganeti.service\n");
+        // Booted an hour before the pidfile was written; qemu started 1 s
+        // after boot (100 ticks), as Ganeti starts it.
+        writeFile(dir_ / "proc/stat",
+                  "cpu 1 2 3\nbtime " +
+                      std::to_string(FakeGanetiKvm::kPidfileWritten - 3600) + "\n");
         writeProcess(dir_ / "proc", 6001, "0\n");
+        writeQemu(6001, "inst1.example.test");
+    }
+    // Ganeti's command line for an instance's qemu (NUL-separated).
+    void writeQemu(std::int32_t pid, const std::string& instance) {
+        using namespace std::string_literals;
+        writeFile(dir_ / "proc" / std::to_string(pid) / "cmdline",
+                  "qemu-system-x86_64\0-enable-kvm\0-name\0"s + instance +
+                      "\0-m\0512\0-pidfile\0/run/ganeti/kvm-hypervisor/pid/"s + instance +
+                      "\0-daemonize\0"s);
     }
     std::unique_ptr<Manager> makeGanetiManager() { return makeWith(nullptr, &kvm_); }
     // What systemd does with StartTransientUnit(PIDs): the qemu moves.
@@ -2824,6 +2863,57 @@ TEST_F(GanetiTest, AnInstanceWhosePidfileIsGoneIsDroppedAtTheNextScan) {
         flush();
     }
     EXPECT_FALSE(m->workloads().contains("vm:inst1.example.test"));
+}
+
+// Issue 24 item 8: a pidfile left behind by a qemu that is gone, its pid
+// now another process's. memqosd moved whatever the pid named into a capped
+// scope; now the process must be the instance's qemu.
+TEST_F(GanetiTest, AStalePidfileNamingAnotherProcessMovesNothing) {
+    config_.vm.defaultClass = "shared"; // placed, so memqos would adopt it
+    using namespace std::string_literals;
+    writeFile(dir_ / "proc/6001/cmdline", "/usr/sbin/sshd\0-D\0"s);
+    auto m = makeGanetiManager();
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    for (int t = 1; t <= static_cast<int>(Manager::kSweepTicks); ++t) {
+        m->tick(TimePoint(std::chrono::seconds(t)));
+        flush();
+    }
+    EXPECT_TRUE(systemd_.scopeCalls.empty()) << "sshd was moved into the instance's scope";
+    EXPECT_FALSE(m->workloads().contains("vm:inst1.example.test"));
+    // Another instance's qemu is no more this one's.
+    writeQemu(6001, "inst2.example.test");
+    for (int t = 11; t <= 10 + static_cast<int>(Manager::kSweepTicks); ++t) {
+        m->tick(TimePoint(std::chrono::seconds(t)));
+        flush();
+    }
+    EXPECT_TRUE(systemd_.scopeCalls.empty()) << "inst2's qemu moved as inst1's";
+    // Its own qemu is adopted at the next scan.
+    writeQemu(6001, "inst1.example.test");
+    for (int t = 21; t <= 20 + static_cast<int>(Manager::kSweepTicks); ++t) {
+        m->tick(TimePoint(std::chrono::seconds(t)));
+        flush();
+    }
+    ASSERT_EQ(systemd_.scopeCalls.size(), 1U);
+    EXPECT_EQ(systemd_.scopeCalls[0].pids, std::vector<std::uint32_t>{6001});
+}
+
+TEST_F(GanetiTest, AQemuThatStartedLongAfterItsPidfileWasWrittenReusedThePid) {
+    config_.vm.defaultClass = "shared";
+    // The pidfile was written two hours before this qemu started (an hour
+    // before boot): written by a qemu of an earlier boot, its pid reused.
+    kvm_.written["inst1.example.test"] = FakeGanetiKvm::kPidfileWritten - 7200;
+    auto m = makeGanetiManager();
+    EXPECT_TRUE(systemd_.scopeCalls.empty());
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    flush();
+    EXPECT_TRUE(systemd_.scopeCalls.empty());
+    // A qemu started within the slack after its pidfile (a clock step) is
+    // its writer.
+    kvm_.written["inst1.example.test"] =
+        FakeGanetiKvm::kPidfileWritten - 3600 + 1 - Manager::kPidfileSlack + 5;
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    flush();
+    EXPECT_EQ(systemd_.scopeCalls.size(), 1U);
 }
 
 TEST_F(GanetiTest, VerifySaysWhenRecordAndScopesDisagree) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for parseOomRecord() (what processes had in oom_score_adj
 // before memqos changed it, under <RuntimeDirectory>/oom-scores) and
-// parseProcStatStartTime() (/proc/PID/stat): never crash or throw; what
+// parseProcStatStartTime() (/proc/PID/stat), parseProcStatBootTime() (/proc/stat)
+// and parseQemuCmdline() (/proc/PID/cmdline): never crash or throw; what
 // parseOomRecord accepts has values in the kernel's range and survives
 // formatOomRecord() unchanged.
 
@@ -18,6 +19,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     if (auto t = memqos::parse::parseProcStatStartTime(text); !t) {
         memqos::fuzz::checkError(t.error());
+    }
+    if (auto t = memqos::parse::parseProcStatBootTime(text); t) {
+        check(*t >= 0);
+    } else {
+        memqos::fuzz::checkError(t.error());
+    }
+    if (auto c = memqos::parse::parseQemuCmdline(text); c) {
+        check(!c->program.empty());
+        (void)memqos::parse::isQemuFor(*c, "web");
+    } else {
+        memqos::fuzz::checkError(c.error());
     }
     auto parsed = memqos::io::parseOomRecord(text);
     if (!parsed) {

@@ -29,6 +29,9 @@ public:
     virtual std::vector<std::string> instances() const = 0;
     // The pid in the instance's pidfile; ENOENT when there is none.
     virtual Result<std::int32_t> pid(const std::string& instance) const = 0;
+    // When the pidfile was last written (seconds since the epoch): a process
+    // that started well after it cannot be the qemu that wrote it.
+    virtual Result<std::int64_t> pidfileWritten(const std::string& instance) const = 0;
     virtual void balloonActual(const std::string& instance, Then<Bytes> then) = 0;
     virtual void setBalloon(const std::string& instance, Bytes target, Done done) = 0;
 };

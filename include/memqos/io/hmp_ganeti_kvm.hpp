@@ -23,6 +23,7 @@ public:
 
     std::vector<std::string> instances() const override;
     Result<std::int32_t> pid(const std::string& instance) const override;
+    Result<std::int64_t> pidfileWritten(const std::string& instance) const override;
     void balloonActual(const std::string& instance, Then<Bytes> then) override;
     void setBalloon(const std::string& instance, Bytes target, Done done) override;
 

@@ -108,4 +108,24 @@ Result<std::vector<Zone>> parseZoneinfo(std::string_view text);
 // 22 fields, a start time that is not an unsigned number.
 Result<std::uint64_t> parseProcStatStartTime(std::string_view text);
 
+// /proc/stat: the boot time ("btime N", seconds since the epoch). Errors: no
+// btime line, a value that is not an unsigned number.
+Result<std::int64_t> parseProcStatBootTime(std::string_view text);
+
+// What /proc/PID/cmdline (NUL-separated arguments) says about a qemu: the
+// program (argv[0]), the guest name of "-name NAME", "-name guest=NAME,..."
+// or "-name NAME,process=..." (QEMU's ",," is a literal ','; "--name" too),
+// and the "-pidfile PATH". Ganeti's KVM hypervisor passes "-name <instance>
+// -pidfile <dir>/pid/<instance>", libvirt "-name guest=<domain>,...". Errors:
+// an empty command line; "-name" or "-pidfile" without a value.
+struct QemuCmdline {
+    std::string program;
+    std::optional<std::string> name;
+    std::optional<std::string> pidfile;
+};
+Result<QemuCmdline> parseQemuCmdline(std::string_view text);
+// Whether the command line is a qemu's (argv[0]'s file name holds "qemu" or
+// is "kvm") for the guest `name`.
+bool isQemuFor(const QemuCmdline& cmd, std::string_view name);
+
 } // namespace memqos::parse

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+#include <string>
+
 namespace memqos::parse {
 namespace {
 
@@ -35,6 +38,68 @@ TEST(ProcStat, RefusesWhatIsNoStat) {
             EXPECT_EQ(t.error().code, std::errc::invalid_argument) << bad;
         }
     }
+}
+
+TEST(ProcStat, BootTimeIsTheBtimeLine) {
+    auto t = parseProcStatBootTime("cpu  1 2 3\nintr 5 6\nctxt 77\nbtime 1764300000\nprocesses 9\n");
+    ASSERT_TRUE(t.ok()) << t.error().what;
+    EXPECT_EQ(*t, 1764300000);
+    for (const char* bad : {"", "cpu 1 2\n", "btime\n", "btime x\n", "btime -5\n",
+                            "btime 99999999999999999999\n"}) {
+        EXPECT_FALSE(parseProcStatBootTime(bad).ok()) << bad;
+    }
+}
+
+std::string nul(std::initializer_list<std::string_view> args) {
+    std::string out;
+    for (auto a : args) {
+        out.append(a);
+        out.push_back('\0');
+    }
+    return out;
+}
+
+// Ganeti 3.0's KVM hypervisor: "<kvm_path> -name <instance> ... -pidfile
+// <dir>/pid/<instance> ... -daemonize"; /usr/bin/kvm execs qemu-system-*.
+TEST(QemuCmdline, GanetisNameAndPidfile) {
+    auto c = parseQemuCmdline(nul({"qemu-system-x86_64", "-enable-kvm", "-name", "inst1.example",
+                                   "-m", "512", "-pidfile",
+                                   "/run/ganeti/kvm-hypervisor/pid/inst1.example", "-daemonize"}));
+    ASSERT_TRUE(c.ok()) << c.error().what;
+    EXPECT_EQ(c->program, "qemu-system-x86_64");
+    EXPECT_EQ(c->name, std::optional<std::string>("inst1.example"));
+    EXPECT_EQ(c->pidfile,
+              std::optional<std::string>("/run/ganeti/kvm-hypervisor/pid/inst1.example"));
+    EXPECT_TRUE(isQemuFor(*c, "inst1.example"));
+    EXPECT_FALSE(isQemuFor(*c, "inst2.example"));
+}
+
+TEST(QemuCmdline, LibvirtsGuestSuboptionAndEscapedCommas) {
+    auto c = parseQemuCmdline(
+        nul({"/usr/bin/qemu-system-x86_64", "-name", "guest=web,debug-threads=on", "-S"}));
+    ASSERT_TRUE(c.ok());
+    EXPECT_TRUE(isQemuFor(*c, "web"));
+    c = parseQemuCmdline(nul({"/usr/bin/kvm", "--name", "process=q,guest=a,,b"}));
+    ASSERT_TRUE(c.ok());
+    EXPECT_TRUE(isQemuFor(*c, "a,b"));
+    c = parseQemuCmdline(nul({"kvm", "-name", "old,process=qemu-old"}));
+    ASSERT_TRUE(c.ok());
+    EXPECT_TRUE(isQemuFor(*c, "old"));
+}
+
+TEST(QemuCmdline, AnotherProgramOrNoNameIsNoQemuOfTheGuest) {
+    auto c = parseQemuCmdline(nul({"/bin/sleep", "-name", "web"}));
+    ASSERT_TRUE(c.ok());
+    EXPECT_FALSE(isQemuFor(*c, "web")) << "not a qemu";
+    c = parseQemuCmdline(nul({"qemu-system-x86_64", "-m", "512"}));
+    ASSERT_TRUE(c.ok());
+    EXPECT_FALSE(isQemuFor(*c, "web")) << "no -name";
+    c = parseQemuCmdline(nul({"qemu-system-x86_64", "-name", "process=x"}));
+    ASSERT_TRUE(c.ok());
+    EXPECT_FALSE(isQemuFor(*c, "process=x")) << "no guest suboption";
+    EXPECT_FALSE(parseQemuCmdline("").ok());
+    EXPECT_FALSE(parseQemuCmdline(nul({"qemu", "-name"})).ok());
+    EXPECT_FALSE(parseQemuCmdline(nul({"qemu", "-pidfile"})).ok());
 }
 
 } // namespace

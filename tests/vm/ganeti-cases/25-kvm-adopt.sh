@@ -10,7 +10,8 @@
 # memqosd's start but, under the shipped default (no [VM] DefaultClass,
 # issue 23), only observed: its qemu stays in ganeti.service; a drop-in with
 # DefaultClass=shared and a reload adopt it, and Verify says it is not in the
-# record; removed instances leave no workload. Prints MEASURE: lines (add, adoption latency).
+# record; a stale pidfile naming another process moves nothing (issue 24
+# item 8); removed instances leave no workload. Prints MEASURE: lines (add, adoption latency).
 #   tests/vm/run --flavour ganeti --deb DEB --mem 3072 --timeout 2400 --suite tests/vm/ganeti-cases
 set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
@@ -155,6 +156,30 @@ wait_for 60 "qemu of $B adopted" bash -c "[[ \$(sed -n 's/^0:://p' /proc/$pidb/c
 echo "MEASURE: ganeti: reload with DefaultClass=shared to an unrecorded instance adopted: $(secs "$t2") s"
 mgr Verify | grep -q 'instance-not-recorded' || gnt_fail "Verify does not say $B is unrecorded: $(mgr Verify)"
 ok "$B adopted into DefaultClass=shared from its pidfile; Verify: instance-not-recorded"
+
+echo "--- a stale pidfile naming an unrelated process (a reused pid): nothing is moved"
+# Issue 24 item 8. [VM] DefaultClass=shared is still in force, so memqosd
+# would adopt any instance its scan finds by a pidfile; before the identity
+# check it moved whatever process the pidfile named into a capped scope.
+C=inst9.example.test
+systemd-run --quiet --unit=memqos-test-stale.service sleep 600 ||
+    gnt_fail "systemd-run of the stand-in process failed"
+wait_for 30 "the stand-in runs" bash -c "[[ \$(systemctl show -p MainPID --value memqos-test-stale.service) != 0 ]]"
+spid=$(systemctl show -p MainPID --value memqos-test-stale.service)
+scg=$(cgroup_of "$spid")
+since=$(date '+%Y-%m-%d %H:%M:%S')
+echo "$spid" >"$KVMDIR/pid/$C"
+wait_for 60 "memqosd refusing pid $spid of $C" bash -c \
+    "journalctl -u memqosd --since '$since' -o cat | grep -q 'Not trusting pid $spid of Ganeti instance $C'"
+journalctl -u memqosd --since "$since" -o cat | grep -m1 "Not trusting pid $spid" | sed 's/^/  journal: /'
+sleep 2 # a scan after the refusal changes nothing either
+[[ $(cgroup_of "$spid") == "$scg" ]] || gnt_fail "pid $spid moved from $scg to $(cgroup_of "$spid")"
+if systemctl list-units --all --plain --no-legend "memqos-vm-$C.scope" | grep -q .; then
+    gnt_fail "a scope was started for $C: $(systemctl status "memqos-vm-$C.scope" 2>&1 | head -5)"
+fi
+rm -f "$KVMDIR/pid/$C"
+systemctl stop memqos-test-stale.service
+ok "pid $spid (sleep) named by $C's stale pidfile stayed in $scg; no scope, a warning in the journal"
 
 echo "--- removed instances leave no workload"
 gnt-instance remove -f --shutdown-timeout=0 "$A" || gnt_fail "gnt-instance remove $A failed"
