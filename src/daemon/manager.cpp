@@ -515,6 +515,7 @@ void Manager::reconcile() {
                 log::warning("Cannot set memory properties of {UNIT}: {ERROR}", "UNIT", unit,
                              "ERROR", st.error().what);
             }
+            checkSettled();
         });
     }
     // Units memqos changed and no longer manages (unassigned while a call
@@ -841,6 +842,7 @@ void Manager::learnOriginal(const std::string& unit) {
         if (!u) {
             log::warning("Not changing {UNIT} yet: cannot read its memory properties: {ERROR}",
                          "UNIT", unit, "ERROR", u.error().what);
+            checkSettled();
             return;
         }
         // A unit systemd does not report memory properties for has its
@@ -848,7 +850,51 @@ void Manager::learnOriginal(const std::string& unit) {
         if (learnOwn(unit, u->memory.value_or(io::unconfiguredMemory()))) {
             reconcile();
         }
+        checkSettled();
     });
+}
+
+void Manager::whenProtected(const std::string& id, std::function<void()> then) {
+    SettleWaiter w{{}, std::move(then), ticks_};
+    if (auto it = workloads_.find(id); it != workloads_.end()) {
+        const auto& m = it->second;
+        if (!m.unit.empty()) {
+            w.units.push_back(m.unit);
+        }
+        // The slices above it: every ".slice" component of its cgroup path.
+        std::string_view path = m.cgroupPath;
+        while (!path.empty()) {
+            const auto slash = path.find('/');
+            const auto part = path.substr(0, slash);
+            if (const auto unit = sliceUnitOf(std::string(part)); !unit.empty()) {
+                w.units.push_back(unit);
+            }
+            path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash + 1);
+        }
+    }
+    settleWaiters_.push_back(std::move(w));
+    checkSettled();
+}
+
+void Manager::checkSettled() {
+    const auto busy = [this](const std::string& unit) {
+        return inFlight_.contains(unit) || learning_.contains(unit);
+    };
+    // (A waiter's `then` may add waiters or call back in: take them out
+    // first.)
+    std::vector<std::function<void()>> due;
+    for (auto it = settleWaiters_.begin(); it != settleWaiters_.end();) {
+        const bool late = ticks_ >= it->sinceTick + kSettleTicks;
+        if (late || std::none_of(it->units.begin(), it->units.end(), busy)) {
+            due.push_back(std::move(it->then));
+            it = settleWaiters_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto& then : due) {
+        then();
+    }
 }
 
 void Manager::restoreOriginal(const std::string& unit, std::function<void()> then,
@@ -1321,7 +1367,7 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
             log::notice("Assigned {WORKLOAD} to class {CLASS}", "WORKLOAD", w.id, "CLASS",
                         w.className, "REQUEST", w.request, "LIMIT", limitToBus(w.limit));
             reconcile(); // the ancestors' sums
-            reply(w.id);
+            whenProtected(w.id, [reply, id = w.id] { reply(id); });
         };
         if (dryRun_) {
             applied_[w.id] = props;
@@ -1786,6 +1832,9 @@ void Manager::tick(TimePoint now) {
     const auto started = std::chrono::steady_clock::now();
     if (++ticks_ % kSweepTicks == 0) {
         scanGanetiInstances(); // instances started while no hook told us
+    }
+    if (!settleWaiters_.empty()) {
+        checkSettled(); // a reply kept waiting kSettleTicks goes out now
     }
     sampleSystem();
     // Under pressure the class slices are also read for units systemd has

@@ -162,6 +162,9 @@ public:
     // A Ganeti qemu that started more than this after its pidfile was
     // written did not write it (ganetiQemu); seconds, room for clock steps.
     static constexpr std::int64_t kPidfileSlack = 600;
+    // How many ticks an assignment's reply waits at most for systemd to
+    // answer the properties of the unit and its slices (whenProtected).
+    static constexpr std::uint64_t kSettleTicks = 10;
     static constexpr std::size_t kMaxSweepPerTick = 50;
     static constexpr double kPressureAnnounceStep = 0.1;
 
@@ -405,6 +408,20 @@ private:
     // Looks the unit up and learns its own memory properties, then
     // reconciles.
     void learnOriginal(const std::string& unit);
+    // Calls `then` once the workload's unit and the slices above it have no
+    // SetUnitProperties on its way and no lookup for their own values: an
+    // assignment is answered when its protection and its ancestors' sums
+    // are in place (or systemd said no to them), not when they were sent.
+    // At most kSettleTicks ticks: a PID 1 that answers nothing does not
+    // keep the caller waiting for ever.
+    void whenProtected(const std::string& id, std::function<void()> then);
+    void checkSettled();
+    struct SettleWaiter {
+        std::vector<std::string> units;
+        std::function<void()> then;
+        std::uint64_t sinceTick = 0;
+    };
+    std::vector<SettleWaiter> settleWaiters_;
     // Records loaded at start: one from another boot (or older, with none of
     // its drop-ins left) is dropped; drop-ins an older memqosd wrote before
     // it marked them are marked.

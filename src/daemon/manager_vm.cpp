@@ -365,7 +365,7 @@ void Manager::assignVm(const core::Workload& w, bool persist, Reply<std::string>
             log::notice("Assigned {WORKLOAD} to class {CLASS}", "WORKLOAD", w.id, "CLASS",
                         w.className, "REQUEST", w.request, "LIMIT", limitToBus(w.limit));
             upsertDomain(d);
-            reply(w.id);
+            whenProtected(w.id, [reply, id = w.id] { reply(id); });
         };
         if (!persist || dryRun_) {
             if (persist) {

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,15 @@ public:
     std::map<std::string, io::MemoryProperties> persistent;
     int reloads = 0;
     Status failReload = okStatus();
+    // setUnitProperties of these units is answered only by releaseHeld().
+    std::set<std::string> holdSet;
+    std::vector<std::function<void()>> heldSets;
+    void releaseHeld() {
+        for (auto& f : heldSets) {
+            later(std::move(f));
+        }
+        heldSets.clear();
+    }
 
     void addUnit(const std::string& name, const std::string& cgroup, const std::string& load = "loaded") {
         units[name] = io::UnitInfo{name, load, cgroup.empty() ? "inactive" : "active", cgroup,
@@ -110,6 +120,10 @@ public:
             m.memoryHigh = props.memoryHigh ? props.memoryHigh : m.memoryHigh;
             m.memoryMax = props.memoryMax ? props.memoryMax : m.memoryMax;
             m.memorySwapMax = props.memorySwapMax ? props.memorySwapMax : m.memorySwapMax;
+        }
+        if (holdSet.contains(unit)) {
+            heldSets.push_back([done, st] { done(st); });
+            return;
         }
         later([done, st] { done(st); });
     }

@@ -164,6 +164,36 @@ TEST_F(ManagerStoreTest, AssignSharedAppliesKubernetesTiersAndParentSum) {
     EXPECT_EQ(m->workloads().at("nginx.service").cgroupPath, "system.slice/nginx.service");
 }
 
+// Issue 24 ("the shape of the fix"): the client heard "assigned" while the
+// slice above the unit had no protection for it yet; the reply now waits
+// until systemd has answered the slice's sum too.
+TEST_F(ManagerStoreTest, AnAssignmentIsAnsweredOnceTheSliceAboveHasItsSum) {
+    auto m = makeManager();
+    systemd_.holdSet.insert("system.slice");
+    std::optional<ApiResult<std::string>> out;
+    m->assign("nginx.service", "shared", 256 * kMiB, 1 * kGiB, false,
+              [&](ApiResult<std::string> r) { out = r; });
+    systemd_.flush();
+    ASSERT_NE(systemd_.lastSet("nginx.service"), nullptr);
+    ASSERT_NE(systemd_.lastSet("system.slice"), nullptr) << "the sum was not sent";
+    EXPECT_FALSE(out.has_value()) << "answered before system.slice had its memory.low";
+    systemd_.releaseHeld();
+    systemd_.flush();
+    ASSERT_TRUE(out.has_value());
+    EXPECT_TRUE(out->ok());
+    // A PID 1 that never answers keeps the reply at most kSettleTicks ticks.
+    out.reset();
+    m->assign("nginx.service", "shared", 128 * kMiB, 1 * kGiB, false,
+              [&](ApiResult<std::string> r) { out = r; });
+    systemd_.flush();
+    EXPECT_FALSE(out.has_value());
+    for (int t = 1; t <= static_cast<int>(Manager::kSettleTicks) && !out; ++t) {
+        m->tick(TimePoint(std::chrono::seconds(t)));
+        systemd_.flush();
+    }
+    EXPECT_TRUE(out.has_value()) << "still waiting after " << Manager::kSettleTicks << " ticks";
+}
+
 TEST_F(ManagerStoreTest, ParentSliceGetsTheSumOfItsWorkloads) {
     auto m = makeManager();
     ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
