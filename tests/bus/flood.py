@@ -284,25 +284,34 @@ def percentile(values, p):
     return s[min(len(s) - 1, int(round(p / 100.0 * (len(s) - 1))))]
 
 
-def placement_latencies(conn, n=None, stop_fd=None):
-    """Seconds of each VerifyPlacement(1 GiB) call: n of them, or until stop_fd
-    is readable (EOF), then one call every PROBE_GAP_S (a probe, not more
-    load)."""
-    out = []
-    while (n is None or len(out) < n):
+def timed(conn, dest, path, iface, member, sig, args):
+    t0 = time.monotonic()
+    m = conn.call(dest, path, iface, member, sig, args, timeout=30)
+    if m.type == dbuswire.ERROR:
+        raise dbuswire.DBusError(f'{member} of {dest} failed: {m.error_name}')
+    return time.monotonic() - t0
+
+
+def latencies(conn, n=None, stop_fd=None):
+    """Seconds of each VerifyPlacement(1 GiB) call of memqosd and, right after
+    it, of the bus driver's GetAll(org.freedesktop.DBus), the peer (the
+    clients' CPU load delays both alike; what memqosd adds beyond the peer is
+    its own): n pairs, or until stop_fd is readable (EOF), then one pair
+    every PROBE_GAP_S (a probe, not more load)."""
+    mine, peer = [], []
+    while (n is None or len(mine) < n):
         if stop_fd is not None and select.select([stop_fd], [], [], PROBE_GAP_S)[0]:
             break
-        t0 = time.monotonic()
-        m = conn.call(MEMQOS, ROOT, MGR, 'VerifyPlacement', 'tta{sv}', [GIB, 0, {}], timeout=30)
-        out.append(time.monotonic() - t0)
-        if m.type == dbuswire.ERROR:
-            raise dbuswire.DBusError(f'VerifyPlacement failed: {m.error_name}')
-    return out
+        mine.append(timed(conn, MEMQOS, ROOT, MGR, 'VerifyPlacement', 'tta{sv}', [GIB, 0, {}]))
+        peer.append(timed(conn, 'org.freedesktop.DBus', '/org/freedesktop/DBus',
+                          'org.freedesktop.DBus.Properties', 'GetAll', 's',
+                          ['org.freedesktop.DBus']))
+    return {'mine': mine, 'peer': peer}
 
 
 def probe(address, stop_fd, wfd):
     conn = dbuswire.Connection(address)
-    lat = placement_latencies(conn, stop_fd=stop_fd)
+    lat = latencies(conn, stop_fd=stop_fd)
     os.write(wfd, json.dumps(lat).encode())
 
 
@@ -369,7 +378,8 @@ def run_flood(address, pid, clients, calls, seed, rss_growth_kib, out=sys.stdout
     if before is None:
         return False, f'memqosd pid {pid} not running before the flood'
     main = dbuswire.Connection(address)
-    idle = placement_latencies(main, n=200)
+    idle_both = latencies(main, n=200)
+    idle = idle_both['mine']
 
     stop_r, stop_w = os.pipe()
     probe_pid, probe_fd = fork_child(probe, address, stop_r, close=(stop_w,))
@@ -407,14 +417,24 @@ def run_flood(address, pid, clients, calls, seed, rss_growth_kib, out=sys.stdout
         problems.append(f'{len(unnamed)} unnamed errors or timeouts, e.g. {unnamed[0]}')
         for u in unnamed[:10]:
             say(f'  not named: {u}')
-    if isinstance(busy, dict):
+    if 'crash' in busy:
         problems.append(f'the VerifyPlacement probe failed: {busy.get("crash")}')
-        busy = []
+        busy = {'mine': [], 'peer': []}
+    peer, busy = busy['peer'], busy['mine']
     ms = 1000.0
     say(f'VerifyPlacement latency idle: p50 {percentile(idle, 50) * ms:.2f} ms, p99 '
         f'{percentile(idle, 99) * ms:.2f} ms ({len(idle)} calls); under the flood: p50 '
         f'{percentile(busy, 50) * ms:.2f} ms, p99 {percentile(busy, 99) * ms:.2f} ms, max '
         f'{max(busy, default=float("nan")) * ms:.2f} ms ({len(busy)} calls)')
+    ipeer = idle_both['peer']
+    say(f'peer, the bus driver\'s GetAll(org.freedesktop.DBus), idle: p50 '
+        f'{percentile(ipeer, 50) * ms:.2f} ms, p99 {percentile(ipeer, 99) * ms:.2f} ms; under '
+        f'the flood: p50 {percentile(peer, 50) * ms:.2f} ms, p99 '
+        f'{percentile(peer, 99) * ms:.2f} ms, max {max(peer, default=float("nan")) * ms:.2f} ms')
+    if busy and peer:
+        say(f'under the flood, memqosd p99 / peer p99 = '
+            f'{percentile(busy, 99) / max(percentile(peer, 99), 1e-9):.2f} (issue 25 target: '
+            f'at most 2)')
 
     # Undo what the fuzzer may have recorded (as root), then a last check.
     for name in INSTANCES:
