@@ -11,7 +11,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <map>
 #include <set>
+#include <string_view>
+#include <type_traits>
+#include <variant>
 
 namespace memqos::daemon {
 
@@ -39,7 +43,7 @@ using CString = std::unique_ptr<char, FreeDeleter>;
 // UnixUserID), never a field sd-bus would read from /proc/PID ("augmented"):
 // between the call and that read the caller can change its uids, exec a
 // setuid binary, or exit and have its PID reused.
-bool requireRoot(sd_bus_message* m, sd_bus_error* err) {
+bool requireRoot(sd_bus_message* m, sd_bus_error* err, void* ud) {
     sd_bus_creds* raw = nullptr;
     int r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID, &raw);
     std::unique_ptr<sd_bus_creds, decltype(&sd_bus_creds_unref)> creds(raw, &sd_bus_creds_unref);
@@ -67,6 +71,7 @@ bool requireRoot(sd_bus_message* m, sd_bus_error* err) {
                           static_cast<unsigned>(uid));
         return false;
     }
+    self(ud).markDirty(); // a call that may change properties: compare them after it
     return true;
 }
 
@@ -246,7 +251,7 @@ int listWorkloads(sd_bus_message* m, void* ud, sd_bus_error*) {
 }
 
 int assignWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
-    if (!requireRoot(m, err)) {
+    if (!requireRoot(m, err, ud)) {
         return -EACCES;
     }
     const char* id = nullptr;
@@ -273,7 +278,7 @@ int assignWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
 }
 
 int unassignWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
-    if (!requireRoot(m, err)) {
+    if (!requireRoot(m, err, ud)) {
         return -EACCES;
     }
     const char* id = nullptr;
@@ -294,7 +299,7 @@ int unassignWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
 }
 
 int release(sd_bus_message* m, void* ud, sd_bus_error* err) {
-    if (!requireRoot(m, err)) {
+    if (!requireRoot(m, err, ud)) {
         return -EACCES;
     }
     PendingCall call(m, self(ud).pump());
@@ -329,7 +334,7 @@ int release(sd_bus_message* m, void* ud, sd_bus_error* err) {
 }
 
 int reclaimWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
-    if (!requireRoot(m, err)) {
+    if (!requireRoot(m, err, ud)) {
         return -EACCES;
     }
     const char* id = nullptr;
@@ -351,7 +356,7 @@ int reclaimWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
 }
 
 int runWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
-    if (!requireRoot(m, err)) {
+    if (!requireRoot(m, err, ud)) {
         return -EACCES;
     }
     const char* name = nullptr;
@@ -511,7 +516,7 @@ int verify(sd_bus_message* m, void* ud, sd_bus_error*) {
 }
 
 int recordInstance(sd_bus_message* m, void* ud, sd_bus_error* err) {
-    if (!requireRoot(m, err)) {
+    if (!requireRoot(m, err, ud)) {
         return -EACCES;
     }
     const char* name = nullptr;
@@ -530,7 +535,7 @@ int recordInstance(sd_bus_message* m, void* ud, sd_bus_error* err) {
 }
 
 int forgetInstance(sd_bus_message* m, void* ud, sd_bus_error* err) {
-    if (!requireRoot(m, err)) {
+    if (!requireRoot(m, err, ud)) {
         return -EACCES;
     }
     const char* name = nullptr;
@@ -573,7 +578,7 @@ int listKills(sd_bus_message* m, void* ud, sd_bus_error*) {
 }
 
 int reload(sd_bus_message* m, void* ud, sd_bus_error* err) {
-    if (!requireRoot(m, err)) {
+    if (!requireRoot(m, err, ud)) {
         return -EACCES;
     }
     auto res = self(ud).manager().reload();
@@ -709,66 +714,175 @@ int enumerateClasses(sd_bus*, const char*, void* ud, char*** nodes, sd_bus_error
                        [](const auto& c) { return classObjectPath(c.name); });
 }
 
+// ------------------------------------------ Class and Workload properties
+// Each property is declared once, in a table: name, signature, what
+// memqosd says about its changes, and its value. The vtable, the getter and
+// the change lists all come from the tables. `Change` properties are
+// announced by PropertiesChanged (BusService::announceChanges compares them
+// after every tick and after every call that may change them); `No` ones
+// are samples that change every tick and are never announced
+// (EmitsChangedSignal=false: read them when needed); `Const` never change
+// for the object's life.
+
+using PropValue =
+    std::variant<std::string, std::uint64_t, std::uint32_t, double, bool, std::vector<std::string>>;
+enum class Emits { Const, Change, No };
+
+struct ClassProp {
+    const char* name;
+    const char* signature;
+    Emits emits;
+    PropValue (*value)(const core::ClassPolicy& c, const Manager& m);
+};
+
+struct WorkloadProp {
+    const char* name;
+    const char* signature;
+    Emits emits;
+    PropValue (*value)(const ManagedWorkload& w, const Manager& m);
+};
+
+PropValue u64(std::uint64_t v) { return PropValue(v); }
+PropValue str(std::string_view v) { return PropValue(std::string(v)); }
+
+const ClassProp kClassProps[] = {
+    {"Name", "s", Emits::Const, [](const auto& c, const auto&) { return str(c.name); }},
+    {"Rank", "u", Emits::Change, [](const auto& c, const auto&) { return PropValue(c.rank); }},
+    {"Protection", "s", Emits::Change,
+     [](const auto& c, const auto&) { return str(core::toString(c.protection)); }},
+    {"ThrottlingFactor", "d", Emits::Change,
+     [](const auto& c, const auto&) {
+         return PropValue(c.throttlingFactor ? static_cast<double>(*c.throttlingFactor) / 10000.0
+                                             : 0.0);
+     }},
+    {"Killable", "b", Emits::Change, [](const auto& c, const auto&) { return PropValue(c.killable); }},
+    {"Slice", "s", Emits::Const, [](const auto& c, const auto&) { return str(c.slice()); }},
+    {"Workloads", "ao", Emits::Change,
+     [](const auto& c, const auto& m) {
+         std::vector<std::string> paths;
+         for (const auto& id : m.workloadsOfClass(c.name)) {
+             paths.push_back(workloadObjectPath(id));
+         }
+         return PropValue(std::move(paths));
+     }},
+    {"MemoryCurrent", "t", Emits::No,
+     [](const auto& c, const auto& m) { return u64(m.classMemoryCurrent(c.name)); }},
+    {"SwapCurrent", "t", Emits::No,
+     [](const auto& c, const auto& m) { return u64(m.classSwapCurrent(c.name)); }},
+    {"MemoryPressure", "d", Emits::No,
+     [](const auto& c, const auto& m) { return PropValue(m.classMemoryPressure(c.name)); }},
+};
+
+const WorkloadProp kWorkloadProps[] = {
+    {"Id", "s", Emits::Const, [](const auto& w, const auto&) { return str(w.workload.id); }},
+    {"Kind", "s", Emits::Const,
+     [](const auto& w, const auto&) { return str(core::toString(w.workload.kind)); }},
+    {"Class", "s", Emits::Change, [](const auto& w, const auto&) { return str(w.workload.className); }},
+    {"Unit", "s", Emits::Change, [](const auto& w, const auto&) { return str(w.unit); }},
+    {"Request", "t", Emits::Change, [](const auto& w, const auto&) { return u64(w.workload.request); }},
+    {"Limit", "t", Emits::Change,
+     [](const auto& w, const auto&) { return u64(limitToBus(w.workload.limit)); }},
+    {"MemoryMin", "t", Emits::Change, [](const auto& w, const auto&) { return u64(w.tiers.memoryMin); }},
+    {"MemoryLow", "t", Emits::Change, [](const auto& w, const auto&) { return u64(w.tiers.memoryLow); }},
+    {"MemoryHigh", "t", Emits::Change,
+     [](const auto& w, const auto&) { return u64(limitToBus(w.tiers.memoryHigh)); }},
+    {"MemoryMax", "t", Emits::Change,
+     [](const auto& w, const auto&) { return u64(limitToBus(w.tiers.memoryMax)); }},
+    {"MemorySwapMax", "t", Emits::Change,
+     [](const auto& w, const auto&) { return u64(limitToBus(w.tiers.swapMax)); }},
+    {"MemoryCurrent", "t", Emits::No, [](const auto& w, const auto&) { return u64(w.memoryCurrent); }},
+    {"SwapCurrent", "t", Emits::No, [](const auto& w, const auto&) { return u64(w.swapCurrent); }},
+    {"MemoryPressure", "d", Emits::No,
+     [](const auto& w, const auto&) { return PropValue(w.memoryPressure); }},
+    {"Persistent", "b", Emits::Change, [](const auto& w, const auto&) { return PropValue(w.persistent); }},
+    {"Source", "s", Emits::Change, [](const auto& w, const auto&) { return str(toString(w.source)); }},
+    {"BalloonActual", "t", Emits::Change,
+     [](const auto& w, const auto&) { return u64(w.vm ? w.vm->balloonActual.value_or(0) : 0); }},
+    {"BalloonTarget", "t", Emits::Change,
+     [](const auto& w, const auto&) { return u64(w.vm ? w.vm->balloonTarget.value_or(0) : 0); }},
+    {"ReclaimedBytes", "t", Emits::Change,
+     [](const auto& w, const auto& m) {
+         const auto r = m.reclaimOf(w.workload.id);
+         return u64(r ? r->reclaimed : 0);
+     }},
+    {"ReclaimStall", "d", Emits::Change,
+     [](const auto& w, const auto& m) {
+         const auto r = m.reclaimOf(w.workload.id);
+         return PropValue(r ? r->stall : 0.0);
+     }},
+    {"ReclaimState", "s", Emits::Change,
+     [](const auto& w, const auto& m) {
+         const auto r = m.reclaimOf(w.workload.id);
+         return str(core::toString(r ? r->phase : core::ReclaimPhase::Off));
+     }},
+};
+
+int appendValue(sd_bus_message* reply, const char* signature, const PropValue& v) {
+    return std::visit(
+        [&](const auto& x) -> int {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+                return sd_bus_message_append(reply, signature, x.c_str());
+            } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+                return io::appendArray(reply, signature + 1, x,
+                                       [&](sd_bus_message* msg, const std::string& e) {
+                                           return sd_bus_message_append(msg, signature + 1,
+                                                                        e.c_str());
+                                       });
+            } else if constexpr (std::is_same_v<T, bool>) {
+                return sd_bus_message_append(reply, signature, static_cast<int>(x));
+            } else {
+                return sd_bus_message_append(reply, signature, x);
+            }
+        },
+        v);
+}
+
+template <typename Prop>
+const Prop* findProp(const auto& table, std::string_view name) {
+    for (const auto& p : table) {
+        if (name == p.name) {
+            return &p;
+        }
+    }
+    return nullptr;
+}
+
+sd_bus_vtable propertyEntry(const char* name, const char* signature, sd_bus_property_get_t get,
+                            Emits emits) {
+    switch (emits) {
+    case Emits::Const:
+        return SD_BUS_PROPERTY(name, signature, get, 0, SD_BUS_VTABLE_PROPERTY_CONST);
+    case Emits::Change:
+        return SD_BUS_PROPERTY(name, signature, get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE);
+    case Emits::No:
+        break;
+    }
+    return SD_BUS_PROPERTY(name, signature, get, 0, 0);
+}
+
+std::vector<sd_bus_vtable> makeVtable(const auto& table, sd_bus_property_get_t get) {
+    std::vector<sd_bus_vtable> v;
+    v.push_back(SD_BUS_VTABLE_START(0));
+    for (const auto& p : table) {
+        v.push_back(propertyEntry(p.name, p.signature, get, p.emits));
+    }
+    v.push_back(SD_BUS_VTABLE_END);
+    return v;
+}
+
 int classProperty(sd_bus*, const char* path, const char*, const char* property,
                   sd_bus_message* reply, void* ud, sd_bus_error* err) {
     const auto* c = classAt(ud, path);
     if (c == nullptr) {
         return sd_bus_error_setf(err, SD_BUS_ERROR_UNKNOWN_OBJECT, "no class at %s", path);
     }
-    const std::string_view p(property);
-    if (p == "Name") {
-        return sd_bus_message_append(reply, "s", c->name.c_str());
-    }
-    if (p == "Rank") {
-        return sd_bus_message_append(reply, "u", c->rank);
-    }
-    if (p == "Protection") {
-        const std::string s(core::toString(c->protection));
-        return sd_bus_message_append(reply, "s", s.c_str());
-    }
-    if (p == "ThrottlingFactor") {
-        return sd_bus_message_append(
-            reply, "d", c->throttlingFactor ? static_cast<double>(*c->throttlingFactor) / 10000.0 : 0.0);
-    }
-    if (p == "Killable") {
-        return sd_bus_message_append(reply, "b", static_cast<int>(c->killable));
-    }
-    if (p == "Slice") {
-        return sd_bus_message_append(reply, "s", c->slice().c_str());
-    }
-    if (p == "Workloads") {
-        return io::appendArray(reply, "o", self(ud).manager().workloadsOfClass(c->name),
-                               [](sd_bus_message* msg, const std::string& id) {
-                                   return sd_bus_message_append(msg, "o",
-                                                                workloadObjectPath(id).c_str());
-                               });
-    }
-    if (p == "MemoryCurrent") {
-        return appendT(reply, self(ud).manager().classMemoryCurrent(c->name));
-    }
-    if (p == "SwapCurrent") {
-        return appendT(reply, self(ud).manager().classSwapCurrent(c->name));
-    }
-    if (p == "MemoryPressure") {
-        return sd_bus_message_append(reply, "d", self(ud).manager().classMemoryPressure(c->name));
-    }
-    return -ENOENT;
+    const auto* p = findProp<ClassProp>(kClassProps, property);
+    return p == nullptr ? -ENOENT
+                        : appendValue(reply, p->signature, p->value(*c, self(ud).manager()));
 }
 
-const sd_bus_vtable kClassVtable[] = {
-    SD_BUS_VTABLE_START(0),
-    SD_BUS_PROPERTY("Name", "s", classProperty, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-    SD_BUS_PROPERTY("Rank", "u", classProperty, 0, 0),
-    SD_BUS_PROPERTY("Protection", "s", classProperty, 0, 0),
-    SD_BUS_PROPERTY("ThrottlingFactor", "d", classProperty, 0, 0),
-    SD_BUS_PROPERTY("Killable", "b", classProperty, 0, 0),
-    SD_BUS_PROPERTY("Slice", "s", classProperty, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-    SD_BUS_PROPERTY("Workloads", "ao", classProperty, 0, 0),
-    SD_BUS_PROPERTY("MemoryCurrent", "t", classProperty, 0, 0),
-    SD_BUS_PROPERTY("SwapCurrent", "t", classProperty, 0, 0),
-    SD_BUS_PROPERTY("MemoryPressure", "d", classProperty, 0, 0),
-    SD_BUS_VTABLE_END,
-};
+const std::vector<sd_bus_vtable> kClassVtable = makeVtable(kClassProps, classProperty);
 
 // ---------------------------------------------------------------- Workload
 
@@ -799,103 +913,12 @@ int workloadProperty(sd_bus*, const char* path, const char*, const char* propert
     if (w == nullptr) {
         return sd_bus_error_setf(err, SD_BUS_ERROR_UNKNOWN_OBJECT, "no workload at %s", path);
     }
-    const std::string_view p(property);
-    if (p == "Id") {
-        return sd_bus_message_append(reply, "s", w->workload.id.c_str());
-    }
-    if (p == "Kind") {
-        const std::string s(core::toString(w->workload.kind));
-        return sd_bus_message_append(reply, "s", s.c_str());
-    }
-    if (p == "Class") {
-        return sd_bus_message_append(reply, "s", w->workload.className.c_str());
-    }
-    if (p == "Unit") {
-        return sd_bus_message_append(reply, "s", w->unit.c_str());
-    }
-    if (p == "Persistent") {
-        return sd_bus_message_append(reply, "b", static_cast<int>(w->persistent));
-    }
-    const auto& t = w->tiers;
-    if (p == "Request") {
-        return appendT(reply, w->workload.request);
-    }
-    if (p == "Limit") {
-        return appendT(reply, limitToBus(w->workload.limit));
-    }
-    if (p == "MemoryMin") {
-        return appendT(reply, t.memoryMin);
-    }
-    if (p == "MemoryLow") {
-        return appendT(reply, t.memoryLow);
-    }
-    if (p == "MemoryHigh") {
-        return appendT(reply, limitToBus(t.memoryHigh));
-    }
-    if (p == "MemoryMax") {
-        return appendT(reply, limitToBus(t.memoryMax));
-    }
-    if (p == "MemorySwapMax") {
-        return appendT(reply, limitToBus(t.swapMax));
-    }
-    if (p == "MemoryCurrent") {
-        return appendT(reply, w->memoryCurrent);
-    }
-    if (p == "SwapCurrent") {
-        return appendT(reply, w->swapCurrent);
-    }
-    if (p == "MemoryPressure") {
-        return sd_bus_message_append(reply, "d", w->memoryPressure);
-    }
-    if (p == "Source") {
-        const std::string s(toString(w->source));
-        return sd_bus_message_append(reply, "s", s.c_str());
-    }
-    if (p == "BalloonActual") {
-        return appendT(reply, w->vm ? w->vm->balloonActual.value_or(0) : 0);
-    }
-    if (p == "BalloonTarget") {
-        return appendT(reply, w->vm ? w->vm->balloonTarget.value_or(0) : 0);
-    }
-    const auto rec = self(ud).manager().reclaimOf(w->workload.id);
-    if (p == "ReclaimedBytes") {
-        return appendT(reply, rec ? rec->reclaimed : 0);
-    }
-    if (p == "ReclaimStall") {
-        return sd_bus_message_append(reply, "d", rec ? rec->stall : 0.0);
-    }
-    if (p == "ReclaimState") {
-        const std::string s(core::toString(rec ? rec->phase : core::ReclaimPhase::Off));
-        return sd_bus_message_append(reply, "s", s.c_str());
-    }
-    return -ENOENT;
+    const auto* p = findProp<WorkloadProp>(kWorkloadProps, property);
+    return p == nullptr ? -ENOENT
+                        : appendValue(reply, p->signature, p->value(*w, self(ud).manager()));
 }
 
-const sd_bus_vtable kWorkloadVtable[] = {
-    SD_BUS_VTABLE_START(0),
-    SD_BUS_PROPERTY("Id", "s", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-    SD_BUS_PROPERTY("Kind", "s", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-    SD_BUS_PROPERTY("Class", "s", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("Unit", "s", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("Request", "t", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("Limit", "t", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("MemoryMin", "t", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("MemoryLow", "t", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("MemoryHigh", "t", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("MemoryMax", "t", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("MemorySwapMax", "t", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("MemoryCurrent", "t", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("SwapCurrent", "t", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("MemoryPressure", "d", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("Persistent", "b", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("Source", "s", workloadProperty, 0, 0),
-    SD_BUS_PROPERTY("BalloonActual", "t", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-    SD_BUS_PROPERTY("BalloonTarget", "t", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-    SD_BUS_PROPERTY("ReclaimedBytes", "t", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-    SD_BUS_PROPERTY("ReclaimStall", "d", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-    SD_BUS_PROPERTY("ReclaimState", "s", workloadProperty, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-    SD_BUS_VTABLE_END,
-};
+const std::vector<sd_bus_vtable> kWorkloadVtable = makeVtable(kWorkloadProps, workloadProperty);
 
 } // namespace
 
@@ -912,8 +935,100 @@ std::string workloadObjectPath(const std::string& id) {
     return owned.get();
 }
 
+// The `Change` properties' values as last announced, per object.
+struct BusService::Snapshots {
+    std::map<std::string, std::vector<PropValue>> classes;
+    std::map<std::string, std::vector<PropValue>> workloads;
+};
+
+namespace {
+
+template <typename Obj>
+std::vector<PropValue> changing(const auto& table, const Obj& o, const Manager& m) {
+    std::vector<PropValue> out;
+    for (const auto& p : table) {
+        if (p.emits == Emits::Change) {
+            out.push_back(p.value(o, m));
+        }
+    }
+    return out;
+}
+
+// Names of the `Change` properties whose value differs (nullptr-ended).
+std::vector<char*> changedNames(const auto& table, const std::vector<PropValue>& before,
+                                const std::vector<PropValue>& now) {
+    std::vector<char*> out;
+    std::size_t i = 0;
+    for (const auto& p : table) {
+        if (p.emits != Emits::Change) {
+            continue;
+        }
+        if (i >= before.size() || i >= now.size() || !(before[i] == now[i])) {
+            out.push_back(const_cast<char*>(p.name)); // NOLINT: sd-bus does not write
+        }
+        ++i;
+    }
+    if (!out.empty()) {
+        out.push_back(nullptr);
+    }
+    return out;
+}
+
+} // namespace
+
 BusService::BusService(sd_bus* bus, io::BusPump& pump, Manager& manager)
-    : bus_(bus), pump_(pump), manager_(manager) {}
+    : bus_(bus), pump_(pump), manager_(manager), snapshots_(std::make_unique<Snapshots>()) {}
+
+bool BusService::announceWorkload(const std::string& id, const ManagedWorkload& w) {
+    auto now = changing(kWorkloadProps, w, manager_);
+    auto [it, fresh] = snapshots_->workloads.try_emplace(id, now);
+    if (fresh) {
+        return false; // new: InterfacesAdded carries its values
+    }
+    auto names = changedNames(kWorkloadProps, it->second, now);
+    if (names.empty()) {
+        return false;
+    }
+    it->second = std::move(now);
+    sd_bus_emit_properties_changed_strv(bus_, workloadObjectPath(id).c_str(), kWorkloadInterface,
+                                        names.data());
+    return true;
+}
+
+void BusService::announceChanges() {
+    bool sent = false;
+    const auto& workloads = manager_.workloads();
+    for (auto it = snapshots_->workloads.begin(); it != snapshots_->workloads.end();) {
+        it = workloads.contains(it->first) ? std::next(it) : snapshots_->workloads.erase(it);
+    }
+    for (const auto& [id, w] : workloads) {
+        sent = announceWorkload(id, w) || sent;
+    }
+    const auto& classes = manager_.config().classes;
+    std::set<std::string> names;
+    for (const auto& c : classes) {
+        names.insert(c.name);
+        auto now = changing(kClassProps, c, manager_);
+        auto [it, fresh] = snapshots_->classes.try_emplace(c.name, now);
+        if (fresh) {
+            continue;
+        }
+        auto changed = changedNames(kClassProps, it->second, now);
+        if (changed.empty()) {
+            continue;
+        }
+        it->second = std::move(now);
+        sd_bus_emit_properties_changed_strv(bus_, classObjectPath(c.name).c_str(), kClassInterface,
+                                            changed.data());
+        sent = true;
+    }
+    for (auto it = snapshots_->classes.begin(); it != snapshots_->classes.end();) {
+        it = names.contains(it->first) ? std::next(it) : snapshots_->classes.erase(it);
+    }
+    if (sent) {
+        pump_.kick();
+    }
+}
 
 BusService::~BusService() {
     pump_.setAfterDispatch({});
@@ -942,7 +1057,7 @@ Status BusService::start() {
     }
     slot = nullptr;
     if (!(st = add(sd_bus_add_fallback_vtable(bus_, &slot, kClassPrefix, kClassInterface,
-                                              kClassVtable, findClassObject, this),
+                                              kClassVtable.data(), findClassObject, this),
                    slot, "cannot register class objects"))) {
         return st;
     }
@@ -953,7 +1068,7 @@ Status BusService::start() {
     }
     slot = nullptr;
     if (!(st = add(sd_bus_add_fallback_vtable(bus_, &slot, kWorkloadPrefix, kWorkloadInterface,
-                                              kWorkloadVtable, findWorkloadObject, this),
+                                              kWorkloadVtable.data(), findWorkloadObject, this),
                    slot, "cannot register workload objects"))) {
         return st;
     }
@@ -971,7 +1086,14 @@ Status BusService::start() {
     }
     manager_.setListener(this);
     syncObjects(false);
-    pump_.setAfterDispatch([this] { syncObjects(true); });
+    announceChanges(); // takes the values as they are: nothing is sent
+    pump_.setAfterDispatch([this] {
+        syncObjects(true);
+        if (dirty_) {
+            dirty_ = false;
+            announceChanges();
+        }
+    });
     return okStatus();
 }
 
@@ -1069,12 +1191,10 @@ void BusService::workloadKilled(const io::KillRecord& record) {
 }
 
 void BusService::workloadChanged(const std::string& id) {
-    const std::string path = workloadObjectPath(id);
-    const char* names[] = {"BalloonActual",  "BalloonTarget", "ReclaimedBytes",
-                           "ReclaimStall",   "ReclaimState",  nullptr};
-    sd_bus_emit_properties_changed_strv(bus_, path.c_str(), kWorkloadInterface,
-                                        const_cast<char**>(names)); // NOLINT
-    pump_.kick();
+    const auto& all = manager_.workloads();
+    if (auto it = all.find(id); it != all.end() && announceWorkload(id, it->second)) {
+        pump_.kick();
+    }
 }
 
 } // namespace memqos::daemon

@@ -12,6 +12,7 @@
 #include "memqos/io/bus.hpp"
 #include "memqos/util/log_limit.hpp"
 
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,13 +36,25 @@ public:
     void pressureLevelChanged(std::uint32_t level, const std::string& reason) override;
     void workloadKilled(const io::KillRecord& record) override;
     void workloadChanged(const std::string& id) override;
-    void ticked() override { syncObjects(); }
+    void ticked() override {
+        syncObjects();
+        announceChanges();
+    }
 
     // Emits InterfacesAdded/InterfacesRemoved for the class and workload
     // objects that appeared or vanished since the last call. Runs after
     // every dispatch of bus messages and after every tick, which is where
     // the Manager's workloads and classes change.
     void syncObjects() { syncObjects(true); }
+    // PropertiesChanged for every Class and Workload property declared to
+    // emit it (EmitsChangedSignal=true) whose value changed since the last
+    // call: after every tick, after the dispatch of a call that may change
+    // them (the root-only methods, markDirty) and for one workload when the
+    // Manager says it changed (balloon, reclaim). A value changed by an
+    // answer that arrives later (systemd's, libvirt's) is announced at the
+    // next tick at the latest.
+    void announceChanges();
+    void markDirty() { dirty_ = true; }
 
     // For the vtable trampolines.
     sd_bus* bus() const { return bus_; }
@@ -55,6 +68,9 @@ private:
     // announce=false: take the current objects as known (at start-up,
     // before the name is ours: nobody saw them appear).
     void syncObjects(bool announce);
+    // PropertiesChanged for the workload's changed properties; false when
+    // none changed (or it is new: InterfacesAdded carried its values).
+    bool announceWorkload(const std::string& id, const ManagedWorkload& w);
 
     sd_bus* bus_;
     io::BusPump& pump_;
@@ -64,6 +80,9 @@ private:
     // What the ObjectManager has announced: class names, workload ids.
     std::set<std::string> classNames_;
     std::set<std::string> workloadIds_;
+    struct Snapshots;
+    std::unique_ptr<Snapshots> snapshots_;
+    bool dirty_ = false;
 };
 
 } // namespace memqos::daemon

@@ -990,6 +990,39 @@ class Suite:
         self.run_check('AssignWorkload -> InterfacesAdded (with properties), UnassignWorkload '
                        '-> InterfacesRemoved', added_removed)
 
+        def class_change():
+            # Issue 26 item 5: Class and Workload properties were registered
+            # with no change signal; a workload's class change is announced.
+            conn.add_match(f"type='signal',sender='{MEMQOS}',"
+                           "interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
+            conn.signals.clear()
+            try:
+                self.bcall('AssignWorkload', 'ssttb', 'nginx.service', 'dedicated', 128 * MIB,
+                           128 * MIB, 'false')
+
+                def changed(path):
+                    sig = conn.wait_signal(lambda m: m.member == 'PropertiesChanged' and
+                                           m.path == path, 10)
+                    return {} if sig is None else {k: v[1] for k, v in sig.body[1].items()}
+                got = changed(nginx)
+                if got.get('Class') != 'dedicated' or got.get('MemoryMin') != 128 * MIB or \
+                        got.get('Request') != 128 * MIB:
+                    return f'PropertiesChanged of {nginx}: {got}'
+                if 'MemoryCurrent' in got or 'Id' in got:
+                    return f'a sample or const property was announced: {got}'
+                ded = changed('/org/memqos1/class/dedicated')
+                if ded.get('Workloads') != [nginx]:
+                    return f'PropertiesChanged of class dedicated: {ded}'
+                shared = changed('/org/memqos1/class/shared')
+                if 'Workloads' not in shared or nginx in shared['Workloads']:
+                    return f'PropertiesChanged of class shared: {shared}'
+                return None
+            finally:
+                self.bcall('AssignWorkload', 'ssttb', 'nginx.service', 'shared', 256 * MIB, GIB,
+                           'true')
+        self.run_check('a class change -> PropertiesChanged of the workload (Class, tiers) and '
+                       'of both classes (Workloads)', class_change)
+
         def classes():
             conn.signals.clear()
             path = '/org/memqos1/class/batch'
@@ -1414,7 +1447,11 @@ def interface_members(root, iface):
                        for m in node.findall('method')}
             signals = {s.get('name'): [(a.get('name'), a.get('type')) for a in s.findall('arg')]
                        for s in node.findall('signal')}
-            props = {p.get('name'): (p.get('type'), p.get('access'))
+            # EmitsChangedSignal: absent means "true" (the D-Bus default;
+            # sd-bus writes the annotation only for const, invalidates, false).
+            props = {p.get('name'): (p.get('type'), p.get('access'), next(
+                (a.get('value') for a in p.findall('annotation')
+                 if a.get('name') == 'org.freedesktop.DBus.Property.EmitsChangedSignal'), 'true'))
                      for p in node.findall('property')}
             return methods, signals, props
     return None
