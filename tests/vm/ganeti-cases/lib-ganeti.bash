@@ -16,7 +16,13 @@
 # Hypervisor "fake" (instances are only records; memory checks use the
 # guest's real free memory), disk template diskless, OS "noop".
 
-gnt_fail() { echo "FAIL: $*" >&2; exit 1; }
+# gnt_fail MESSAGE: says why, with memqosd's last journal lines (what it did
+# or refused is the first thing to read), and ends the case.
+gnt_fail() {
+    echo "FAIL: $*" >&2
+    journalctl -u memqosd -n 25 -o cat --no-pager 2>/dev/null | sed 's/^/  memqosd: /' >&2 || true
+    exit 1
+}
 
 GANETI_NODE=node1.example.test
 GANETI_NODE2=node2.example.test # the second node of the two-node bed (tests/vm/pair)
