@@ -1,6 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Helpers sourced by the VM cases (not a case itself: cases end in .sh).
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# fail MESSAGE: says why, with memqosd's last journal lines, and ends the case.
+fail() {
+  echo "FAIL: $*" >&2
+  journalctl -u memqosd -n 25 -o cat --no-pager 2>/dev/null | sed 's/^/  memqosd: /' >&2 || true
+  exit 1
+}
 ok() { echo "ok: $*"; }
 
 # wait_for SECONDS DESCRIPTION CMD...: retry CMD every WAIT_POLL seconds
