@@ -7,6 +7,7 @@
 #include "memqos/config/reload.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
+#include "memqos/util/join.hpp"
 #include "memqos/wording/bytes.hpp"
 #include "memqos/wording/pressure.hpp"
 
@@ -1059,12 +1060,7 @@ void Manager::syncAppliedThenReconcile() {
     for (const auto& [unit, props] : applied_) {
         units.push_back(unit);
     }
-    auto remaining = std::make_shared<std::size_t>(units.size() + 1);
-    auto oneDone = [this, remaining] {
-        if (--*remaining == 0) {
-            refreshAllThenReconcile();
-        }
-    };
+    auto oneDone = util::joinAfter(units.size() + 1, [this] { refreshAllThenReconcile(); });
     for (const auto& unit : units) {
         systemd_.getUnit(unit, [this, unit, oneDone](Result<io::UnitInfo> u) {
             const auto a = applied_.find(unit);
@@ -1102,13 +1098,9 @@ void Manager::refreshThenReconcile(const std::vector<std::string>& ids) {
         reconcile();
         return;
     }
-    auto remaining = std::make_shared<std::size_t>(ids.size());
+    auto oneDone = util::joinAfter(ids.size(), [this] { reconcile(); });
     for (const auto& id : ids) {
-        refreshUnit(id, [this, remaining] {
-            if (--*remaining == 0) {
-                reconcile();
-            }
-        });
+        refreshUnit(id, oneDone);
     }
 }
 
@@ -1395,28 +1387,20 @@ void Manager::releaseAll(Reply<std::vector<std::string>> reply) {
     }
     log::notice("Releasing: giving back {COUNT} workloads, then stopping", "COUNT", ids.size());
     auto out = std::make_shared<std::vector<std::string>>();
-    auto remaining = std::make_shared<std::size_t>(ids.size() + 1);
-    auto oneDone = [this, out, remaining, reply] {
-        if (--*remaining > 0) {
-            return;
-        }
+    auto oneDone = util::joinAfter(ids.size() + 1, [this, out, reply] {
         // Slices whose children are all gone, and anything else memqos
         // still holds a record of (reconcile no longer runs).
         std::vector<std::string> units;
         for (const auto& [unit, o] : originals_) {
             units.push_back(unit);
         }
-        auto left = std::make_shared<std::size_t>(units.size() + 1);
-        auto finish = [this, out, left, reply] {
-            if (--*left > 0) {
-                return;
-            }
+        auto finish = util::joinAfter(units.size() + 1, [this, out, reply] {
             log::notice("Released {COUNT} workloads", "COUNT", out->size());
             reply(*out);
             if (releaseHook_) {
                 releaseHook_();
             }
-        };
+        });
         std::set<std::string> cappedNow;
         for (const auto& [cls, slice] : capped_) {
             cappedNow.insert(slice);
@@ -1427,7 +1411,7 @@ void Manager::releaseAll(Reply<std::vector<std::string>> reply) {
             restoreOriginal(unit, finish, cappedNow.contains(unit));
         }
         finish();
-    };
+    });
     for (const auto& id : ids) {
         unassign(id, [id, out, oneDone](ApiResult<Done> r) {
             if (r.ok()) {
@@ -2633,13 +2617,9 @@ void Manager::giveBackOnStop(std::function<void()> done) {
         done();
         return;
     }
-    auto remaining = std::make_shared<std::size_t>(names.size());
+    auto oneDone = util::joinAfter(names.size(), done);
     for (const auto& name : names) {
-        giveBackCap(name, [remaining, done](bool) {
-            if (--*remaining == 0) {
-                done();
-            }
-        });
+        giveBackCap(name, [oneDone](bool) { oneDone(); });
     }
 }
 
