@@ -135,11 +135,14 @@ const VerbInfo* findVerb(Verb verb) {
 constexpr std::string_view kExitCodes =
     "Exit status:\n"
     "  0   success\n"
-    "  1   memqosd returned an error (shown as NAME: MESSAGE)\n"
+    "  1   memqosd returned another error (shown as NAME: MESSAGE)\n"
     "  2   verify found an error, or verify-placement a hard violation\n"
-    "  3   cannot reach memqosd (no bus, no answer, or access denied)\n"
+    "  3   cannot reach memqosd (no bus, or no answer)\n"
     "  4   memqosd is not running (memqosctl never starts it)\n"
-    "  64  usage error (unknown command or option, bad size, missing argument)\n";
+    "  5   access denied (the command needs root)\n"
+    "  6   no such workload, unit or instance\n"
+    "  64  usage error (unknown command or option, bad size, missing argument), or an\n"
+    "      argument memqosd refused (unknown class, invalid unit name or size)\n";
 
 constexpr std::string_view kSizes =
     "Sizes are bytes or a number with a K, M, G, T, P or E suffix (binary: 1K = 1024),\n"

@@ -18,9 +18,12 @@ namespace memqos::ctl {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitDaemonError = 1;  // memqosd answered with an error
 inline constexpr int kExitVerifyFailed = 2; // verify: an "error" finding; hard placement violation
-inline constexpr int kExitUnreachable = 3;  // no bus, no answer, access denied
+inline constexpr int kExitUnreachable = 3;  // no bus, no answer
 inline constexpr int kExitNotRunning = 4;   // memqosd not on the bus (never activated by us)
-inline constexpr int kExitUsage = 64;       // EX_USAGE: bad command line
+inline constexpr int kExitAccessDenied = 5; // the bus or memqosd refused the caller (not root)
+inline constexpr int kExitNotFound = 6;     // no such workload, unit or instance
+inline constexpr int kExitUsage = 64;       // EX_USAGE: bad command line, or an argument
+                                            // memqosd refused as invalid
 
 enum class Verb {
     None,

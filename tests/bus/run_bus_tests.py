@@ -703,7 +703,7 @@ class Suite:
             if any(i[0].startswith('ctl') for i in self.instances_list()):
                 return f'still listed: {self.instances_list()}'
             r = self.memqosctl('forget-instance', 'ctl1.example.com')
-            if r.returncode != 1 or not r.stderr.startswith(
+            if r.returncode != 6 or not r.stderr.startswith(
                     'memqosctl: org.memqos1.Error.NoSuchInstance: '):
                 return f'forget-instance again: exit {r.returncode} {r.stderr!r}'
             return None
@@ -726,7 +726,7 @@ class Suite:
             if r.returncode != 0 or doc.get('numbers', {}).get('instances') != self.n0:
                 return f'--instance web1: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
             r = self.memqosctl('verify-placement', '1G', '--instance', 'bad name')
-            if r.returncode != 1 or not r.stderr.startswith(
+            if r.returncode != 64 or not r.stderr.startswith(
                     'memqosctl: org.memqos1.Error.InvalidArgument: '):
                 return f'--instance "bad name": exit {r.returncode} {r.stderr!r}'
             return None
@@ -858,8 +858,8 @@ class Suite:
                     return f'memqosctl: exit {r.returncode} {r.stderr!r}'
                 if len(self.set_calls()) != before_calls or self.state_files() != before_files:
                     return 'state changed'
-                if r.returncode != 3:
-                    return f'memqosctl: exit {r.returncode}, want 3 (access denied)'
+                if r.returncode != 5:
+                    return f'memqosctl: exit {r.returncode}, want 5 (access denied)'
                 return None
             self.run_check(f'non-root {member} -> AccessDenied (busctl and memqosctl)', denied)
 
@@ -1120,10 +1120,12 @@ class Suite:
                     r = self.memqosctl(*cargs)
                     want = f'org.memqos1.Error.{name}: '
                     # memqosctl prefixes its messages with "memqosctl: "
-                    if r.returncode != 1 or not r.stderr.removeprefix('memqosctl: ') \
+                    # memqosctl's exit status: 6 not found, 64 a refused argument
+                    code = 6 if name.startswith('NoSuch') else 64
+                    if r.returncode != code or not r.stderr.removeprefix('memqosctl: ') \
                             .startswith(want):
                         return f'memqosctl: exit {r.returncode} {r.stderr.strip()!r}, ' \
-                               f'want "{want}..." exit 1'
+                               f'want "{want}..." exit {code}'
                 else:
                     # busctl prints no error name: the same call through dbus-python
                     got = self.python_error_name(bargs)

@@ -9,7 +9,7 @@ Starts its own dbus-daemon (killed by PID at exit), runs python-dbusmock on it
 as org.memqos1 with canned properties, objects and method replies, then runs
 the built memqosctl with --bus-address and checks output, JSON and exit codes:
 0 success, 1 daemon error, 2 hard verdict / error finding, 3 unreachable,
-64 usage. Exit 77 (meson: skipped) when dbus-daemon or python3-dbusmock is
+5 access denied, 6 not found, 64 usage or a refused argument. Exit 77 (meson: skipped) when dbus-daemon or python3-dbusmock is
 missing.
 
 Usage: run_ctl_bus_test.py PATH/TO/memqosctl
@@ -437,7 +437,7 @@ def test_assign_run(r, ctl, mock):
             repr(calls))
 
     rc, out, err = ctl.run('assign', 'nginx.service', 'gold')
-    r.check(rc == 1, 'assign unknown class: exit 1', f'rc={rc}')
+    r.check(rc == 64, 'assign unknown class: a refused argument, exit 64', f'rc={rc}')
     r.check(err == "memqosctl: org.memqos1.Error.UnknownClass: class 'gold' does not exist "
                    "(known: system, dedicated, shared, reclaimed)\n",
             'assign unknown class: daemon error shown as it is', repr(err))
@@ -448,8 +448,8 @@ def test_assign_run(r, ctl, mock):
     rc, out, err = ctl.run('--json', 'unassign', 'nginx.service')
     r.check(rc == 0 and json.loads(out) == {}, 'unassign --json: {}', out)
     rc, _, err = ctl.run('unassign', 'nope.service')
-    r.check(rc == 1 and 'org.memqos1.Error.NoSuchWorkload' in err, 'unassign unknown: exit 1',
-            err)
+    r.check(rc == 6 and 'org.memqos1.Error.NoSuchWorkload' in err, 'unassign unknown: exit 6',
+            f'rc={rc} err={err!r}')
 
     mock.ClearCalls()
     rc, out, err = ctl.run('run', '--name', 'batch', '--class', 'reclaimed', '--limit', '512M',
@@ -520,9 +520,9 @@ def test_instances(r, ctl, mock):
             'record-instance: min defaults to max, up by default; --min/--down passed',
             repr(calls))
     rc, out, err = ctl.run('record-instance', 'db1', '--max', '0')
-    r.check(rc == 1 and out == '' and err.startswith(
+    r.check(rc == 64 and out == '' and err.startswith(
         'memqosctl: org.memqos1.Error.SizeOutOfRange: max_memory of instance db1'),
-        'record-instance max 0: daemon error, exit 1', f'rc={rc} err={err!r}')
+        'record-instance max 0: a refused argument, exit 64', f'rc={rc} err={err!r}')
     rc, out, err = ctl.run('record-instance', 'db1')
     r.check(rc == 64 and "'record-instance' needs --max SIZE" in err and out == '',
             'record-instance without --max: usage, exit 64', f'rc={rc} err={err!r}')
@@ -532,9 +532,9 @@ def test_instances(r, ctl, mock):
     r.check(rc == 0 and out == '' and err == '', 'forget-instance: exit 0, quiet',
             f'rc={rc} out={out!r} err={err!r}')
     rc, out, err = ctl.run('forget-instance', 'nope')
-    r.check(rc == 1 and out == '' and err == "memqosctl: org.memqos1.Error.NoSuchInstance: "
+    r.check(rc == 6 and out == '' and err == "memqosctl: org.memqos1.Error.NoSuchInstance: "
             "instance 'nope' is not in this node's record\n",
-            'forget-instance unknown: NoSuchInstance, exit 1', f'rc={rc} err={err!r}')
+            'forget-instance unknown: NoSuchInstance, exit 6', f'rc={rc} err={err!r}')
     calls = [tuple(c[1]) for c in mock.GetMethodCalls('ForgetInstance')]
     r.check(calls == [('web1',), ('nope',)], 'forget-instance: name passed', repr(calls))
 
@@ -546,7 +546,7 @@ def test_instances(r, ctl, mock):
                                             'Reclaimed': 32 * MIB},
             'reclaim --json', f'rc={rc} out={out!r}')
     rc, out, err = ctl.run('reclaim', 'nope.service', '1M')
-    r.check(rc == 1 and 'org.memqos1.Error.NoSuchWorkload' in err, 'reclaim unknown: exit 1',
+    r.check(rc == 6 and 'org.memqos1.Error.NoSuchWorkload' in err, 'reclaim unknown: exit 6',
             f'rc={rc} err={err!r}')
     rc, out, err = ctl.run('reclaim', 'nginx.service', '0')
     r.check(rc == 64 and out == '', 'reclaim 0: usage, exit 64', f'rc={rc} err={err!r}')
@@ -890,7 +890,7 @@ def test_verify_reload(r, ctl, mock):
                    'raise dbus.exceptions.DBusException("Reload is root only",'
                    ' name="org.freedesktop.DBus.Error.AccessDenied")')
     rc, _, err = ctl.run('reload')
-    r.check(rc == 3 and 'access denied' in err and 'sudo' in err, 'reload access denied: exit 3',
+    r.check(rc == 5 and 'access denied' in err and 'sudo' in err, 'reload access denied: exit 5',
             f'{rc} {err!r}')
 
 
