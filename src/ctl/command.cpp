@@ -27,7 +27,8 @@ constexpr std::array<VerbInfo, 17> kVerbs{{
     {Verb::Workloads, "workloads", "workloads", "List the managed workloads and their tiers", ""},
     {Verb::Assign, "assign", "assign ID CLASS [--request SIZE] [--limit SIZE] [--runtime]",
      "Put a workload (unit or vm:DOMAIN) in a class",
-     "  ID is \"nginx.service\", \"x.scope\" or \"vm:<domain>\".\n"
+     "  ID is \"nginx.service\", \"x.scope\" or \"vm:<domain>\"; a name without a unit\n"
+     "  suffix is a service, as with systemctl (\"nginx\" is \"nginx.service\").\n"
      "  --request SIZE   memory it must always get (default: none)\n"
      "  --limit SIZE     memory it may never exceed, or \"max\" (default: max)\n"
      "  --runtime        until reboot only (default: persistent)\n"
@@ -606,7 +607,7 @@ void Parser::checkPositionals() {
         return;
     case Verb::Assign:
         if (expect(2, 2, "ID and CLASS")) {
-            cmd_.id = positionals_[0];
+            cmd_.id = mangleWorkloadId(positionals_[0]);
             cmd_.className = positionals_[1];
             if (cmd_.id.empty() || cmd_.className.empty()) {
                 fail("'assign': ID and CLASS must not be empty");
@@ -621,7 +622,7 @@ void Parser::checkPositionals() {
         return;
     case Verb::Unassign:
         if (expect(1, 1, "ID")) {
-            cmd_.id = positionals_[0];
+            cmd_.id = mangleWorkloadId(positionals_[0]);
             if (cmd_.id.empty()) {
                 fail("'unassign': ID must not be empty");
             }
@@ -629,7 +630,7 @@ void Parser::checkPositionals() {
         return;
     case Verb::Reclaim:
         if (expect(2, 2, "ID SIZE")) {
-            cmd_.id = positionals_[0];
+            cmd_.id = mangleWorkloadId(positionals_[0]);
             if (cmd_.id.empty()) {
                 fail("'reclaim': ID must not be empty");
             }
@@ -767,6 +768,21 @@ std::string commandHelp(Verb verb) {
            "every command.\n\n";
     out += kExitCodes;
     return out;
+}
+
+std::string mangleWorkloadId(std::string_view id) {
+    // systemd's unit types (unit_type_to_string), each as its suffix.
+    static constexpr std::array<std::string_view, 11> kUnitSuffixes{
+        ".service", ".socket", ".target", ".device", ".mount", ".automount",
+        ".swap",    ".timer",  ".path",   ".slice",  ".scope",
+    };
+    const bool keep = id.empty() || id.starts_with("vm:") ||
+                      id.find('/') != std::string_view::npos ||
+                      std::any_of(kUnitSuffixes.begin(), kUnitSuffixes.end(),
+                                  [&](std::string_view suffix) {
+                                      return id.size() > suffix.size() && id.ends_with(suffix);
+                                  });
+    return keep ? std::string(id) : std::string(id) + ".service";
 }
 
 std::string defaultRunName(std::int64_t pid, std::int64_t unixSeconds) {

@@ -109,6 +109,14 @@ std::optional<TopOrder> parseTopOrder(std::string_view name);
 std::string helpText();
 std::string commandHelp(Verb verb);
 
+// A workload ID as the operator typed it → the ID memqosd knows, as
+// systemctl mangles unit names: "nginx" → "nginx.service". Kept as typed:
+// "vm:<domain>" (a libvirt domain, a Ganeti instance's VM), a name that ends
+// in any systemd unit type's suffix (".service", ".scope", ".socket", ...:
+// memqosd refuses the ones it does not manage, by name), a name with "/"
+// (no unit name has one: memqosd refuses it) and the empty string.
+std::string mangleWorkloadId(std::string_view id);
+
 // "memqos-run-<pid>-<unixtime>.service", the default unit name of `run`.
 std::string defaultRunName(std::int64_t pid, std::int64_t unixSeconds);
 

@@ -436,6 +436,17 @@ def test_assign_run(r, ctl, mock):
             'assign: request 0 / limit max / persist by default; sizes and --runtime passed',
             repr(calls))
 
+    # A bare name is a service, as with systemctl; vm: ids and suffixed names stay.
+    mock.ClearCalls()
+    for typed, sent in [('nginx', 'nginx.service'), ('batch.scope', 'batch.scope'),
+                        ('vm:web1.example.com', 'vm:web1.example.com')]:
+        rc, out, err = ctl.run('assign', typed, 'shared')
+        calls = [str(c[1][0]) for c in mock.GetMethodCalls('AssignWorkload')]
+        r.check(rc == 0 and calls[-1:] == [sent], f'assign {typed}: sends {sent}',
+                f'rc={rc} calls={calls} err={err!r}')
+    rc, out, err = ctl.run('unassign', 'nginx')
+    r.check(rc == 0, 'unassign nginx: nginx.service', f'rc={rc} err={err!r}')
+
     rc, out, err = ctl.run('assign', 'nginx.service', 'gold')
     r.check(rc == 64, 'assign unknown class: a refused argument, exit 64', f'rc={rc}')
     r.check(err == "memqosctl: org.memqos1.Error.UnknownClass: class 'gold' does not exist "

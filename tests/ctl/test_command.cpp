@@ -446,7 +446,7 @@ TEST(Help, OverviewListsCommandsAndExitCodes) {
                              "record-instance", "forget-instance", "top"}) {
         EXPECT_THAT(help, HasSubstr(std::string("  ") + verb + " ")) << verb;
     }
-    for (const char* code : {"  0 ", "  1 ", "  2 ", "  3 ", "  64 "}) {
+    for (const char* code : {"  0 ", "  1 ", "  2 ", "  3 ", "  4 ", "  5 ", "  6 ", "  64 "}) {
         EXPECT_THAT(help, HasSubstr(code));
     }
     EXPECT_THAT(help, HasSubstr("--bus-address"));
@@ -479,6 +479,34 @@ TEST(Help, PerCommand) {
                           "[--delay=SECONDS] [--iterations=N] [--batch]"));
     EXPECT_THAT(commandHelp(Verb::Top), HasSubstr("-b, --batch"));
     EXPECT_THAT(commandHelp(Verb::Top), HasSubstr("SIGTERM"));
+}
+
+TEST(MangleWorkloadId, BareNamesAreServicesAsInSystemctl) {
+    EXPECT_EQ(mangleWorkloadId("nginx"), "nginx.service");
+    EXPECT_EQ(mangleWorkloadId("getty@tty1"), "getty@tty1.service");
+    EXPECT_EQ(mangleWorkloadId("web1.example.com"), "web1.example.com.service");
+    EXPECT_EQ(mangleWorkloadId("nginx.service"), "nginx.service");
+    EXPECT_EQ(mangleWorkloadId("batch.scope"), "batch.scope");
+    EXPECT_EQ(mangleWorkloadId("x.socket"), "x.socket"); // memqosd says why not
+    EXPECT_EQ(mangleWorkloadId("system.slice"), "system.slice");
+    EXPECT_EQ(mangleWorkloadId(".service"), ".service.service");
+    EXPECT_EQ(mangleWorkloadId("vm:web1"), "vm:web1");
+    EXPECT_EQ(mangleWorkloadId("vm:web1.example.com"), "vm:web1.example.com");
+    EXPECT_EQ(mangleWorkloadId("../x"), "../x");
+    EXPECT_EQ(mangleWorkloadId(""), "");
+}
+
+TEST(ParseCommandLine, WorkloadIdsAreMangled) {
+    EXPECT_EQ(ok({"assign", "nginx", "shared"}).id, "nginx.service");
+    EXPECT_EQ(ok({"assign", "vm:web1", "dedicated"}).id, "vm:web1");
+    EXPECT_EQ(ok({"unassign", "nginx"}).id, "nginx.service");
+    EXPECT_EQ(ok({"reclaim", "nginx", "1M"}).id, "nginx.service");
+    EXPECT_EQ(ok({"reclaim", "batch.scope", "1M"}).id, "batch.scope");
+    // Instance names are not unit names.
+    EXPECT_EQ(ok({"forget-instance", "web1"}).instance, "web1");
+    EXPECT_EQ(ok({"record-instance", "web1", "--max", "1G"}).instance, "web1");
+    // run --name: memqosd appends ".service" itself (RunWorkload).
+    EXPECT_EQ(ok({"run", "--name", "batch", "--class", "shared", "true"}).unitName, "batch");
 }
 
 TEST(DefaultRunName, PidAndTime) {

@@ -47,7 +47,7 @@ named UnknownClass assign sec.service gold --limit 1G
 named RequestAboveLimit assign sec.service shared --request 1G --limit 512M
 named SizeOutOfRange assign sec.service shared --request 1G --limit 1T
 named InvalidUnit assign ../../etc/passwd.service shared --limit 1G
-named InvalidUnit assign sec shared --limit 1G
+named InvalidUnit assign sec.socket shared --limit 1G  # "sec" would be sec.service
 named NoSuchUnit assign ghost-unit.service shared --limit 1G
 named NoSuchWorkload unassign sec.service
 out=$(mgr VerifyPlacement 'tta{sv}' 1073741824 0 1 bogus t 1 2>&1) && fail "an unknown VerifyPlacement option was accepted"
