@@ -9,9 +9,11 @@
 #include "bus_error.hpp"
 #include "command.hpp"
 #include "fetch.hpp"
+#include "journal.hpp"
 #include "monitor.hpp"
 #include "output.hpp"
 #include "render.hpp"
+#include "show.hpp"
 #include "top.hpp"
 
 #ifndef MEMQOS_VERSION
@@ -62,6 +64,54 @@ int status(BusClient& client, Format format, Legend legend) {
     return kExitOk;
 }
 
+// status ID: the workload's properties, its class's, and the journal's
+// last lines about it.
+int workloadStatus(BusClient& client, const std::string& id, Format format) {
+    constexpr std::size_t kJournalLines = 10;
+    auto ref = findWorkload(client, id);
+    if (!ref) {
+        return fail(ref.error());
+    }
+    auto props = client.getAll(ref->objectPath, io::bus_names::kWorkloadInterface);
+    if (!props) {
+        return fail(props.error());
+    }
+    std::optional<PropertyMap> classProps;
+    const std::string className = property(*props, "Class").asString();
+    if (auto classes = client.listClasses(); classes && !className.empty()) {
+        for (const auto& c : *classes) {
+            if (c.name == className) {
+                if (auto cp = client.getAll(c.objectPath, io::bus_names::kClassInterface)) {
+                    classProps = std::move(*cp);
+                }
+            }
+        }
+    } // else: shown without its class's rank and protection
+    const JournalTail journal = readWorkloadJournal(ref->id, kJournalLines);
+    writeOut(renderWorkloadStatus(*props, ref->objectPath, classProps, journal, format));
+    return kExitOk;
+}
+
+// show [ID]: the Manager's properties, or the workload's.
+int show(BusClient& client, const Command& cmd, Format format) {
+    std::string path = io::bus_names::kManagerPath;
+    const char* interface = io::bus_names::kManagerInterface;
+    if (!cmd.id.empty()) {
+        auto ref = findWorkload(client, cmd.id);
+        if (!ref) {
+            return fail(ref.error());
+        }
+        path = ref->objectPath;
+        interface = io::bus_names::kWorkloadInterface;
+    }
+    auto props = client.getAll(path, interface);
+    if (!props) {
+        return fail(props.error());
+    }
+    writeOut(renderShow(*props, cmd.properties, cmd.valueOnly, format));
+    return kExitOk;
+}
+
 int instances(BusClient& client, Format format, Legend legend) {
     auto list = client.listInstances();
     if (!list) {
@@ -103,7 +153,10 @@ int execute(const Command& cmd, BusClient& client) {
     const Legend legend = cmd.legend ? Legend::Show : Legend::Hide;
     switch (cmd.verb) {
     case Verb::Status:
-        return status(client, format, legend);
+        return cmd.id.empty() ? status(client, format, legend)
+                              : workloadStatus(client, cmd.id, format);
+    case Verb::Show:
+        return show(client, cmd, format);
     case Verb::Classes:
         return classes(client, format, legend);
     case Verb::Workloads:

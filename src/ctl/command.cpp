@@ -21,8 +21,23 @@ struct VerbInfo {
     std::string_view details; // extra lines for COMMAND --help
 };
 
-constexpr std::array<VerbInfo, 17> kVerbs{{
-    {Verb::Status, "status", "status", "Show node memory, swap, ratio, pressure and admission", ""},
+constexpr std::array<VerbInfo, 18> kVerbs{{
+    {Verb::Status, "status", "status [ID]",
+     "Show node memory, swap, ratio, pressure and admission, or one workload",
+     "  Without ID: the node, as memqosd sees it, and the instance record.\n"
+     "  With ID: the workload's class, request, limit, tiers, memory in use, PSI,\n"
+     "  reclaim and balloon state, and the last 10 lines memqosd logged about it\n"
+     "  (from the journal; one line saying why when there are none to read).\n"
+     "  ID as with assign (\"nginx\" is \"nginx.service\"); exit status 6 when memqosd\n"
+     "  does not manage it.\n"},
+    {Verb::Show, "show", "show [ID] [-p NAME[,NAME...]] [--value]",
+     "Show the properties of the manager or of one workload",
+     "  Prints NAME=VALUE, one property a line, sorted by name: the Manager's\n"
+     "  without ID, the workload's with one (exit status 6 when it is not managed).\n"
+     "  -p, --property=NAME[,NAME...]  only these (repeatable), in the order given;\n"
+     "                                 a name the object does not have prints nothing\n"
+     "  --value                        print the values only\n"
+     "  Values: yes/no, numbers in bytes or percent, \"infinity\" for no limit.\n"},
     {Verb::Classes, "classes", "classes", "List the colocation classes", ""},
     {Verb::Workloads, "workloads", "workloads", "List the managed workloads and their tiers", ""},
     {Verb::Assign, "assign", "assign ID CLASS [--request SIZE] [--limit SIZE] [--runtime]",
@@ -176,6 +191,8 @@ enum Opt : int {
     OptIterations = 'n',
     OptBatch = 'b',
     OptAll = 0x200,
+    OptProperty = 'p',
+    OptValue = 0x201,
 };
 
 struct OptionInfo {
@@ -190,7 +207,7 @@ constexpr std::uint32_t verbBit(Verb verb) {
 }
 
 // Every option memqosctl knows; an option is only recognised for its verbs.
-constexpr std::array<OptionInfo, 24> kOptions{{
+constexpr std::array<OptionInfo, 26> kOptions{{
     {"help", no_argument, OptHelp, 0},
     {"version", no_argument, OptVersion, 0},
     {"json", optional_argument, OptJson, 0},
@@ -216,6 +233,8 @@ constexpr std::array<OptionInfo, 24> kOptions{{
     {"iterations", required_argument, OptIterations, verbBit(Verb::Top)},
     {"batch", no_argument, OptBatch, verbBit(Verb::Top)},
     {"all", no_argument, OptAll, verbBit(Verb::Release)},
+    {"property", required_argument, OptProperty, verbBit(Verb::Show)},
+    {"value", no_argument, OptValue, verbBit(Verb::Show)},
 }};
 
 bool appliesTo(const OptionInfo& o, Verb verb) {
@@ -424,6 +443,25 @@ void Parser::option(int code, const std::string& name, const char* rawValue) {
     case OptAll:
         cmd_.all = true;
         return;
+    case OptProperty: {
+        // systemctl's -p: comma-separated, repeatable.
+        std::string_view rest = v;
+        while (!rest.empty()) {
+            const auto comma = rest.find(',');
+            const auto one = rest.substr(0, comma);
+            if (!one.empty()) {
+                cmd_.properties.emplace_back(one);
+            }
+            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        }
+        if (cmd_.properties.empty()) {
+            fail(name + ": no property name given");
+        }
+        return;
+    }
+    case OptValue:
+        cmd_.valueOnly = true;
+        return;
     default:
         fail("option '" + name + "' is not handled"); // a table without its case
         return;
@@ -595,6 +633,14 @@ void Parser::checkPositionals() {
         fail("no command given");
         return;
     case Verb::Status:
+    case Verb::Show:
+        if (expect(0, 1, "")) {
+            cmd_.id = count == 1 ? mangleWorkloadId(positionals_[0]) : std::string{};
+            if (count == 1 && cmd_.id.empty()) {
+                fail("'" + verb + "': ID must not be empty");
+            }
+        }
+        return;
     case Verb::Classes:
     case Verb::Workloads:
     case Verb::Verify:

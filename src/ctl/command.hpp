@@ -44,6 +44,7 @@ enum class Verb {
     Reclaim,
     Top,
     Release,
+    Show,
 };
 
 enum class Action { Execute, Help, Version };
@@ -68,7 +69,8 @@ struct Command {
     BusChoice bus;
 
     // assign / unassign / run
-    std::string id;        // assign, unassign: workload id
+    std::string id;        // assign, unassign, reclaim, status, show: workload id
+                           // (mangled: mangleWorkloadId); status, show: "" = none
     std::string className; // assign, run, verify-placement (--class; "" = not given)
     Bytes request = 0;     // 0 = none
     Bytes limit = kNoLimit;
@@ -86,6 +88,10 @@ struct Command {
     // record-instance NAME, forget-instance NAME, verify-placement --instance NAME
     std::string instance;
     bool up = true; // record-instance: false with --down
+
+    // show
+    std::vector<std::string> properties; // -p NAME[,NAME]...; empty = all
+    bool valueOnly = false;              // --value
 
     // top
     TopOrder order = TopOrder::Usage;

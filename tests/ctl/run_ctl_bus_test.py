@@ -196,6 +196,9 @@ def setup_mock(bus):
             'ReclaimedBytes': dbus.UInt64(12 * MIB if cls == 'shared' else 0),
             'ReclaimStall': dbus.Double(0.02 if cls == 'shared' else 0.0),
             'ReclaimState': dbus.String('reclaiming' if cls == 'shared' else 'off'),
+            'Source': dbus.String('api' if cls == 'shared' else 'metadata'),
+            'BalloonActual': dbus.UInt64(2 * GIB if kind == 'vm' else 0),
+            'BalloonTarget': dbus.UInt64(0),
         }, [])
 
     unknown_class = (
@@ -353,6 +356,70 @@ def test_status(r, ctl, mock):
     r.check(rc == 0 and out.endswith('\nMax memory of up instances: 3G (1 of 2 up)\n'),
             'status prints UpInstancesMaxMemory as memqosd says it', f'rc={rc} {out!r} {err!r}')
     mock.UpdateProperties('org.memqos1.Manager', {'UpInstancesMaxMemory': dbus.UInt64(GIB)})
+
+
+def test_status_id_and_show(r, ctl):
+    rc, out, err = ctl.run('status', 'nginx')
+    lines = out.splitlines()
+    r.check(rc == 0 and lines[:1] == ['nginx.service - service managed by memqos'],
+            'status nginx: nginx.service, a header line', f'rc={rc} out={out!r} err={err!r}')
+    for needle in ['Class:    shared (rank 2, protection low, killable)',
+                   'Source:   api, persistent',
+                   'Request:  256M', 'Limit:    1G',
+                   'Tiers:    min 0, low 256M, high 947.2M, max 1G, swap max max',
+                   'Memory:   300M (swap 0)', 'PSI:      3.25% (memory.pressure some avg10)',
+                   'Reclaim:  reclaiming, 12M reclaimed, stall 0.02%']:
+        r.check(needle in lines, f'status nginx shows {needle!r}', out)
+    r.check('Balloon:' not in out, 'status of a service: no balloon line', out)
+    # No journald here: one line saying so, not an error.
+    r.check(lines[-1:] in (['No journal lines about nginx.service.'],
+                           ['No journal lines about nginx.service readable by this user (root '
+                            'and the groups systemd-journal and adm can read memqosd\'s).'])
+            or (lines[-1:] and lines[-1].startswith('Journal not readable')),
+            'status nginx: the journal in one line', out)
+    r.check(err == '', 'status nginx: nothing on stderr', err)
+
+    rc, out, err = ctl.run('status', 'vm:web1')
+    r.check(rc == 0 and 'Balloon:  actual 2G, target not moved by memqos' in out.splitlines()
+            and 'Class:    dedicated (rank 1, protection min, not killable)' in out.splitlines(),
+            'status vm:web1: balloon and class', f'rc={rc} out={out!r} err={err!r}')
+
+    rc, out, err = ctl.run('--json', 'status', 'nginx.service')
+    doc = json.loads(out) if rc == 0 else {}
+    r.check(doc.get('Workload', {}).get('Id') == 'nginx.service'
+            and doc['Workload'].get('ObjectPath') == '/org/memqos1/workload/nginx_2eservice'
+            and doc.get('Class', {}).get('Rank') == 2 and doc.get('Journal') == []
+            and isinstance(doc.get('JournalNote'), str),
+            'status ID --json: Workload, Class, Journal, JournalNote', f'rc={rc} {out!r}')
+
+    for args in (['status', 'nope'], ['show', 'nope']):
+        rc, out, err = ctl.run(*args)
+        r.check(rc == 6 and out == '' and err == "memqosctl: no workload 'nope.service' is "
+                "managed by memqos (memqosctl workloads lists them)\n",
+                f'{" ".join(args)}: exit 6, says so', f'rc={rc} out={out!r} err={err!r}')
+
+    rc, out, err = ctl.run('show')
+    lines = out.splitlines()
+    r.check(rc == 0 and 'Version=0.1.0-mock' in lines and 'MemoryRatio=1.5' in lines
+            and 'DryRun=yes' in lines and 'PressureLevel=1' in lines and lines == sorted(lines),
+            'show: the Manager\'s properties as Key=Value, by name',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('show', 'nginx', '-p', 'MemoryHigh,Limit', '--property=Id')
+    r.check(rc == 0 and out == 'MemoryHigh=993210368\nLimit=1073741824\nId=nginx.service\n',
+            'show ID -p A,B -p C: those, in that order', f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('show', 'vm:web1', '-pMemoryHigh', '--value')
+    r.check(rc == 0 and out == 'infinity\n', 'show --value: no limit is infinity',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('show', '-p', 'NoSuchProperty')
+    r.check(rc == 0 and out == '', 'show -p unknown: nothing, as systemctl',
+            f'rc={rc} out={out!r}')
+    rc, out, err = ctl.run('--json', 'show', '-p', 'Version,MemoryTotal')
+    r.check(rc == 0 and json.loads(out) == {'Version': '0.1.0-mock', 'MemoryTotal': 16 * GIB},
+            'show --json -p', f'rc={rc} out={out!r}')
+    rc, out, err = ctl.run('status', 'a', 'b')
+    r.check(rc == 64 and "unexpected argument 'b'" in err, 'status a b: usage', err)
+    rc, out, err = ctl.run('status', '-p', 'x')
+    r.check(rc == 64 and "unknown option '-p' for 'status'" in err, 'status -p: usage', err)
 
 
 def test_classes(r, ctl):
@@ -1079,6 +1146,7 @@ def main():
         mock = setup_mock(bus)
 
         test_status(r, ctl, mock)
+        test_status_id_and_show(r, ctl)
         test_classes(r, ctl)
         test_workloads(r, ctl)
         test_top(r, ctl)

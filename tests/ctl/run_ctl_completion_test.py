@@ -147,7 +147,9 @@ def test_static(r, c):
     check_reply(r, c, 'memqosctl assign x y --request ', [], 'a size: nothing offered')
     check_reply(r, c, 'memqosctl verify-placement 4G --failover-reserve ', [],
                 '--failover-reserve SIZE: nothing offered')
-    check_reply(r, c, 'memqosctl status ', [], 'status takes no argument')
+    check_reply(r, c, 'memqosctl status x ', [], 'status takes one ID at most')
+    check_reply(r, c, 'memqosctl show --p', ['--property'], 'show --p<TAB>')
+    check_reply(r, c, 'memqosctl show -p ', [], 'show -p NAME: nothing offered, a value')
     check_reply(r, c, 'memqosctl bogus --s', ['--system'],
                 'an unknown command: the global options (and no unset-variable error)')
     check_reply(r, c, 'memqosctl --json=', ['pretty', 'short', 'off'], '--json=<TAB>: the modes')
@@ -181,6 +183,8 @@ def test_daemon(r, c, address):
     check_reply(r, c, f'memqosctl {b} unassign ', ids, 'unassign <TAB>: the managed workloads')
     check_reply(r, c, f'memqosctl {b} reclaim ', ids, 'reclaim <TAB>: the managed workloads')
     check_reply(r, c, f'memqosctl {b} reclaim nginx.service ', [], 'reclaim ID <TAB>: a size')
+    check_reply(r, c, f'memqosctl {b} status ', ids, 'status <TAB>: the managed workloads')
+    check_reply(r, c, f'memqosctl {b} show -p Id ', ids, 'show -p NAME <TAB>: the workloads')
     check_reply(r, c, f'memqosctl {b} unassign n', ['nginx.service'], 'unassign n<TAB>')
     # readline completes only after the ':' (COMP_WORDBREAKS): "vm:" + "web1".
     check_reply(r, c, f'memqosctl {b} unassign vm:', ['web1'], 'unassign vm:<TAB> → web1')

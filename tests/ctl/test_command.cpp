@@ -28,6 +28,27 @@ std::string usageError(const std::vector<std::string>& args) {
     return r.ok() ? std::string{} : r.error().what;
 }
 
+TEST(ParseCommandLine, StatusAndShowTakeAnId) {
+    EXPECT_EQ(ok({"status"}).id, "");
+    EXPECT_EQ(ok({"status", "nginx"}).id, "nginx.service");
+    EXPECT_EQ(ok({"status", "vm:web1"}).id, "vm:web1");
+    Command c = ok({"show"});
+    EXPECT_EQ(c.verb, Verb::Show);
+    EXPECT_EQ(c.id, "");
+    EXPECT_TRUE(c.properties.empty());
+    EXPECT_FALSE(c.valueOnly);
+    c = ok({"show", "nginx", "-p", "MemoryHigh,Limit", "--property=Id", "-pClass", "--value"});
+    EXPECT_EQ(c.id, "nginx.service");
+    EXPECT_THAT(c.properties, ElementsAre("MemoryHigh", "Limit", "Id", "Class"));
+    EXPECT_TRUE(c.valueOnly);
+    EXPECT_THAT(usageError({"show", "-p", ","}), HasSubstr("-p: no property name given"));
+    EXPECT_THAT(usageError({"show", "a", "b"}), HasSubstr("unexpected argument 'b'"));
+    EXPECT_THAT(usageError({"status", ""}), HasSubstr("'status': ID must not be empty"));
+    EXPECT_THAT(usageError({"status", "-p", "x"}), HasSubstr("unknown option '-p' for 'status'"));
+    EXPECT_THAT(usageError({"status", "--value"}),
+                HasSubstr("unknown option '--value' for 'status'"));
+}
+
 TEST(ParseCommandLine, SimpleVerbs) {
     EXPECT_EQ(ok({"status"}).verb, Verb::Status);
     EXPECT_EQ(ok({"classes"}).verb, Verb::Classes);
@@ -290,7 +311,8 @@ TEST(ParseCommandLine, UsageErrors) {
     EXPECT_THAT(usageError({}), HasSubstr("no command given"));
     EXPECT_THAT(usageError({"frobnicate"}), HasSubstr("unknown command 'frobnicate'"));
     EXPECT_THAT(usageError({"--frob", "status"}), HasSubstr("unknown option '--frob'"));
-    EXPECT_THAT(usageError({"status", "extra"}), HasSubstr("unexpected argument 'extra'"));
+    EXPECT_THAT(usageError({"classes", "extra"}), HasSubstr("unexpected argument 'extra'"));
+    EXPECT_THAT(usageError({"status", "a", "b"}), HasSubstr("unexpected argument 'b'"));
     EXPECT_THAT(usageError({"status", "--request", "1G"}),
                 HasSubstr("unknown option '--request' for 'status'"));
     EXPECT_THAT(usageError({"--request", "1G", "assign", "a", "b"}),
@@ -391,8 +413,10 @@ TEST(ParseCommandLine, ShortOptionsWithAttachedValues) {
 }
 
 TEST(ParseCommandLine, DoubleDashEndsOptions) {
-    EXPECT_THAT(usageError({"status", "--", "--json"}), HasSubstr("unexpected argument '--json'"))
+    EXPECT_THAT(usageError({"classes", "--", "--json"}),
+                HasSubstr("unexpected argument '--json'"))
         << "after --, --json is an argument";
+    EXPECT_EQ(ok({"status", "--", "--json"}).id, "--json.service") << "an ID, after --";
     Command c = ok({"unassign", "--", "-weird-.service"});
     EXPECT_EQ(c.id, "-weird-.service");
     c = ok({"--", "status"});
