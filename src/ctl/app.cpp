@@ -12,6 +12,7 @@
 #include "journal.hpp"
 #include "monitor.hpp"
 #include "output.hpp"
+#include "pager.hpp"
 #include "render.hpp"
 #include "show.hpp"
 #include "top.hpp"
@@ -33,6 +34,23 @@ Format formatOf(JsonMode mode) {
         break;
     }
     return Format::Text;
+}
+
+// The commands whose output may be long: paged on a terminal (not top and
+// monitor, which run until stopped, nor the short answers of the others).
+bool paged(Verb verb) {
+    switch (verb) {
+    case Verb::Status:
+    case Verb::Show:
+    case Verb::Classes:
+    case Verb::Workloads:
+    case Verb::Instances:
+    case Verb::Events:
+    case Verb::Verify:
+        return true;
+    default:
+        return false;
+    }
 }
 
 int fail(const Error& error) {
@@ -151,6 +169,13 @@ int workloads(BusClient& client, Format format, Legend legend) {
 int execute(const Command& cmd, BusClient& client) {
     const Format format = formatOf(cmd.json);
     const Legend legend = cmd.legend ? Legend::Show : Legend::Hide;
+    // The output of commands that change something or answer by their exit
+    // status: nothing with -q.
+    auto say = [&](const std::string& text) {
+        if (!cmd.quiet) {
+            writeOut(text);
+        }
+    };
     switch (cmd.verb) {
     case Verb::Status:
         return cmd.id.empty() ? status(client, format, legend)
@@ -167,14 +192,14 @@ int execute(const Command& cmd, BusClient& client) {
         if (!path) {
             return fail(path.error());
         }
-        writeOut(renderWorkloadPath(*path, format));
+        say(renderWorkloadPath(*path, format));
         return kExitOk;
     }
     case Verb::Unassign: {
         if (auto r = client.unassignWorkload(cmd.id); !r) {
             return fail(r.error());
         }
-        writeOut(renderNothing(format));
+        say(renderNothing(format));
         return kExitOk;
     }
     case Verb::Reclaim: {
@@ -182,7 +207,7 @@ int execute(const Command& cmd, BusClient& client) {
         if (!freed) {
             return fail(freed.error());
         }
-        writeOut(renderReclaimed(cmd.id, cmd.memory, *freed, format));
+        say(renderReclaimed(cmd.id, cmd.memory, *freed, format));
         return kExitOk;
     }
     case Verb::Run: {
@@ -194,7 +219,7 @@ int execute(const Command& cmd, BusClient& client) {
         if (!path) {
             return fail(path.error());
         }
-        writeOut(renderWorkloadPath(*path, format));
+        say(renderWorkloadPath(*path, format));
         return kExitOk;
     }
     case Verb::VerifyPlacement: {
@@ -204,9 +229,9 @@ int execute(const Command& cmd, BusClient& client) {
         if (!verdict) {
             return fail(verdict.error());
         }
-        writeOut(renderPlacement(*verdict, format, legend));
+        say(renderPlacement(*verdict, format, legend));
         const int code = placementExitCode(*verdict);
-        if (verdict->verdict == "soft") {
+        if (verdict->verdict == "soft" && !cmd.quiet) {
             writeErr("memqosctl: warning: soft placement violation: " + verdict->message + "\n");
         } else if (verdict->verdict == "hard") {
             writeErr("memqosctl: hard placement violation: " + verdict->message + "\n");
@@ -220,7 +245,7 @@ int execute(const Command& cmd, BusClient& client) {
         if (!findings) {
             return fail(findings.error());
         }
-        writeOut(renderFindings(*findings, format, legend));
+        say(renderFindings(*findings, format, legend));
         return verifyExitCode(*findings);
     }
     case Verb::Release: {
@@ -228,7 +253,7 @@ int execute(const Command& cmd, BusClient& client) {
         if (!r) {
             return fail(r.error());
         }
-        writeOut(renderReleased(*r, format));
+        say(renderReleased(*r, format));
         return kExitOk;
     }
     case Verb::Reload: {
@@ -236,7 +261,7 @@ int execute(const Command& cmd, BusClient& client) {
         if (!r) {
             return fail(r.error());
         }
-        writeOut(renderReload(*r, format));
+        say(renderReload(*r, format));
         return kExitOk;
     }
     case Verb::Monitor:
@@ -251,14 +276,14 @@ int execute(const Command& cmd, BusClient& client) {
         if (auto r = client.recordInstance(cmd.instance, cmd.minMemory, cmd.memory, cmd.up); !r) {
             return fail(r.error());
         }
-        writeOut(renderNothing(format));
+        say(renderNothing(format));
         return kExitOk;
     }
     case Verb::ForgetInstance: {
         if (auto r = client.forgetInstance(cmd.instance); !r) {
             return fail(r.error());
         }
-        writeOut(renderNothing(format));
+        say(renderNothing(format));
         return kExitOk;
     }
     case Verb::None:
@@ -293,8 +318,13 @@ int runCtl(const std::vector<std::string>& args, const std::optional<std::string
     if (!client) {
         return fail(client.error());
     }
+    Pager pager;
+    if (cmd.pager && paged(cmd.verb)) {
+        pager.open();
+    }
     const int code = execute(cmd, *client);
     flushOut();
+    pager.close();
     return code;
 }
 

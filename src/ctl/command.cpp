@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "size.hpp"
+#include "terminal.hpp"
 
 namespace memqos::ctl {
 namespace {
@@ -193,6 +194,8 @@ enum Opt : int {
     OptAll = 0x200,
     OptProperty = 'p',
     OptValue = 0x201,
+    OptLegend,
+    OptQuiet = 'q',
 };
 
 struct OptionInfo {
@@ -207,11 +210,13 @@ constexpr std::uint32_t verbBit(Verb verb) {
 }
 
 // Every option memqosctl knows; an option is only recognised for its verbs.
-constexpr std::array<OptionInfo, 26> kOptions{{
+constexpr std::array<OptionInfo, 28> kOptions{{
     {"help", no_argument, OptHelp, 0},
     {"version", no_argument, OptVersion, 0},
     {"json", optional_argument, OptJson, 0},
     {"no-legend", no_argument, OptNoLegend, 0},
+    {"legend", required_argument, OptLegend, 0},
+    {"quiet", no_argument, OptQuiet, 0},
     {"no-pager", no_argument, OptNoPager, 0},
     {"system", no_argument, OptSystem, 0},
     {"bus-address", required_argument, OptBusAddress, 0},
@@ -346,8 +351,18 @@ void Parser::option(int code, const std::string& name, const char* rawValue) {
     case OptNoLegend:
         cmd_.legend = false;
         return;
+    case OptLegend:
+        if (auto b = parseBoolean(v)) {
+            cmd_.legend = *b;
+        } else {
+            fail(name + ": '" + v + "' is not a boolean (yes or no)");
+        }
+        return;
     case OptNoPager:
-        // memqosctl never pages; accepted as systemctl's scripts pass it.
+        cmd_.pager = false;
+        return;
+    case OptQuiet:
+        cmd_.quiet = true;
         return;
     case OptSystem:
         cmd_.bus = {BusChoice::Kind::System, {}};
@@ -777,8 +792,15 @@ std::string helpText() {
            "Options:\n"
            "  --json[=MODE]          print JSON (sizes in bytes): pretty (bare --json),\n"
            "                         short (one line) or off\n"
-           "  --no-legend            print tables without their header and footer lines\n"
-           "  --no-pager             accepted for compatibility; memqosctl never pages\n"
+           "  --legend=BOOL          print tables with (yes, the default) or without (no)\n"
+           "                         their header and footer lines\n"
+           "  --no-legend            the same as --legend=no\n"
+           "  --no-pager             do not pipe the output into a pager (on a terminal,\n"
+           "                         status, show, classes, workloads, instances, events\n"
+           "                         and verify use $SYSTEMD_PAGER, $PAGER, less or more)\n"
+           "  -q, --quiet            print nothing on standard output for the commands that\n"
+           "                         change something and for verify and verify-placement\n"
+           "                         (the exit status tells)\n"
            "  --system               talk to memqosd on the system bus (default)\n"
            "  --bus-address ADDRESS  use this D-Bus address instead (also $MEMQOS_BUS_ADDRESS)\n"
            "  -h, --help             show this help (COMMAND --help: that command's)\n"
@@ -810,8 +832,8 @@ std::string commandHelp(Verb verb) {
         out += "\n";
         out += kSizes;
     }
-    out += "\nOptions --json, --no-legend, --no-pager, --system and --bus-address work with\n"
-           "every command.\n\n";
+    out += "\nOptions --json, --legend, --no-legend, --no-pager, -q, --system and --bus-address\n"
+           "work with every command.\n\n";
     out += kExitCodes;
     return out;
 }

@@ -65,7 +65,11 @@ struct Command {
     Action action = Action::Execute;
     Verb verb = Verb::None; // with Action::Help: whose help (None = the overview)
     JsonMode json = JsonMode::Off;
-    bool legend = true; // false with --no-legend: tables without their header and footer
+    bool legend = true; // false with --no-legend or --legend=no: tables without their
+                        // header and footer
+    bool pager = true;  // false with --no-pager (pager.hpp: only on a terminal anyway)
+    bool quiet = false; // -q: no output from commands that change something or
+                        // answer by exit status
     BusChoice bus;
 
     // assign / unassign / run

@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 #include <limits>
+#include <optional>
+#include <string>
 #include <unistd.h>
 #include <utility>
 
@@ -10,6 +12,7 @@
 #include "fetch.hpp"
 #include "output.hpp"
 #include "stop_signals.hpp"
+#include "terminal.hpp"
 #include "top_view.hpp"
 
 namespace memqos::ctl {
@@ -35,13 +38,9 @@ Result<TopFrame> fetchFrame(BusClient& client) {
     return frame;
 }
 
-// Bold headers only on a terminal, and never with NO_COLOR set to anything
-// non-empty (no-color.org) or TERM=dumb, as systemd decides colours.
-bool boldAllowed() {
-    const char* noColor = std::getenv("NO_COLOR"); // NOLINT(concurrency-mt-unsafe)
-    const char* term = std::getenv("TERM");        // NOLINT(concurrency-mt-unsafe)
-    return (noColor == nullptr || *noColor == '\0') &&
-           (term == nullptr || std::string_view(term) != "dumb");
+std::optional<std::string> env(const char* name) {
+    const char* v = std::getenv(name); // NOLINT(concurrency-mt-unsafe)
+    return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
 }
 
 } // namespace
@@ -54,7 +53,11 @@ int runTop(BusClient& client, const Command& cmd, Format format) {
     }
     const bool terminal = isatty(STDOUT_FILENO) == 1;
     const bool screen = terminal && !cmd.batch && !isJson(format);
-    const TopStyle style{format, cmd.legend ? Legend::Show : Legend::Hide, screen && boldAllowed()};
+    // Bold headers as systemd decides colour: on the screen unless NO_COLOR
+    // or TERM=dumb; $SYSTEMD_COLORS overrides both ways (terminal.hpp).
+    const bool bold = !isJson(format) && colorsWanted(env("SYSTEMD_COLORS"), env("NO_COLOR"),
+                                                      env("TERM"), screen);
+    const TopStyle style{format, cmd.legend ? Legend::Show : Legend::Hide, bold};
     const int delayMs = cmd.delayMs > std::numeric_limits<int>::max()
                             ? std::numeric_limits<int>::max()
                             : static_cast<int>(cmd.delayMs);

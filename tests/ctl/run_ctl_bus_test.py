@@ -84,8 +84,11 @@ class Ctl:
         env.pop('MEMQOS_BUS_ADDRESS', None)
         env['LC_ALL'] = 'C.UTF-8'
         env['TZ'] = 'UTC'
-        if extra:
-            env.update(extra)
+        for key, value in (extra or {}).items():
+            if value is None:  # None: unset it
+                env.pop(key, None)
+            else:
+                env[key] = value
         return env
 
     def run(self, *args, address=True, env=None):
@@ -929,9 +932,102 @@ def test_conventions(r, ctl):
             '--no-legend status: the instance rows without header and footer', repr(out))
     rc, out, _ = ctl.run('--no-pager', 'classes')
     rc2, plain, _ = ctl.run('classes')
-    r.check(rc == 0 and out == plain, '--no-pager: accepted, output unchanged', out)
+    r.check(rc == 0 and out == plain, '--no-pager into a pipe: output unchanged', out)
     rc, out, _ = ctl.run('classes')
     r.check('\x1b' not in out, 'no colour into a pipe', repr(out))
+
+
+def test_legend_quiet(r, ctl):
+    """--legend=yes|no beside --no-legend; -q/--quiet."""
+    rc, out, _ = ctl.run('--legend=no', 'instances')
+    rc2, nolegend, _ = ctl.run('--no-legend', 'instances')
+    r.check(rc == 0 and rc2 == 0 and out == nolegend and 'NAME' not in out,
+            '--legend=no: as --no-legend', repr(out))
+    rc, out, _ = ctl.run('--no-legend', 'instances', '--legend', 'yes')
+    r.check(rc == 0 and out.startswith('NAME '), '--legend yes after --no-legend: header back',
+            repr(out))
+    rc, out, err = ctl.run('--legend=maybe', 'instances')
+    r.check(rc == 64 and out == '' and "--legend: 'maybe' is not a boolean" in err,
+            '--legend=maybe: usage, exit 64', f'rc={rc} err={err!r}')
+
+    for args in (['-q', 'assign', 'nginx', 'shared'], ['--quiet', 'unassign', 'nginx'],
+                 ['reclaim', '-q', 'nginx', '64M'], ['-q', 'verify'],
+                 ['-q', '--json', 'assign', 'nginx', 'shared']):
+        rc, out, err = ctl.run(*args)
+        r.check(rc == 0 and out == '' and err == '', f'{" ".join(args)}: nothing printed',
+                f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('-q', 'verify-placement', '6G', '--failover-reserve', '2G')
+    r.check(rc == 0 and out == '' and err == '', '-q verify-placement soft: exit 0, silent',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('-q', 'verify-placement', '12G')
+    r.check(rc == 2 and out == '' and err.startswith('memqosctl: hard placement violation'),
+            '-q verify-placement hard: exit 2, the reason still on stderr',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('-q', 'unassign', 'nope')
+    r.check(rc == 6 and out == '' and 'NoSuchWorkload' in err, '-q: errors still shown',
+            f'rc={rc} err={err!r}')
+    rc, out, _ = ctl.run('-q', 'workloads')
+    r.check(rc == 0 and out.startswith('ID '), '-q workloads: a listing is still printed', out)
+
+
+def test_pager_and_colors(r, ctl, tmp):
+    """The pager on a terminal (SYSTEMD_PAGER, PAGER, less, LESS) and SYSTEMD_COLORS."""
+    pager = os.path.join(tmp, 'pager.sh')
+    with open(pager, 'w', encoding='utf-8') as f:
+        f.write('#!/bin/sh\necho "PAGER $0 LESS=$LESS"\nexec sed "s/^/|/"\n')
+    os.chmod(pager, 0o755)
+    bindir = os.path.join(tmp, 'bin')
+    os.makedirs(bindir, exist_ok=True)
+    os.symlink(pager, os.path.join(bindir, 'less'))
+    clean = {'SYSTEMD_PAGER': None, 'PAGER': None, 'SYSTEMD_LESS': None, 'LESS': None}
+
+    def pty(*args, **kw):  # None unsets a variable
+        return run_in_pty(ctl, *args, env=dict(clean, **kw))
+
+    rc, out = pty('classes', SYSTEMD_PAGER=pager, PAGER='/bin/false')
+    r.check(rc == 0 and f'PAGER {pager} LESS=FRSXMK' in out and '|NAME ' in out
+            and '|shared ' in out,
+            'classes on a terminal: through $SYSTEMD_PAGER, LESS=FRSXMK', repr(out))
+    rc, out = pty('status', PAGER=pager)
+    r.check(rc == 0 and '|Version:' in out, 'status on a terminal: through $PAGER', repr(out))
+    rc, out = pty('show', PAGER=pager, SYSTEMD_LESS='FRX', LESS='ignored')
+    r.check(rc == 0 and 'LESS=FRX' in out and '|Version=0.1.0-mock' in out,
+            '$SYSTEMD_LESS is the pager\'s LESS', repr(out))
+    rc, out = pty('workloads', PATH=f'{bindir}:/usr/bin:/bin')
+    r.check(rc == 0 and f'PAGER {bindir}/less LESS=FRSXMK' in out and '|ID ' in out,
+            'no $PAGER: less from PATH', repr(out))
+    for label, kw in [('--no-pager', {'PAGER': pager}), ('SYSTEMD_PAGER=cat',
+                                                          {'SYSTEMD_PAGER': 'cat', 'PAGER': pager}),
+                      ('SYSTEMD_PAGER empty', {'SYSTEMD_PAGER': '', 'PAGER': pager})]:
+        args = ['--no-pager', 'classes'] if label == '--no-pager' else ['classes']
+        rc, out = pty(*args, **kw)
+        r.check(rc == 0 and 'PAGER' not in out and 'NAME ' in out and '|' not in out,
+                f'{label}: no pager', repr(out))
+    rc, out = pty('classes', SYSTEMD_PAGER=os.path.join(tmp, 'no-such-pager'))
+    r.check(rc == 0 and 'NAME ' in out and 'shared' in out,
+            'a pager that cannot start: the output all the same', f'rc={rc} {out!r}')
+    rc, out = pty('assign', 'nginx', 'shared', PAGER=pager)
+    r.check(rc == 0 and 'PAGER' not in out and '/org/memqos1/workload/' in out,
+            'assign: not paged', repr(out))
+    rc, out = pty('top', '-n', '1', PAGER=pager)
+    r.check(rc == 0 and 'PAGER' not in out, 'top: not paged', repr(out))
+    rc, out, _ = ctl.run('classes', env={'PAGER': pager, 'SYSTEMD_PAGER': pager})
+    # (ctl.run's output is a pipe)
+    r.check(rc == 0 and 'PAGER' not in out and out.startswith('NAME '),
+            'into a pipe: no pager', repr(out))
+
+    # SYSTEMD_COLORS overrides NO_COLOR and the terminal test, both ways.
+    rc, out, _ = ctl.run('top', '-n', '1', env={'SYSTEMD_COLORS': '1'})
+    r.check(rc == 0 and '\x1b[1mCLASS ' in out, 'top into a pipe, SYSTEMD_COLORS=1: bold',
+            repr(out))
+    rc, out = run_in_pty(ctl, 'top', '-n', '1', env={'SYSTEMD_COLORS': 'yes', 'NO_COLOR': '1'})
+    r.check(rc == 0 and '\x1b[1mCLASS ' in out, 'SYSTEMD_COLORS=yes beats NO_COLOR', repr(out))
+    rc, out = run_in_pty(ctl, 'top', '-n', '1', env={'SYSTEMD_COLORS': '0'})
+    r.check(rc == 0 and '\x1b[1m' not in out, 'top on a terminal, SYSTEMD_COLORS=0: no bold',
+            repr(out))
+    rc, out, _ = ctl.run('top', '-n', '1', env={'SYSTEMD_COLORS': 'sometimes'})
+    r.check(rc == 0 and '\x1b[' not in out, 'SYSTEMD_COLORS=sometimes: ignored (a pipe)',
+            repr(out))
 
 
 def test_verify_reload(r, ctl, mock):
@@ -1151,6 +1247,8 @@ def main():
         test_workloads(r, ctl)
         test_top(r, ctl)
         test_conventions(r, ctl)
+        test_legend_quiet(r, ctl)
+        test_pager_and_colors(r, ctl, tmp)
         test_json_keys_are_dbus_names(r, ctl, mock)
         test_assign_run(r, ctl, mock)
         test_placement(r, ctl, mock)

@@ -154,6 +154,8 @@ def test_static(r, c):
                 'an unknown command: the global options (and no unset-variable error)')
     check_reply(r, c, 'memqosctl --json=', ['pretty', 'short', 'off'], '--json=<TAB>: the modes')
     check_reply(r, c, 'memqosctl --json=s', ['short'], '--json=s<TAB>')
+    check_reply(r, c, 'memqosctl --legend=', ['yes', 'no'], '--legend=<TAB>: yes, no')
+    check_reply(r, c, 'memqosctl --legend n', ['no'], '--legend n<TAB>')
     check_reply(r, c, 'memqosctl --json cl', ['classes'], '--json takes no separate value')
     check_reply(r, c, 'memqosctl top --order ', ['usage', 'pressure', 'swap', 'name'],
                 'top --order <TAB>: the sort keys')

@@ -337,10 +337,28 @@ TEST(ParseCommandLine, LegendAndPager) {
     EXPECT_TRUE(ok({"workloads"}).legend);
     EXPECT_FALSE(ok({"--no-legend", "workloads"}).legend);
     EXPECT_FALSE(ok({"workloads", "--no-legend"}).legend);
+    EXPECT_FALSE(ok({"--legend=no", "workloads"}).legend);
+    EXPECT_FALSE(ok({"--legend", "false", "workloads"}).legend);
+    EXPECT_TRUE(ok({"--no-legend", "workloads", "--legend=yes"}).legend) << "the last one wins";
+    EXPECT_THAT(usageError({"--legend=maybe", "workloads"}),
+                HasSubstr("--legend: 'maybe' is not a boolean (yes or no)"));
+    EXPECT_THAT(usageError({"--legend", "workloads"}),
+                HasSubstr("--legend: 'workloads' is not a boolean"))
+        << "--legend takes the next word as its value";
+    EXPECT_TRUE(ok({"status"}).pager);
     const Command c = ok({"--no-pager", "status"});
-    EXPECT_EQ(c.verb, Verb::Status) << "--no-pager is accepted and changes nothing";
+    EXPECT_EQ(c.verb, Verb::Status);
+    EXPECT_FALSE(c.pager);
     EXPECT_EQ(c.action, Action::Execute);
     EXPECT_THAT(usageError({"--no-pager=yes", "status"}), HasSubstr("takes no value"));
+}
+
+TEST(ParseCommandLine, Quiet) {
+    EXPECT_FALSE(ok({"verify"}).quiet);
+    EXPECT_TRUE(ok({"-q", "verify"}).quiet);
+    EXPECT_TRUE(ok({"assign", "x", "shared", "--quiet"}).quiet);
+    EXPECT_TRUE(ok({"top", "-qbn1"}).quiet) << "groups with top's short options";
+    EXPECT_THAT(usageError({"--quiet=yes", "verify"}), HasSubstr("takes no value"));
 }
 
 TEST(ParseCommandLine, TopDefaults) {
@@ -477,8 +495,9 @@ TEST(Help, OverviewListsCommandsAndExitCodes) {
     EXPECT_THAT(help, HasSubstr("MEMQOS_BUS_ADDRESS"));
     EXPECT_THAT(help, HasSubstr("--json[=MODE]"));
     EXPECT_THAT(help, HasSubstr("--no-legend"));
-    EXPECT_THAT(help, HasSubstr("--no-pager             accepted for compatibility; memqosctl "
-                                "never pages"));
+    EXPECT_THAT(help, HasSubstr("--no-pager             do not pipe the output into a pager"));
+    EXPECT_THAT(help, HasSubstr("--legend=BOOL"));
+    EXPECT_THAT(help, HasSubstr("-q, --quiet"));
 }
 
 TEST(Help, PerCommand) {
