@@ -128,6 +128,8 @@ constexpr std::array<VerbInfo, 18> kVerbs{{
      "PSI is a workload's memory stall (\"some\", percent) over the reclaim\n"
      "controller's last interval, \"-\" where memqosd does not measure it.\n"
      "With --json, one JSON document per frame (implies --batch).\n"
+     "On a terminal: q quits; m, p, r, s sort by memory, name, pressure, swap;\n"
+     "space redraws. A frame is cut to the terminal's height.\n"
      "Exit status 0 on SIGINT, SIGTERM or after N frames.\n"},
 }};
 

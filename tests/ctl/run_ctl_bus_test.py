@@ -16,15 +16,18 @@ Usage: run_ctl_bus_test.py PATH/TO/memqosctl
 """
 
 import errno
+import fcntl
 import json
 import os
 import pty
 import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 import traceback
 
@@ -738,12 +741,17 @@ def test_placement_options(r, ctl, mock):
 CLEAR = '\x1b[H\x1b[2J'
 
 
-def run_in_pty(ctl, *args, env=None, timeout=CALL_TIMEOUT_S, stop_after=None):
+def run_in_pty(ctl, *args, env=None, timeout=CALL_TIMEOUT_S, stop_after=None, keys=None,
+               rows=None):
     """Runs memqosctl with a pseudo-terminal as stdin/stdout/stderr.
 
     Returns (exit code, everything it wrote, '\\r\\n' turned back into '\\n').
     With stop_after=(text, signal): sends the signal once `text` was seen.
+    With keys=[(text, bytes), ...]: types each bytes once its text was seen
+    after the previous one was typed. With rows: the terminal is that high.
     """
+    keys = list(keys or [])
+    typed_at = 0
     argv = [ctl.path, '--bus-address', ctl.address, *args]
     child_env = ctl.env(dict({'TERM': 'xterm'}, **(env or {})))
     if env is None or 'NO_COLOR' not in env:
@@ -751,6 +759,8 @@ def run_in_pty(ctl, *args, env=None, timeout=CALL_TIMEOUT_S, stop_after=None):
     pid, fd = pty.fork()
     if pid == 0:  # the child: exec at once
         try:
+            if rows:
+                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack('HHHH', rows, 100, 0, 0))
             os.execve(argv[0], argv, child_env)
         finally:
             os._exit(127)  # pylint: disable=protected-access
@@ -775,6 +785,9 @@ def run_in_pty(ctl, *args, env=None, timeout=CALL_TIMEOUT_S, stop_after=None):
             if not data:
                 break
             out += data
+            if keys and keys[0][0].encode() in out[typed_at:]:
+                os.write(fd, keys.pop(0)[1])
+                typed_at = len(out)
             if stop_after and not signalled and stop_after[0].encode() in out:
                 os.kill(pid, stop_after[1])
                 signalled = True
@@ -901,6 +914,44 @@ def test_top(r, ctl):
         r.check(rc == 0 and out.count(CLEAR) == 1,
                 f'top in a pty: {sig.name} during the delay → exit 0 after one frame',
                 f'rc={rc} out={out!r}')
+
+
+def test_top_terminal(r, ctl, mock_log_path):
+    """One round trip per frame; keys; the terminal's height."""
+    with open(mock_log_path, encoding='utf-8') as f:
+        before = len(f.read())
+    rc, out, err = ctl.run('top', '-n', '3', '-d', '0.1')
+    with open(mock_log_path, encoding='utf-8') as f:
+        calls = [line.split(' ', 1)[1] for line in f.read()[before:].splitlines()
+                 if ' ' in line]
+    r.check(rc == 0 and calls.count('GetManagedObjects') == 3
+            and calls.count('GetAll /org/memqos1 org.memqos1.Manager') == 3 and len(calls) == 6,
+            'top: per frame the Manager\'s GetAll and one GetManagedObjects, nothing per '
+            'class or workload', f'rc={rc} calls={calls} err={err!r}')
+
+    # p sorts by name (nginx first), m by memory (vm:web1 first), q quits.
+    rc, out = run_in_pty(ctl, 'top', '--delay', '30',
+                         keys=[('reclaiming', b'p'), ('reclaiming', b'm'), ('reclaiming', b'q')])
+    frames = out.split(CLEAR)[1:]
+    firsts = [(top_rows(f.replace('\x1b[1m', '').replace('\x1b[0m', ''), 'WORKLOAD')
+               or [['']])[0][0] for f in frames]
+    r.check(rc == 0 and firsts == ['vm:web1', 'nginx.service', 'vm:web1'],
+            'top keys: p by name, m by memory, each redrawn at once; q quits with 0',
+            f'rc={rc} firsts={firsts} out={out!r}')
+    rc, out = run_in_pty(ctl, 'top', '--delay', '30', keys=[('reclaiming', b'x'),
+                                                          ('reclaiming', b'q')], timeout=5)
+    r.check(rc == -9 and out.count(CLEAR) == 1,
+            'top: another key does nothing (no redraw, no quit)', f'rc={rc} out={out!r}')
+
+    rc, out = run_in_pty(ctl, 'top', '-n', '1', rows=8)
+    lines = out.split(CLEAR)[-1].splitlines()
+    r.check(rc == 0 and len(lines) == 7 and lines[-1].startswith('(')
+            and 'more lines: a taller window shows them)' in lines[-1],
+            'top in an 8-row terminal: 7 lines, the last says what was cut',
+            f'rc={rc} lines={lines!r}')
+    rc, out = run_in_pty(ctl, 'top', '-n', '1', rows=60)
+    r.check(rc == 0 and 'more lines' not in out and 'vm:web1' in out,
+            'top in a 60-row terminal: all of it', f'rc={rc} {out!r}')
 
 
 def test_conventions(r, ctl):
@@ -1234,8 +1285,10 @@ def main():
         env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address)
         with open(mock_log_path, 'w', encoding='utf-8') as mock_log:
             mock_proc = subprocess.Popen(
-                ['/usr/bin/python3', '-m', 'dbusmock', '--session', 'org.memqos1', '/org/memqos1',
-                 'org.memqos1.Manager'], env=env, stdout=mock_log, stderr=subprocess.STDOUT)
+                # -m: /org/memqos1 is an ObjectManager, as memqosd's (top reads it)
+                ['/usr/bin/python3', '-m', 'dbusmock', '--session', '-m', 'org.memqos1',
+                 '/org/memqos1', 'org.memqos1.Manager'], env=env, stdout=mock_log,
+                stderr=subprocess.STDOUT)
         procs.append(mock_proc)
         if not r.check(wait_for_name(bus, 'org.memqos1'), 'dbusmock owns org.memqos1'):
             return 1
@@ -1246,6 +1299,7 @@ def main():
         test_classes(r, ctl)
         test_workloads(r, ctl)
         test_top(r, ctl)
+        test_top_terminal(r, ctl, mock_log_path)
         test_conventions(r, ctl)
         test_legend_quiet(r, ctl)
         test_pager_and_colors(r, ctl, tmp)
