@@ -53,6 +53,7 @@ def comp_words(line):
 class Completer:
     def __init__(self, ctl_path, ctl_dir, script, env):
         self.ctl_path = ctl_path
+        self.ctl_dir = ctl_dir
         self.script = script
         self.env = dict(env)
         self.env['PATH'] = ctl_dir + os.pathsep + self.env.get('PATH', '/usr/bin:/bin')
@@ -182,6 +183,32 @@ def test_daemon(r, c, address):
     check_reply(r, c, f'memqosctl --bus-address={address} assign foo.service --runtime ', classes,
                 'assign with --bus-address=ADDRESS and an option before CLASS')
     check_reply(r, c, f'memqosctl {b} assign ', ids, 'assign <TAB>: the managed workloads')
+    # With systemd's units: those memqos does not manage yet follow.
+    fake = os.path.join(os.path.dirname(c.ctl_dir), 'fake-systemctl')
+    os.makedirs(fake, exist_ok=True)
+    with open(os.path.join(fake, 'systemctl'), 'w', encoding='utf-8') as f:
+        f.write('#!/bin/sh\n'
+                '[ "$1" = list-units ] || exit 1\n'
+                'case "$*" in *--type=service,scope*--plain*--no-legend*) ;; *) exit 1 ;; esac\n'
+                "cat <<'EOF'\n"
+                'nginx.service loaded active running A high performance web server\n'
+                'postgres.service loaded inactive dead PostgreSQL\n'
+                '\u25cf broken.service loaded failed failed Broken\n'
+                '\u25cf gone.service not-found inactive dead gone.service\n'
+                'init.scope loaded active running System and Service Manager\n'
+                'machine-qemu\\x2d1\\x2dweb1.scope loaded active running VM web1\n'
+                'session-3.scope loaded active running Session 3 of User root\n'
+                'EOF\n')
+    os.chmod(os.path.join(fake, 'systemctl'), 0o755)
+    path = f'{fake}:{c.env["PATH"]}'
+    check_reply(r, c, f'memqosctl {b} assign ', ids + ['postgres.service', 'broken.service',
+                                                     'session-3.scope'],
+                'assign <TAB>: the managed, then the loaded units not managed (no VM scopes, '
+                'no init.scope, nothing not found)', env={'PATH': path})
+    check_reply(r, c, f'memqosctl {b} assign p', ['postgres.service'], 'assign p<TAB>',
+                env={'PATH': path})
+    check_reply(r, c, f'memqosctl {b} unassign ', ids, 'unassign <TAB>: only the managed',
+                env={'PATH': path})
     check_reply(r, c, f'memqosctl {b} unassign ', ids, 'unassign <TAB>: the managed workloads')
     check_reply(r, c, f'memqosctl {b} reclaim ', ids, 'reclaim <TAB>: the managed workloads')
     check_reply(r, c, f'memqosctl {b} reclaim nginx.service ', [], 'reclaim ID <TAB>: a size')
