@@ -328,6 +328,34 @@ class Suite:
             return None
         self.run_check('ListWorkloads (busctl and memqosctl workloads)', lw)
 
+        def inspect():
+            # memqosctl status ID, show and top against memqosd's own objects
+            # (top reads them with one GetManagedObjects per frame).
+            r = self.memqosctl('status', 'postgres')
+            if r.returncode != 0 or not r.stdout.startswith(
+                    'postgres.service - service managed by memqos\n') or \
+                    'Class:    shared (rank ' not in r.stdout or 'Request:  256M' not in r.stdout:
+                return f'status postgres: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('show', 'nginx', '-p', 'Class,MemoryHigh', '--value')
+            if r.returncode != 0 or r.stdout != 'shared\n993210368\n':
+                return f'show nginx: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('show', '-p', 'Version')
+            if r.returncode != 0 or not r.stdout.startswith('Version='):
+                return f'show: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('status', 'nothere')
+            if r.returncode != 6 or "no workload 'nothere.service'" not in r.stderr:
+                return f'status nothere: exit {r.returncode} {r.stderr!r}'
+            r = self.memqosctl('--json=short', 'top', '-n', '1')
+            doc = json.loads(r.stdout) if r.returncode == 0 and r.stdout else {}
+            ids = sorted(w.get('Id') for w in doc.get('Workloads', []))
+            names = [c.get('Name') for c in doc.get('Classes', [])]
+            if ids != ['nginx.service', 'postgres.service'] or len(names) < 4 or \
+                    doc.get('Manager', {}).get('WorkloadCount') != 2:
+                return f'top --json: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            return None
+        self.run_check('memqosctl status ID, show [ID], top (GetManagedObjects) on memqosd',
+                       inspect)
+
     def sampled_pressure(self):
         # Class SwapCurrent/MemoryPressure and Workload MemoryPressure are what
         # memqosd read from the cgroup files at its last tick (or the workload's
