@@ -9,9 +9,12 @@
 #include "bus_error.hpp"
 #include "command.hpp"
 #include "fetch.hpp"
+#include "journal.hpp"
 #include "monitor.hpp"
 #include "output.hpp"
+#include "pager.hpp"
 #include "render.hpp"
+#include "show.hpp"
 #include "top.hpp"
 
 #ifndef MEMQOS_VERSION
@@ -31,6 +34,23 @@ Format formatOf(JsonMode mode) {
         break;
     }
     return Format::Text;
+}
+
+// The commands whose output may be long: paged on a terminal (not top and
+// monitor, which run until stopped, nor the short answers of the others).
+bool paged(Verb verb) {
+    switch (verb) {
+    case Verb::Status:
+    case Verb::Show:
+    case Verb::Classes:
+    case Verb::Workloads:
+    case Verb::Instances:
+    case Verb::Events:
+    case Verb::Verify:
+        return true;
+    default:
+        return false;
+    }
 }
 
 int fail(const Error& error) {
@@ -59,6 +79,54 @@ int status(BusClient& client, Format format, Legend legend) {
         return fail(instances.error());
     } // else: a memqosd without the instance record; status shows what it has
     writeOut(renderStatus(s, format, legend));
+    return kExitOk;
+}
+
+// status ID: the workload's properties, its class's, and the journal's
+// last lines about it.
+int workloadStatus(BusClient& client, const std::string& id, Format format) {
+    constexpr std::size_t kJournalLines = 10;
+    auto ref = findWorkload(client, id);
+    if (!ref) {
+        return fail(ref.error());
+    }
+    auto props = client.getAll(ref->objectPath, io::bus_names::kWorkloadInterface);
+    if (!props) {
+        return fail(props.error());
+    }
+    std::optional<PropertyMap> classProps;
+    const std::string className = property(*props, "Class").asString();
+    if (auto classes = client.listClasses(); classes && !className.empty()) {
+        for (const auto& c : *classes) {
+            if (c.name == className) {
+                if (auto cp = client.getAll(c.objectPath, io::bus_names::kClassInterface)) {
+                    classProps = std::move(*cp);
+                }
+            }
+        }
+    } // else: shown without its class's rank and protection
+    const JournalTail journal = readWorkloadJournal(ref->id, kJournalLines);
+    writeOut(renderWorkloadStatus(*props, ref->objectPath, classProps, journal, format));
+    return kExitOk;
+}
+
+// show [ID]: the Manager's properties, or the workload's.
+int show(BusClient& client, const Command& cmd, Format format) {
+    std::string path = io::bus_names::kManagerPath;
+    const char* interface = io::bus_names::kManagerInterface;
+    if (!cmd.id.empty()) {
+        auto ref = findWorkload(client, cmd.id);
+        if (!ref) {
+            return fail(ref.error());
+        }
+        path = ref->objectPath;
+        interface = io::bus_names::kWorkloadInterface;
+    }
+    auto props = client.getAll(path, interface);
+    if (!props) {
+        return fail(props.error());
+    }
+    writeOut(renderShow(*props, cmd.properties, cmd.valueOnly, format));
     return kExitOk;
 }
 
@@ -101,9 +169,19 @@ int workloads(BusClient& client, Format format, Legend legend) {
 int execute(const Command& cmd, BusClient& client) {
     const Format format = formatOf(cmd.json);
     const Legend legend = cmd.legend ? Legend::Show : Legend::Hide;
+    // The output of commands that change something or answer by their exit
+    // status: nothing with -q.
+    auto say = [&](const std::string& text) {
+        if (!cmd.quiet) {
+            writeOut(text);
+        }
+    };
     switch (cmd.verb) {
     case Verb::Status:
-        return status(client, format, legend);
+        return cmd.id.empty() ? status(client, format, legend)
+                              : workloadStatus(client, cmd.id, format);
+    case Verb::Show:
+        return show(client, cmd, format);
     case Verb::Classes:
         return classes(client, format, legend);
     case Verb::Workloads:
@@ -114,14 +192,14 @@ int execute(const Command& cmd, BusClient& client) {
         if (!path) {
             return fail(path.error());
         }
-        writeOut(renderWorkloadPath(*path, format));
+        say(renderWorkloadPath(*path, format));
         return kExitOk;
     }
     case Verb::Unassign: {
         if (auto r = client.unassignWorkload(cmd.id); !r) {
             return fail(r.error());
         }
-        writeOut(renderNothing(format));
+        say(renderNothing(format));
         return kExitOk;
     }
     case Verb::Reclaim: {
@@ -129,7 +207,7 @@ int execute(const Command& cmd, BusClient& client) {
         if (!freed) {
             return fail(freed.error());
         }
-        writeOut(renderReclaimed(cmd.id, cmd.memory, *freed, format));
+        say(renderReclaimed(cmd.id, cmd.memory, *freed, format));
         return kExitOk;
     }
     case Verb::Run: {
@@ -141,7 +219,7 @@ int execute(const Command& cmd, BusClient& client) {
         if (!path) {
             return fail(path.error());
         }
-        writeOut(renderWorkloadPath(*path, format));
+        say(renderWorkloadPath(*path, format));
         return kExitOk;
     }
     case Verb::VerifyPlacement: {
@@ -151,9 +229,9 @@ int execute(const Command& cmd, BusClient& client) {
         if (!verdict) {
             return fail(verdict.error());
         }
-        writeOut(renderPlacement(*verdict, format, legend));
+        say(renderPlacement(*verdict, format, legend));
         const int code = placementExitCode(*verdict);
-        if (verdict->verdict == "soft") {
+        if (verdict->verdict == "soft" && !cmd.quiet) {
             writeErr("memqosctl: warning: soft placement violation: " + verdict->message + "\n");
         } else if (verdict->verdict == "hard") {
             writeErr("memqosctl: hard placement violation: " + verdict->message + "\n");
@@ -167,7 +245,7 @@ int execute(const Command& cmd, BusClient& client) {
         if (!findings) {
             return fail(findings.error());
         }
-        writeOut(renderFindings(*findings, format, legend));
+        say(renderFindings(*findings, format, legend));
         return verifyExitCode(*findings);
     }
     case Verb::Release: {
@@ -175,7 +253,7 @@ int execute(const Command& cmd, BusClient& client) {
         if (!r) {
             return fail(r.error());
         }
-        writeOut(renderReleased(*r, format));
+        say(renderReleased(*r, format));
         return kExitOk;
     }
     case Verb::Reload: {
@@ -183,7 +261,7 @@ int execute(const Command& cmd, BusClient& client) {
         if (!r) {
             return fail(r.error());
         }
-        writeOut(renderReload(*r, format));
+        say(renderReload(*r, format));
         return kExitOk;
     }
     case Verb::Monitor:
@@ -198,14 +276,14 @@ int execute(const Command& cmd, BusClient& client) {
         if (auto r = client.recordInstance(cmd.instance, cmd.minMemory, cmd.memory, cmd.up); !r) {
             return fail(r.error());
         }
-        writeOut(renderNothing(format));
+        say(renderNothing(format));
         return kExitOk;
     }
     case Verb::ForgetInstance: {
         if (auto r = client.forgetInstance(cmd.instance); !r) {
             return fail(r.error());
         }
-        writeOut(renderNothing(format));
+        say(renderNothing(format));
         return kExitOk;
     }
     case Verb::None:
@@ -240,8 +318,13 @@ int runCtl(const std::vector<std::string>& args, const std::optional<std::string
     if (!client) {
         return fail(client.error());
     }
+    Pager pager;
+    if (cmd.pager && paged(cmd.verb)) {
+        pager.open();
+    }
     const int code = execute(cmd, *client);
     flushOut();
+    pager.close();
     return code;
 }
 

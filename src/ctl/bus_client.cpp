@@ -3,8 +3,11 @@
 
 #include <systemd/sd-bus.h>
 
+#include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "bus_error.hpp"
 
@@ -209,9 +212,8 @@ Result<BusClient> BusClient::connect(const BusChoice& choice) {
     return BusClient(bus);
 }
 
-template <typename Append>
-Result<ValueArray> BusClient::call(const char* path, const char* interface, const char* member,
-                                   std::string_view expectedSignature, Append&& append) {
+Result<MessagePtr> BusClient::newCall(const char* path, const char* interface,
+                                      const char* member) {
     sd_bus_message* raw = nullptr;
     int r = sd_bus_message_new_method_call(bus_.get(), &raw, io::bus_names::kBusName, path,
                                            interface, member);
@@ -225,29 +227,119 @@ Result<ValueArray> BusClient::call(const char* path, const char* interface, cons
     if ((r = sd_bus_message_set_auto_start(request.get(), 0)) < 0) {
         return classifyCallError({}, {}, -r, member);
     }
-    if ((r = append(request.get())) < 0) {
-        return classifyCallError({}, {}, -r, member);
-    }
+    return request;
+}
 
-    BusError error;
-    sd_bus_message* rawReply = nullptr;
-    r = sd_bus_call(bus_.get(), request.get(), 0, error.get(), &rawReply);
-    MessagePtr reply(rawReply);
-    if (r < 0) {
-        return classifyCallError(error.name(), error.message(), -r, member);
-    }
+namespace {
 
-    const char* signature = sd_bus_message_get_signature(reply.get(), 1);
+// A reply's body, after checking its signature.
+Result<ValueArray> readReply(sd_bus_message* reply, const char* member,
+                             std::string_view expectedSignature) {
+    const char* signature = sd_bus_message_get_signature(reply, 1);
     const std::string_view actual = signature != nullptr ? signature : "";
     if (actual != expectedSignature) {
         return malformedReply(member, "signature '" + std::string(actual) + "', expected '" +
                                           std::string(expectedSignature) + "'");
     }
     ValueArray out;
-    if ((r = readValues(reply.get(), out)) < 0) {
+    if (const int r = readValues(reply, out); r < 0) {
         return malformedReply(member, std::strerror(-r)); // NOLINT(concurrency-mt-unsafe)
     }
     return out;
+}
+
+// One call of several in flight (BusClient::managerAndObjects).
+struct PendingCall {
+    const char* member = "";
+    std::string_view signature;
+    io::SlotPtr slot;
+    MessagePtr reply; // set when it came (a method return or an error)
+};
+
+int onReply(sd_bus_message* m, void* userdata, sd_bus_error* /*error*/) {
+    static_cast<PendingCall*>(userdata)->reply.reset(sd_bus_message_ref(m));
+    return 0;
+}
+
+} // namespace
+
+template <typename Append>
+Result<ValueArray> BusClient::call(const char* path, const char* interface, const char* member,
+                                   std::string_view expectedSignature, Append&& append) {
+    auto request = newCall(path, interface, member);
+    if (!request) {
+        return request.error();
+    }
+    if (const int r = append(request->get()); r < 0) {
+        return classifyCallError({}, {}, -r, member);
+    }
+    BusError error;
+    sd_bus_message* rawReply = nullptr;
+    const int r = sd_bus_call(bus_.get(), request->get(), 0, error.get(), &rawReply);
+    MessagePtr reply(rawReply);
+    if (r < 0) {
+        return classifyCallError(error.name(), error.message(), -r, member);
+    }
+    return readReply(reply.get(), member, expectedSignature);
+}
+
+Result<std::pair<ValueArray, ValueArray>> BusClient::managerAndObjects() {
+    std::array<PendingCall, 2> calls{{
+        {"GetAll", "a{sv}", nullptr, nullptr},
+        {"GetManagedObjects", "a{oa{sa{sv}}}", nullptr, nullptr},
+    }};
+    auto getAll = newCall(io::bus_names::kManagerPath, "org.freedesktop.DBus.Properties",
+                          "GetAll");
+    if (!getAll) {
+        return getAll.error();
+    }
+    if (const int r = sd_bus_message_append(getAll->get(), "s",
+                                            io::bus_names::kManagerInterface);
+        r < 0) {
+        return classifyCallError({}, {}, -r, "GetAll");
+    }
+    auto managed = newCall(io::bus_names::kManagerPath, "org.freedesktop.DBus.ObjectManager",
+                           "GetManagedObjects");
+    if (!managed) {
+        return managed.error();
+    }
+    // Both requests leave before either answer is awaited: one round trip.
+    std::array<sd_bus_message*, 2> requests{getAll->get(), managed->get()};
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        sd_bus_slot* slot = nullptr;
+        if (const int r =
+                sd_bus_call_async(bus_.get(), &slot, requests.at(i), onReply, &calls.at(i), 0);
+            r < 0) {
+            return classifyCallError({}, {}, -r, calls.at(i).member);
+        }
+        calls.at(i).slot.reset(slot);
+    }
+    // sd-bus fails each call with a timeout reply after the default method
+    // timeout, so this ends.
+    while (!calls[0].reply || !calls[1].reply) {
+        int r = sd_bus_process(bus_.get(), nullptr);
+        if (r < 0) {
+            return classifyCallError({}, {}, -r, "GetManagedObjects");
+        }
+        if (r == 0 && (r = sd_bus_wait(bus_.get(), UINT64_MAX)) < 0 && r != -EINTR) {
+            return classifyCallError({}, {}, -r, "GetManagedObjects");
+        }
+    }
+    std::array<ValueArray, 2> bodies;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        sd_bus_message* reply = calls.at(i).reply.get();
+        if (const sd_bus_error* e = sd_bus_message_get_error(reply); e != nullptr) {
+            return classifyCallError(e->name != nullptr ? e->name : "",
+                                     e->message != nullptr ? e->message : "",
+                                     sd_bus_error_get_errno(e), calls.at(i).member);
+        }
+        auto body = readReply(reply, calls.at(i).member, calls.at(i).signature);
+        if (!body) {
+            return body.error();
+        }
+        bodies.at(i) = std::move(*body);
+    }
+    return std::pair{std::move(bodies[0]), std::move(bodies[1])};
 }
 
 template <typename Append, typename Map>

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "command.hpp"
@@ -60,6 +61,11 @@ public:
     Result<std::vector<std::string>> reload();
     // Release: every workload given back, then memqosd stops; the ids.
     Result<std::vector<std::string>> release();
+    // The Manager's properties (GetAll, a{sv}) and every class and workload
+    // object with its properties (ObjectManager.GetManagedObjects on
+    // /org/memqos1, a{oa{sa{sv}}}): both requests are sent before either
+    // answer is awaited, one round trip for top's frame.
+    Result<std::pair<ValueArray, ValueArray>> managerAndObjects();
     // Whether org.memqos1 has an owner right now.
     Result<bool> daemonOnBus();
 
@@ -68,6 +74,8 @@ public:
 private:
     explicit BusClient(sd_bus* bus) : bus_(bus) {}
 
+    // A method call to memqosd, without auto-start.
+    Result<io::MessagePtr> newCall(const char* path, const char* interface, const char* member);
     // Calls `member` and reads the whole reply body. `expectedSignature` is
     // checked first; `append` adds the arguments (returns a negative errno).
     template <typename Append>

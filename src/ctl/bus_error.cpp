@@ -95,8 +95,18 @@ Error classifyCallError(std::string_view name, std::string_view message, int err
         return makeError(std::errc::io_error,
                          std::string(member) + " failed: " + errnoText(errnoValue));
     }
-    // memqosd's own errors (org.memqos1.Error.*) and everything else, as sent.
-    return makeError(std::errc::invalid_argument, shown);
+    // memqosd's own errors (org.memqos1.Error.*) and everything else, as
+    // sent; the exit status tells "not found" and "bad argument" apart.
+    if (isOneOf(name, {"org.memqos1.Error.NoSuchWorkload", "org.memqos1.Error.NoSuchUnit",
+                       "org.memqos1.Error.NoSuchInstance"})) {
+        return makeError(std::errc::no_such_file_or_directory, shown);
+    }
+    if (isOneOf(name, {"org.memqos1.Error.InvalidArgument", "org.memqos1.Error.InvalidUnit",
+                       "org.memqos1.Error.UnknownClass", "org.memqos1.Error.SizeOutOfRange",
+                       "org.memqos1.Error.RequestAboveLimit"})) {
+        return makeError(std::errc::invalid_argument, shown);
+    }
+    return makeError(std::errc::io_error, shown);
 }
 
 Error classifyConnectError(const BusChoice& bus, int errnoValue) {
@@ -130,8 +140,13 @@ int exitCodeFor(const Error& error) {
     case std::errc::no_such_process:
         return kExitNotRunning;
     case std::errc::not_connected:
-    case std::errc::permission_denied:
         return kExitUnreachable;
+    case std::errc::permission_denied:
+        return kExitAccessDenied;
+    case std::errc::no_such_file_or_directory:
+        return kExitNotFound;
+    case std::errc::invalid_argument:
+        return kExitUsage;
     default:
         return kExitDaemonError;
     }

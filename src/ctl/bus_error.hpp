@@ -5,8 +5,14 @@
 // status follows from it (exitCodeFor):
 //   std::errc::no_such_process    memqosd not on the bus (not started by us) → 4
 //   std::errc::not_connected      no bus, lost connection, no answer         → 3
-//   std::errc::permission_denied  the bus or memqosd refused the caller      → 3
-//   anything else                 memqosd answered with an error            → 1
+//   std::errc::permission_denied  the bus or memqosd refused the caller      → 5
+//   std::errc::no_such_file_or_directory  memqosd: no such workload, unit or
+//                                 instance (NoSuchWorkload, NoSuchUnit,
+//                                 NoSuchInstance), or none by that id        → 6
+//   std::errc::invalid_argument   memqosd refused an argument (InvalidArgument,
+//                                 InvalidUnit, UnknownClass, SizeOutOfRange,
+//                                 RequestAboveLimit)                         → 64
+//   anything else                 memqosd answered with another error       → 1
 // `what` is one line for stderr after "memqosctl: ", saying which and what to do.
 
 #include "memqos/util/result.hpp"

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "size.hpp"
+#include "terminal.hpp"
 
 namespace memqos::ctl {
 namespace {
@@ -21,13 +22,29 @@ struct VerbInfo {
     std::string_view details; // extra lines for COMMAND --help
 };
 
-constexpr std::array<VerbInfo, 17> kVerbs{{
-    {Verb::Status, "status", "status", "Show node memory, swap, ratio, pressure and admission", ""},
+constexpr std::array<VerbInfo, 18> kVerbs{{
+    {Verb::Status, "status", "status [ID]",
+     "Show node memory, swap, ratio, pressure and admission, or one workload",
+     "  Without ID: the node, as memqosd sees it, and the instance record.\n"
+     "  With ID: the workload's class, request, limit, tiers, memory in use, PSI,\n"
+     "  reclaim and balloon state, and the last 10 lines memqosd logged about it\n"
+     "  (from the journal; one line saying why when there are none to read).\n"
+     "  ID as with assign (\"nginx\" is \"nginx.service\"); exit status 6 when memqosd\n"
+     "  does not manage it.\n"},
+    {Verb::Show, "show", "show [ID] [-p NAME[,NAME...]] [--value]",
+     "Show the properties of the manager or of one workload",
+     "  Prints NAME=VALUE, one property a line, sorted by name: the Manager's\n"
+     "  without ID, the workload's with one (exit status 6 when it is not managed).\n"
+     "  -p, --property=NAME[,NAME...]  only these (repeatable), in the order given;\n"
+     "                                 a name the object does not have prints nothing\n"
+     "  --value                        print the values only\n"
+     "  Values: yes/no, numbers in bytes or percent, \"infinity\" for no limit.\n"},
     {Verb::Classes, "classes", "classes", "List the colocation classes", ""},
     {Verb::Workloads, "workloads", "workloads", "List the managed workloads and their tiers", ""},
     {Verb::Assign, "assign", "assign ID CLASS [--request SIZE] [--limit SIZE] [--runtime]",
      "Put a workload (unit or vm:DOMAIN) in a class",
-     "  ID is \"nginx.service\", \"x.scope\" or \"vm:<domain>\".\n"
+     "  ID is \"nginx.service\", \"x.scope\" or \"vm:<domain>\"; a name without a unit\n"
+     "  suffix is a service, as with systemctl (\"nginx\" is \"nginx.service\").\n"
      "  --request SIZE   memory it must always get (default: none)\n"
      "  --limit SIZE     memory it may never exceed, or \"max\" (default: max)\n"
      "  --runtime        until reboot only (default: persistent)\n"
@@ -111,6 +128,8 @@ constexpr std::array<VerbInfo, 17> kVerbs{{
      "PSI is a workload's memory stall (\"some\", percent) over the reclaim\n"
      "controller's last interval, \"-\" where memqosd does not measure it.\n"
      "With --json, one JSON document per frame (implies --batch).\n"
+     "On a terminal: q quits; m, p, r, s sort by memory, name, pressure, swap;\n"
+     "space redraws. A frame is cut to the terminal's height.\n"
      "Exit status 0 on SIGINT, SIGTERM or after N frames.\n"},
 }};
 
@@ -135,11 +154,14 @@ const VerbInfo* findVerb(Verb verb) {
 constexpr std::string_view kExitCodes =
     "Exit status:\n"
     "  0   success\n"
-    "  1   memqosd returned an error (shown as NAME: MESSAGE)\n"
+    "  1   memqosd returned another error (shown as NAME: MESSAGE)\n"
     "  2   verify found an error, or verify-placement a hard violation\n"
-    "  3   cannot reach memqosd (no bus, no answer, or access denied)\n"
+    "  3   cannot reach memqosd (no bus, or no answer)\n"
     "  4   memqosd is not running (memqosctl never starts it)\n"
-    "  64  usage error (unknown command or option, bad size, missing argument)\n";
+    "  5   access denied (the command needs root)\n"
+    "  6   no such workload, unit or instance\n"
+    "  64  usage error (unknown command or option, bad size, missing argument), or an\n"
+    "      argument memqosd refused (unknown class, invalid unit name or size)\n";
 
 constexpr std::string_view kSizes =
     "Sizes are bytes or a number with a K, M, G, T, P or E suffix (binary: 1K = 1024),\n"
@@ -172,6 +194,10 @@ enum Opt : int {
     OptIterations = 'n',
     OptBatch = 'b',
     OptAll = 0x200,
+    OptProperty = 'p',
+    OptValue = 0x201,
+    OptLegend,
+    OptQuiet = 'q',
 };
 
 struct OptionInfo {
@@ -186,11 +212,13 @@ constexpr std::uint32_t verbBit(Verb verb) {
 }
 
 // Every option memqosctl knows; an option is only recognised for its verbs.
-constexpr std::array<OptionInfo, 24> kOptions{{
+constexpr std::array<OptionInfo, 28> kOptions{{
     {"help", no_argument, OptHelp, 0},
     {"version", no_argument, OptVersion, 0},
     {"json", optional_argument, OptJson, 0},
     {"no-legend", no_argument, OptNoLegend, 0},
+    {"legend", required_argument, OptLegend, 0},
+    {"quiet", no_argument, OptQuiet, 0},
     {"no-pager", no_argument, OptNoPager, 0},
     {"system", no_argument, OptSystem, 0},
     {"bus-address", required_argument, OptBusAddress, 0},
@@ -212,6 +240,8 @@ constexpr std::array<OptionInfo, 24> kOptions{{
     {"iterations", required_argument, OptIterations, verbBit(Verb::Top)},
     {"batch", no_argument, OptBatch, verbBit(Verb::Top)},
     {"all", no_argument, OptAll, verbBit(Verb::Release)},
+    {"property", required_argument, OptProperty, verbBit(Verb::Show)},
+    {"value", no_argument, OptValue, verbBit(Verb::Show)},
 }};
 
 bool appliesTo(const OptionInfo& o, Verb verb) {
@@ -323,8 +353,18 @@ void Parser::option(int code, const std::string& name, const char* rawValue) {
     case OptNoLegend:
         cmd_.legend = false;
         return;
+    case OptLegend:
+        if (auto b = parseBoolean(v)) {
+            cmd_.legend = *b;
+        } else {
+            fail(name + ": '" + v + "' is not a boolean (yes or no)");
+        }
+        return;
     case OptNoPager:
-        // memqosctl never pages; accepted as systemctl's scripts pass it.
+        cmd_.pager = false;
+        return;
+    case OptQuiet:
+        cmd_.quiet = true;
         return;
     case OptSystem:
         cmd_.bus = {BusChoice::Kind::System, {}};
@@ -419,6 +459,25 @@ void Parser::option(int code, const std::string& name, const char* rawValue) {
         return;
     case OptAll:
         cmd_.all = true;
+        return;
+    case OptProperty: {
+        // systemctl's -p: comma-separated, repeatable.
+        std::string_view rest = v;
+        while (!rest.empty()) {
+            const auto comma = rest.find(',');
+            const auto one = rest.substr(0, comma);
+            if (!one.empty()) {
+                cmd_.properties.emplace_back(one);
+            }
+            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        }
+        if (cmd_.properties.empty()) {
+            fail(name + ": no property name given");
+        }
+        return;
+    }
+    case OptValue:
+        cmd_.valueOnly = true;
         return;
     default:
         fail("option '" + name + "' is not handled"); // a table without its case
@@ -591,6 +650,14 @@ void Parser::checkPositionals() {
         fail("no command given");
         return;
     case Verb::Status:
+    case Verb::Show:
+        if (expect(0, 1, "")) {
+            cmd_.id = count == 1 ? mangleWorkloadId(positionals_[0]) : std::string{};
+            if (count == 1 && cmd_.id.empty()) {
+                fail("'" + verb + "': ID must not be empty");
+            }
+        }
+        return;
     case Verb::Classes:
     case Verb::Workloads:
     case Verb::Verify:
@@ -603,7 +670,7 @@ void Parser::checkPositionals() {
         return;
     case Verb::Assign:
         if (expect(2, 2, "ID and CLASS")) {
-            cmd_.id = positionals_[0];
+            cmd_.id = mangleWorkloadId(positionals_[0]);
             cmd_.className = positionals_[1];
             if (cmd_.id.empty() || cmd_.className.empty()) {
                 fail("'assign': ID and CLASS must not be empty");
@@ -618,7 +685,7 @@ void Parser::checkPositionals() {
         return;
     case Verb::Unassign:
         if (expect(1, 1, "ID")) {
-            cmd_.id = positionals_[0];
+            cmd_.id = mangleWorkloadId(positionals_[0]);
             if (cmd_.id.empty()) {
                 fail("'unassign': ID must not be empty");
             }
@@ -626,7 +693,7 @@ void Parser::checkPositionals() {
         return;
     case Verb::Reclaim:
         if (expect(2, 2, "ID SIZE")) {
-            cmd_.id = positionals_[0];
+            cmd_.id = mangleWorkloadId(positionals_[0]);
             if (cmd_.id.empty()) {
                 fail("'reclaim': ID must not be empty");
             }
@@ -727,8 +794,15 @@ std::string helpText() {
            "Options:\n"
            "  --json[=MODE]          print JSON (sizes in bytes): pretty (bare --json),\n"
            "                         short (one line) or off\n"
-           "  --no-legend            print tables without their header and footer lines\n"
-           "  --no-pager             accepted for compatibility; memqosctl never pages\n"
+           "  --legend=BOOL          print tables with (yes, the default) or without (no)\n"
+           "                         their header and footer lines\n"
+           "  --no-legend            the same as --legend=no\n"
+           "  --no-pager             do not pipe the output into a pager (on a terminal,\n"
+           "                         status, show, classes, workloads, instances, events\n"
+           "                         and verify use $SYSTEMD_PAGER, $PAGER, less or more)\n"
+           "  -q, --quiet            print nothing on standard output for the commands that\n"
+           "                         change something and for verify and verify-placement\n"
+           "                         (the exit status tells)\n"
            "  --system               talk to memqosd on the system bus (default)\n"
            "  --bus-address ADDRESS  use this D-Bus address instead (also $MEMQOS_BUS_ADDRESS)\n"
            "  -h, --help             show this help (COMMAND --help: that command's)\n"
@@ -760,10 +834,25 @@ std::string commandHelp(Verb verb) {
         out += "\n";
         out += kSizes;
     }
-    out += "\nOptions --json, --no-legend, --no-pager, --system and --bus-address work with\n"
-           "every command.\n\n";
+    out += "\nOptions --json, --legend, --no-legend, --no-pager, -q, --system and --bus-address\n"
+           "work with every command.\n\n";
     out += kExitCodes;
     return out;
+}
+
+std::string mangleWorkloadId(std::string_view id) {
+    // systemd's unit types (unit_type_to_string), each as its suffix.
+    static constexpr std::array<std::string_view, 11> kUnitSuffixes{
+        ".service", ".socket", ".target", ".device", ".mount", ".automount",
+        ".swap",    ".timer",  ".path",   ".slice",  ".scope",
+    };
+    const bool keep = id.empty() || id.starts_with("vm:") ||
+                      id.find('/') != std::string_view::npos ||
+                      std::any_of(kUnitSuffixes.begin(), kUnitSuffixes.end(),
+                                  [&](std::string_view suffix) {
+                                      return id.size() > suffix.size() && id.ends_with(suffix);
+                                  });
+    return keep ? std::string(id) : std::string(id) + ".service";
 }
 
 std::string defaultRunName(std::int64_t pid, std::int64_t unixSeconds) {

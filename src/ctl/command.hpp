@@ -18,9 +18,12 @@ namespace memqos::ctl {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitDaemonError = 1;  // memqosd answered with an error
 inline constexpr int kExitVerifyFailed = 2; // verify: an "error" finding; hard placement violation
-inline constexpr int kExitUnreachable = 3;  // no bus, no answer, access denied
+inline constexpr int kExitUnreachable = 3;  // no bus, no answer
 inline constexpr int kExitNotRunning = 4;   // memqosd not on the bus (never activated by us)
-inline constexpr int kExitUsage = 64;       // EX_USAGE: bad command line
+inline constexpr int kExitAccessDenied = 5; // the bus or memqosd refused the caller (not root)
+inline constexpr int kExitNotFound = 6;     // no such workload, unit or instance
+inline constexpr int kExitUsage = 64;       // EX_USAGE: bad command line, or an argument
+                                            // memqosd refused as invalid
 
 enum class Verb {
     None,
@@ -41,6 +44,7 @@ enum class Verb {
     Reclaim,
     Top,
     Release,
+    Show,
 };
 
 enum class Action { Execute, Help, Version };
@@ -61,11 +65,16 @@ struct Command {
     Action action = Action::Execute;
     Verb verb = Verb::None; // with Action::Help: whose help (None = the overview)
     JsonMode json = JsonMode::Off;
-    bool legend = true; // false with --no-legend: tables without their header and footer
+    bool legend = true; // false with --no-legend or --legend=no: tables without their
+                        // header and footer
+    bool pager = true;  // false with --no-pager (pager.hpp: only on a terminal anyway)
+    bool quiet = false; // -q: no output from commands that change something or
+                        // answer by exit status
     BusChoice bus;
 
     // assign / unassign / run
-    std::string id;        // assign, unassign: workload id
+    std::string id;        // assign, unassign, reclaim, status, show: workload id
+                           // (mangled: mangleWorkloadId); status, show: "" = none
     std::string className; // assign, run, verify-placement (--class; "" = not given)
     Bytes request = 0;     // 0 = none
     Bytes limit = kNoLimit;
@@ -83,6 +92,10 @@ struct Command {
     // record-instance NAME, forget-instance NAME, verify-placement --instance NAME
     std::string instance;
     bool up = true; // record-instance: false with --down
+
+    // show
+    std::vector<std::string> properties; // -p NAME[,NAME]...; empty = all
+    bool valueOnly = false;              // --value
 
     // top
     TopOrder order = TopOrder::Usage;
@@ -105,6 +118,14 @@ std::optional<TopOrder> parseTopOrder(std::string_view name);
 // The overview (--help) and one command's help (COMMAND --help).
 std::string helpText();
 std::string commandHelp(Verb verb);
+
+// A workload ID as the operator typed it → the ID memqosd knows, as
+// systemctl mangles unit names: "nginx" → "nginx.service". Kept as typed:
+// "vm:<domain>" (a libvirt domain, a Ganeti instance's VM), a name that ends
+// in any systemd unit type's suffix (".service", ".scope", ".socket", ...:
+// memqosd refuses the ones it does not manage, by name), a name with "/"
+// (no unit name has one: memqosd refuses it) and the empty string.
+std::string mangleWorkloadId(std::string_view id);
 
 // "memqos-run-<pid>-<unixtime>.service", the default unit name of `run`.
 std::string defaultRunName(std::int64_t pid, std::int64_t unixSeconds);

@@ -2,6 +2,7 @@
 #include "fetch.hpp"
 
 #include <string>
+#include <utility>
 
 namespace memqos::ctl {
 namespace {
@@ -40,6 +41,21 @@ Result<std::vector<WorkloadInfo>> fetchWorkloads(BusClient& client) {
         return refs.error();
     }
     return fetchAll(client, *refs, io::bus_names::kWorkloadInterface, workloadFromProperties);
+}
+
+Result<WorkloadRef> findWorkload(BusClient& client, std::string_view id) {
+    auto refs = client.listWorkloads();
+    if (!refs) {
+        return refs.error();
+    }
+    for (auto& ref : *refs) {
+        if (ref.id == id) {
+            return std::move(ref);
+        }
+    }
+    return makeError(std::errc::no_such_file_or_directory,
+                     "no workload '" + std::string(id) +
+                         "' is managed by memqos (memqosctl workloads lists them)");
 }
 
 } // namespace memqos::ctl

@@ -5,6 +5,7 @@
 
 #include "memqos/util/result.hpp"
 
+#include <string_view>
 #include <vector>
 
 #include "bus_client.hpp"
@@ -16,5 +17,9 @@ namespace memqos::ctl {
 // left out: it is no longer there to show.
 Result<std::vector<ClassInfo>> fetchClasses(BusClient& client);
 Result<std::vector<WorkloadInfo>> fetchWorkloads(BusClient& client);
+
+// The managed workload `id` (ListWorkloads), or an error with
+// std::errc::no_such_file_or_directory (exit status 6) naming it.
+Result<WorkloadRef> findWorkload(BusClient& client, std::string_view id);
 
 } // namespace memqos::ctl

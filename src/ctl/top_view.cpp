@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "top_view.hpp"
 
+#include "memqos/io/bus_names.hpp"
+
 #include <algorithm>
 #include <string_view>
+#include <variant>
 
+#include "bus_error.hpp"
 #include "json_writer.hpp"
+#include "reply.hpp"
 #include "size.hpp"
 #include "table.hpp"
 
@@ -105,6 +110,70 @@ std::string jsonFrame(const TopFrame& frame, Format format) {
 }
 
 } // namespace
+
+Result<TopFrame> topFrameFromReplies(const ValueArray& manager, const ValueArray& managed) {
+    auto props = propertiesFromReply(manager);
+    if (!props) {
+        return props.error();
+    }
+    const auto* objects = managed.size() == 1 ? std::get_if<ValueObject>(&managed[0].v) : nullptr;
+    const auto* none = managed.size() == 1 ? std::get_if<ValueArray>(&managed[0].v) : nullptr;
+    if (objects == nullptr && (none == nullptr || !none->empty())) {
+        return malformedReply("GetManagedObjects", "expected a{oa{sa{sv}}}");
+    }
+    TopFrame frame;
+    for (const auto& [path, interfaces] : objects != nullptr ? *objects : ValueObject{}) {
+        const auto* byInterface = std::get_if<ValueObject>(&interfaces.v);
+        if (byInterface == nullptr) {
+            continue; // an object without interfaces (a{} read as an empty array)
+        }
+        for (const auto& [interface, dict] : *byInterface) {
+            const bool isClass = interface == io::bus_names::kClassInterface;
+            if (!isClass && interface != io::bus_names::kWorkloadInterface) {
+                continue;
+            }
+            auto objectProps = propertiesFromReply(ValueArray{dict});
+            if (!objectProps) {
+                return malformedReply("GetManagedObjects", path + ": expected a{sv}");
+            }
+            if (isClass) {
+                frame.classes.push_back(classFromProperties(path, *objectProps));
+            } else {
+                frame.workloads.push_back(workloadFromProperties(path, *objectProps));
+            }
+        }
+    }
+    std::stable_sort(frame.classes.begin(), frame.classes.end(),
+                     [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    std::stable_sort(frame.workloads.begin(), frame.workloads.end(),
+                     [](const auto& a, const auto& b) { return a.id < b.id; });
+    frame.status =
+        managerStatusFromProperties(*props, frame.classes.size(), frame.workloads.size());
+    return frame;
+}
+
+std::string fitToHeight(const std::string& frame, std::size_t rows) {
+    if (rows == 0) {
+        return frame;
+    }
+    const std::size_t keep = rows > 1 ? rows - 1 : 1;
+    std::size_t lines = 0;
+    std::size_t cut = std::string::npos; // end of line `keep - 1`
+    for (std::size_t i = 0; i < frame.size(); ++i) {
+        if (frame[i] == '\n') {
+            ++lines;
+            if (lines == keep - 1) {
+                cut = i + 1;
+            }
+        }
+    }
+    if (lines <= keep) {
+        return frame;
+    }
+    std::string out = keep > 1 ? frame.substr(0, cut) : std::string{};
+    out += "(" + std::to_string(lines - keep + 1) + " more lines: a taller window shows them)\n";
+    return out;
+}
 
 void sortTop(TopFrame& frame, TopOrder order) {
     auto byName = [](const WorkloadInfo& a, const WorkloadInfo& b) { return a.id < b.id; };

@@ -9,6 +9,9 @@
 // "some" avg10 of the class slice or workload cgroup) and, in the summary,
 // MemoryPressureSome/Full (/proc/pressure/memory avg10).
 
+#include "memqos/util/result.hpp"
+
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -29,6 +32,18 @@ struct TopStyle {
     Legend legend = Legend::Show;
     bool bold = false; // table headers in bold: a terminal, and NO_COLOR unset
 };
+
+// A frame from the Manager's GetAll (a{sv}) and GetManagedObjects
+// (a{oa{sa{sv}}}) replies (BusClient::managerAndObjects): the objects with an
+// org.memqos1.Class interface are the classes, in rank order; those with
+// org.memqos1.Workload the workloads, by id. Error: malformedReply().
+Result<TopFrame> topFrameFromReplies(const ValueArray& manager, const ValueArray& managed);
+
+// Cuts a text frame to the first `rows` - 1 lines of a terminal that many
+// rows high (so the last line's newline does not scroll the first away);
+// when lines were cut, the last line kept says how many. rows 0: unchanged
+// (the size is unknown).
+std::string fitToHeight(const std::string& frame, std::size_t rows);
 
 // Sorts the rows, largest first for usage, pressure (MemoryPressure) and
 // swap, alphabetically for name; ties by name (workloads) or the daemon's

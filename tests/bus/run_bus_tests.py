@@ -328,6 +328,34 @@ class Suite:
             return None
         self.run_check('ListWorkloads (busctl and memqosctl workloads)', lw)
 
+        def inspect():
+            # memqosctl status ID, show and top against memqosd's own objects
+            # (top reads them with one GetManagedObjects per frame).
+            r = self.memqosctl('status', 'postgres')
+            if r.returncode != 0 or not r.stdout.startswith(
+                    'postgres.service - service managed by memqos\n') or \
+                    'Class:    shared (rank ' not in r.stdout or 'Request:  256M' not in r.stdout:
+                return f'status postgres: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('show', 'nginx', '-p', 'Class,MemoryHigh', '--value')
+            if r.returncode != 0 or r.stdout != 'shared\n993210368\n':
+                return f'show nginx: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('show', '-p', 'Version')
+            if r.returncode != 0 or not r.stdout.startswith('Version='):
+                return f'show: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            r = self.memqosctl('status', 'nothere')
+            if r.returncode != 6 or "no workload 'nothere.service'" not in r.stderr:
+                return f'status nothere: exit {r.returncode} {r.stderr!r}'
+            r = self.memqosctl('--json=short', 'top', '-n', '1')
+            doc = json.loads(r.stdout) if r.returncode == 0 and r.stdout else {}
+            ids = sorted(w.get('Id') for w in doc.get('Workloads', []))
+            names = [c.get('Name') for c in doc.get('Classes', [])]
+            if ids != ['nginx.service', 'postgres.service'] or len(names) < 4 or \
+                    doc.get('Manager', {}).get('WorkloadCount') != 2:
+                return f'top --json: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
+            return None
+        self.run_check('memqosctl status ID, show [ID], top (GetManagedObjects) on memqosd',
+                       inspect)
+
     def sampled_pressure(self):
         # Class SwapCurrent/MemoryPressure and Workload MemoryPressure are what
         # memqosd read from the cgroup files at its last tick (or the workload's
@@ -703,7 +731,7 @@ class Suite:
             if any(i[0].startswith('ctl') for i in self.instances_list()):
                 return f'still listed: {self.instances_list()}'
             r = self.memqosctl('forget-instance', 'ctl1.example.com')
-            if r.returncode != 1 or not r.stderr.startswith(
+            if r.returncode != 6 or not r.stderr.startswith(
                     'memqosctl: org.memqos1.Error.NoSuchInstance: '):
                 return f'forget-instance again: exit {r.returncode} {r.stderr!r}'
             return None
@@ -726,7 +754,7 @@ class Suite:
             if r.returncode != 0 or doc.get('numbers', {}).get('instances') != self.n0:
                 return f'--instance web1: exit {r.returncode} {r.stdout!r} {r.stderr!r}'
             r = self.memqosctl('verify-placement', '1G', '--instance', 'bad name')
-            if r.returncode != 1 or not r.stderr.startswith(
+            if r.returncode != 64 or not r.stderr.startswith(
                     'memqosctl: org.memqos1.Error.InvalidArgument: '):
                 return f'--instance "bad name": exit {r.returncode} {r.stderr!r}'
             return None
@@ -858,8 +886,8 @@ class Suite:
                     return f'memqosctl: exit {r.returncode} {r.stderr!r}'
                 if len(self.set_calls()) != before_calls or self.state_files() != before_files:
                     return 'state changed'
-                if r.returncode != 3:
-                    return f'memqosctl: exit {r.returncode}, want 3 (access denied)'
+                if r.returncode != 5:
+                    return f'memqosctl: exit {r.returncode}, want 5 (access denied)'
                 return None
             self.run_check(f'non-root {member} -> AccessDenied (busctl and memqosctl)', denied)
 
@@ -1103,7 +1131,9 @@ class Suite:
              ('AssignWorkload', 'ssttb', 'nginx.service', 'shared', 0, huge, 'true')),
             ('InvalidUnit', ['assign', '../x.service', 'shared', '--limit', '1G'],
              ('AssignWorkload', 'ssttb', '../x.service', 'shared', 0, GIB, 'true')),
-            ('InvalidUnit', ['assign', 'nginx', 'shared', '--limit', '1G'],
+            # memqosctl makes "nginx" nginx.service, as systemctl does; the
+            # bus call shows memqosd refusing the bare name itself.
+            ('InvalidUnit', ['assign', 'nginx.socket', 'shared', '--limit', '1G'],
              ('AssignWorkload', 'ssttb', 'nginx', 'shared', 0, GIB, 'true')),
             ('NoSuchUnit', ['assign', 'unknown1.service', 'shared', '--limit', '1G'],
              ('AssignWorkload', 'ssttb', 'unknown2.service', 'shared', 0, GIB, 'true')),
@@ -1153,10 +1183,12 @@ class Suite:
                     r = self.memqosctl(*cargs)
                     want = f'org.memqos1.Error.{name}: '
                     # memqosctl prefixes its messages with "memqosctl: "
-                    if r.returncode != 1 or not r.stderr.removeprefix('memqosctl: ') \
+                    # memqosctl's exit status: 6 not found, 64 a refused argument
+                    code = 6 if name.startswith('NoSuch') else 64
+                    if r.returncode != code or not r.stderr.removeprefix('memqosctl: ') \
                             .startswith(want):
                         return f'memqosctl: exit {r.returncode} {r.stderr.strip()!r}, ' \
-                               f'want "{want}..." exit 1'
+                               f'want "{want}..." exit {code}'
                 else:
                     # busctl prints no error name: the same call through dbus-python
                     got = self.python_error_name(bargs)

@@ -9,22 +9,25 @@ Starts its own dbus-daemon (killed by PID at exit), runs python-dbusmock on it
 as org.memqos1 with canned properties, objects and method replies, then runs
 the built memqosctl with --bus-address and checks output, JSON and exit codes:
 0 success, 1 daemon error, 2 hard verdict / error finding, 3 unreachable,
-64 usage. Exit 77 (meson: skipped) when dbus-daemon or python3-dbusmock is
+5 access denied, 6 not found, 64 usage or a refused argument. Exit 77 (meson: skipped) when dbus-daemon or python3-dbusmock is
 missing.
 
 Usage: run_ctl_bus_test.py PATH/TO/memqosctl
 """
 
 import errno
+import fcntl
 import json
 import os
 import pty
 import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 import traceback
 
@@ -84,8 +87,11 @@ class Ctl:
         env.pop('MEMQOS_BUS_ADDRESS', None)
         env['LC_ALL'] = 'C.UTF-8'
         env['TZ'] = 'UTC'
-        if extra:
-            env.update(extra)
+        for key, value in (extra or {}).items():
+            if value is None:  # None: unset it
+                env.pop(key, None)
+            else:
+                env[key] = value
         return env
 
     def run(self, *args, address=True, env=None):
@@ -196,6 +202,9 @@ def setup_mock(bus):
             'ReclaimedBytes': dbus.UInt64(12 * MIB if cls == 'shared' else 0),
             'ReclaimStall': dbus.Double(0.02 if cls == 'shared' else 0.0),
             'ReclaimState': dbus.String('reclaiming' if cls == 'shared' else 'off'),
+            'Source': dbus.String('api' if cls == 'shared' else 'metadata'),
+            'BalloonActual': dbus.UInt64(2 * GIB if kind == 'vm' else 0),
+            'BalloonTarget': dbus.UInt64(0),
         }, [])
 
     unknown_class = (
@@ -355,6 +364,70 @@ def test_status(r, ctl, mock):
     mock.UpdateProperties('org.memqos1.Manager', {'UpInstancesMaxMemory': dbus.UInt64(GIB)})
 
 
+def test_status_id_and_show(r, ctl):
+    rc, out, err = ctl.run('status', 'nginx')
+    lines = out.splitlines()
+    r.check(rc == 0 and lines[:1] == ['nginx.service - service managed by memqos'],
+            'status nginx: nginx.service, a header line', f'rc={rc} out={out!r} err={err!r}')
+    for needle in ['Class:    shared (rank 2, protection low, killable)',
+                   'Source:   api, persistent',
+                   'Request:  256M', 'Limit:    1G',
+                   'Tiers:    min 0, low 256M, high 947.2M, max 1G, swap max max',
+                   'Memory:   300M (swap 0)', 'PSI:      3.25% (memory.pressure some avg10)',
+                   'Reclaim:  reclaiming, 12M reclaimed, stall 0.02%']:
+        r.check(needle in lines, f'status nginx shows {needle!r}', out)
+    r.check('Balloon:' not in out, 'status of a service: no balloon line', out)
+    # No journald here: one line saying so, not an error.
+    r.check(lines[-1:] in (['No journal lines about nginx.service.'],
+                           ['No journal lines about nginx.service readable by this user (root '
+                            'and the groups systemd-journal and adm can read memqosd\'s).'])
+            or (lines[-1:] and lines[-1].startswith('Journal not readable')),
+            'status nginx: the journal in one line', out)
+    r.check(err == '', 'status nginx: nothing on stderr', err)
+
+    rc, out, err = ctl.run('status', 'vm:web1')
+    r.check(rc == 0 and 'Balloon:  actual 2G, target not moved by memqos' in out.splitlines()
+            and 'Class:    dedicated (rank 1, protection min, not killable)' in out.splitlines(),
+            'status vm:web1: balloon and class', f'rc={rc} out={out!r} err={err!r}')
+
+    rc, out, err = ctl.run('--json', 'status', 'nginx.service')
+    doc = json.loads(out) if rc == 0 else {}
+    r.check(doc.get('Workload', {}).get('Id') == 'nginx.service'
+            and doc['Workload'].get('ObjectPath') == '/org/memqos1/workload/nginx_2eservice'
+            and doc.get('Class', {}).get('Rank') == 2 and doc.get('Journal') == []
+            and isinstance(doc.get('JournalNote'), str),
+            'status ID --json: Workload, Class, Journal, JournalNote', f'rc={rc} {out!r}')
+
+    for args in (['status', 'nope'], ['show', 'nope']):
+        rc, out, err = ctl.run(*args)
+        r.check(rc == 6 and out == '' and err == "memqosctl: no workload 'nope.service' is "
+                "managed by memqos (memqosctl workloads lists them)\n",
+                f'{" ".join(args)}: exit 6, says so', f'rc={rc} out={out!r} err={err!r}')
+
+    rc, out, err = ctl.run('show')
+    lines = out.splitlines()
+    r.check(rc == 0 and 'Version=0.1.0-mock' in lines and 'MemoryRatio=1.5' in lines
+            and 'DryRun=yes' in lines and 'PressureLevel=1' in lines and lines == sorted(lines),
+            'show: the Manager\'s properties as Key=Value, by name',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('show', 'nginx', '-p', 'MemoryHigh,Limit', '--property=Id')
+    r.check(rc == 0 and out == 'MemoryHigh=993210368\nLimit=1073741824\nId=nginx.service\n',
+            'show ID -p A,B -p C: those, in that order', f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('show', 'vm:web1', '-pMemoryHigh', '--value')
+    r.check(rc == 0 and out == 'infinity\n', 'show --value: no limit is infinity',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('show', '-p', 'NoSuchProperty')
+    r.check(rc == 0 and out == '', 'show -p unknown: nothing, as systemctl',
+            f'rc={rc} out={out!r}')
+    rc, out, err = ctl.run('--json', 'show', '-p', 'Version,MemoryTotal')
+    r.check(rc == 0 and json.loads(out) == {'Version': '0.1.0-mock', 'MemoryTotal': 16 * GIB},
+            'show --json -p', f'rc={rc} out={out!r}')
+    rc, out, err = ctl.run('status', 'a', 'b')
+    r.check(rc == 64 and "unexpected argument 'b'" in err, 'status a b: usage', err)
+    rc, out, err = ctl.run('status', '-p', 'x')
+    r.check(rc == 64 and "unknown option '-p' for 'status'" in err, 'status -p: usage', err)
+
+
 def test_classes(r, ctl):
     rc, out, err = ctl.run('classes')
     r.check(rc == 0, 'classes: exit 0', err)
@@ -436,8 +509,19 @@ def test_assign_run(r, ctl, mock):
             'assign: request 0 / limit max / persist by default; sizes and --runtime passed',
             repr(calls))
 
+    # A bare name is a service, as with systemctl; vm: ids and suffixed names stay.
+    mock.ClearCalls()
+    for typed, sent in [('nginx', 'nginx.service'), ('batch.scope', 'batch.scope'),
+                        ('vm:web1.example.com', 'vm:web1.example.com')]:
+        rc, out, err = ctl.run('assign', typed, 'shared')
+        calls = [str(c[1][0]) for c in mock.GetMethodCalls('AssignWorkload')]
+        r.check(rc == 0 and calls[-1:] == [sent], f'assign {typed}: sends {sent}',
+                f'rc={rc} calls={calls} err={err!r}')
+    rc, out, err = ctl.run('unassign', 'nginx')
+    r.check(rc == 0, 'unassign nginx: nginx.service', f'rc={rc} err={err!r}')
+
     rc, out, err = ctl.run('assign', 'nginx.service', 'gold')
-    r.check(rc == 1, 'assign unknown class: exit 1', f'rc={rc}')
+    r.check(rc == 64, 'assign unknown class: a refused argument, exit 64', f'rc={rc}')
     r.check(err == "memqosctl: org.memqos1.Error.UnknownClass: class 'gold' does not exist "
                    "(known: system, dedicated, shared, reclaimed)\n",
             'assign unknown class: daemon error shown as it is', repr(err))
@@ -448,8 +532,8 @@ def test_assign_run(r, ctl, mock):
     rc, out, err = ctl.run('--json', 'unassign', 'nginx.service')
     r.check(rc == 0 and json.loads(out) == {}, 'unassign --json: {}', out)
     rc, _, err = ctl.run('unassign', 'nope.service')
-    r.check(rc == 1 and 'org.memqos1.Error.NoSuchWorkload' in err, 'unassign unknown: exit 1',
-            err)
+    r.check(rc == 6 and 'org.memqos1.Error.NoSuchWorkload' in err, 'unassign unknown: exit 6',
+            f'rc={rc} err={err!r}')
 
     mock.ClearCalls()
     rc, out, err = ctl.run('run', '--name', 'batch', '--class', 'reclaimed', '--limit', '512M',
@@ -520,9 +604,9 @@ def test_instances(r, ctl, mock):
             'record-instance: min defaults to max, up by default; --min/--down passed',
             repr(calls))
     rc, out, err = ctl.run('record-instance', 'db1', '--max', '0')
-    r.check(rc == 1 and out == '' and err.startswith(
+    r.check(rc == 64 and out == '' and err.startswith(
         'memqosctl: org.memqos1.Error.SizeOutOfRange: max_memory of instance db1'),
-        'record-instance max 0: daemon error, exit 1', f'rc={rc} err={err!r}')
+        'record-instance max 0: a refused argument, exit 64', f'rc={rc} err={err!r}')
     rc, out, err = ctl.run('record-instance', 'db1')
     r.check(rc == 64 and "'record-instance' needs --max SIZE" in err and out == '',
             'record-instance without --max: usage, exit 64', f'rc={rc} err={err!r}')
@@ -532,9 +616,9 @@ def test_instances(r, ctl, mock):
     r.check(rc == 0 and out == '' and err == '', 'forget-instance: exit 0, quiet',
             f'rc={rc} out={out!r} err={err!r}')
     rc, out, err = ctl.run('forget-instance', 'nope')
-    r.check(rc == 1 and out == '' and err == "memqosctl: org.memqos1.Error.NoSuchInstance: "
+    r.check(rc == 6 and out == '' and err == "memqosctl: org.memqos1.Error.NoSuchInstance: "
             "instance 'nope' is not in this node's record\n",
-            'forget-instance unknown: NoSuchInstance, exit 1', f'rc={rc} err={err!r}')
+            'forget-instance unknown: NoSuchInstance, exit 6', f'rc={rc} err={err!r}')
     calls = [tuple(c[1]) for c in mock.GetMethodCalls('ForgetInstance')]
     r.check(calls == [('web1',), ('nope',)], 'forget-instance: name passed', repr(calls))
 
@@ -546,7 +630,7 @@ def test_instances(r, ctl, mock):
                                             'Reclaimed': 32 * MIB},
             'reclaim --json', f'rc={rc} out={out!r}')
     rc, out, err = ctl.run('reclaim', 'nope.service', '1M')
-    r.check(rc == 1 and 'org.memqos1.Error.NoSuchWorkload' in err, 'reclaim unknown: exit 1',
+    r.check(rc == 6 and 'org.memqos1.Error.NoSuchWorkload' in err, 'reclaim unknown: exit 6',
             f'rc={rc} err={err!r}')
     rc, out, err = ctl.run('reclaim', 'nginx.service', '0')
     r.check(rc == 64 and out == '', 'reclaim 0: usage, exit 64', f'rc={rc} err={err!r}')
@@ -657,12 +741,17 @@ def test_placement_options(r, ctl, mock):
 CLEAR = '\x1b[H\x1b[2J'
 
 
-def run_in_pty(ctl, *args, env=None, timeout=CALL_TIMEOUT_S, stop_after=None):
+def run_in_pty(ctl, *args, env=None, timeout=CALL_TIMEOUT_S, stop_after=None, keys=None,
+               rows=None):
     """Runs memqosctl with a pseudo-terminal as stdin/stdout/stderr.
 
     Returns (exit code, everything it wrote, '\\r\\n' turned back into '\\n').
     With stop_after=(text, signal): sends the signal once `text` was seen.
+    With keys=[(text, bytes), ...]: types each bytes once its text was seen
+    after the previous one was typed. With rows: the terminal is that high.
     """
+    keys = list(keys or [])
+    typed_at = 0
     argv = [ctl.path, '--bus-address', ctl.address, *args]
     child_env = ctl.env(dict({'TERM': 'xterm'}, **(env or {})))
     if env is None or 'NO_COLOR' not in env:
@@ -670,6 +759,8 @@ def run_in_pty(ctl, *args, env=None, timeout=CALL_TIMEOUT_S, stop_after=None):
     pid, fd = pty.fork()
     if pid == 0:  # the child: exec at once
         try:
+            if rows:
+                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack('HHHH', rows, 100, 0, 0))
             os.execve(argv[0], argv, child_env)
         finally:
             os._exit(127)  # pylint: disable=protected-access
@@ -694,6 +785,9 @@ def run_in_pty(ctl, *args, env=None, timeout=CALL_TIMEOUT_S, stop_after=None):
             if not data:
                 break
             out += data
+            if keys and keys[0][0].encode() in out[typed_at:]:
+                os.write(fd, keys.pop(0)[1])
+                typed_at = len(out)
             if stop_after and not signalled and stop_after[0].encode() in out:
                 os.kill(pid, stop_after[1])
                 signalled = True
@@ -822,6 +916,44 @@ def test_top(r, ctl):
                 f'rc={rc} out={out!r}')
 
 
+def test_top_terminal(r, ctl, mock_log_path):
+    """One round trip per frame; keys; the terminal's height."""
+    with open(mock_log_path, encoding='utf-8') as f:
+        before = len(f.read())
+    rc, out, err = ctl.run('top', '-n', '3', '-d', '0.1')
+    with open(mock_log_path, encoding='utf-8') as f:
+        calls = [line.split(' ', 1)[1] for line in f.read()[before:].splitlines()
+                 if ' ' in line]
+    r.check(rc == 0 and calls.count('GetManagedObjects') == 3
+            and calls.count('GetAll /org/memqos1 org.memqos1.Manager') == 3 and len(calls) == 6,
+            'top: per frame the Manager\'s GetAll and one GetManagedObjects, nothing per '
+            'class or workload', f'rc={rc} calls={calls} err={err!r}')
+
+    # p sorts by name (nginx first), m by memory (vm:web1 first), q quits.
+    rc, out = run_in_pty(ctl, 'top', '--delay', '30',
+                         keys=[('reclaiming', b'p'), ('reclaiming', b'm'), ('reclaiming', b'q')])
+    frames = out.split(CLEAR)[1:]
+    firsts = [(top_rows(f.replace('\x1b[1m', '').replace('\x1b[0m', ''), 'WORKLOAD')
+               or [['']])[0][0] for f in frames]
+    r.check(rc == 0 and firsts == ['vm:web1', 'nginx.service', 'vm:web1'],
+            'top keys: p by name, m by memory, each redrawn at once; q quits with 0',
+            f'rc={rc} firsts={firsts} out={out!r}')
+    rc, out = run_in_pty(ctl, 'top', '--delay', '30', keys=[('reclaiming', b'x'),
+                                                          ('reclaiming', b'q')], timeout=5)
+    r.check(rc == -9 and out.count(CLEAR) == 1,
+            'top: another key does nothing (no redraw, no quit)', f'rc={rc} out={out!r}')
+
+    rc, out = run_in_pty(ctl, 'top', '-n', '1', rows=8)
+    lines = out.split(CLEAR)[-1].splitlines()
+    r.check(rc == 0 and len(lines) == 7 and lines[-1].startswith('(')
+            and 'more lines: a taller window shows them)' in lines[-1],
+            'top in an 8-row terminal: 7 lines, the last says what was cut',
+            f'rc={rc} lines={lines!r}')
+    rc, out = run_in_pty(ctl, 'top', '-n', '1', rows=60)
+    r.check(rc == 0 and 'more lines' not in out and 'vm:web1' in out,
+            'top in a 60-row terminal: all of it', f'rc={rc} {out!r}')
+
+
 def test_conventions(r, ctl):
     """--json=short|pretty|off, --no-legend, --no-pager on the other commands."""
     rc, pretty, _ = ctl.run('--json', 'status')
@@ -851,9 +983,102 @@ def test_conventions(r, ctl):
             '--no-legend status: the instance rows without header and footer', repr(out))
     rc, out, _ = ctl.run('--no-pager', 'classes')
     rc2, plain, _ = ctl.run('classes')
-    r.check(rc == 0 and out == plain, '--no-pager: accepted, output unchanged', out)
+    r.check(rc == 0 and out == plain, '--no-pager into a pipe: output unchanged', out)
     rc, out, _ = ctl.run('classes')
     r.check('\x1b' not in out, 'no colour into a pipe', repr(out))
+
+
+def test_legend_quiet(r, ctl):
+    """--legend=yes|no beside --no-legend; -q/--quiet."""
+    rc, out, _ = ctl.run('--legend=no', 'instances')
+    rc2, nolegend, _ = ctl.run('--no-legend', 'instances')
+    r.check(rc == 0 and rc2 == 0 and out == nolegend and 'NAME' not in out,
+            '--legend=no: as --no-legend', repr(out))
+    rc, out, _ = ctl.run('--no-legend', 'instances', '--legend', 'yes')
+    r.check(rc == 0 and out.startswith('NAME '), '--legend yes after --no-legend: header back',
+            repr(out))
+    rc, out, err = ctl.run('--legend=maybe', 'instances')
+    r.check(rc == 64 and out == '' and "--legend: 'maybe' is not a boolean" in err,
+            '--legend=maybe: usage, exit 64', f'rc={rc} err={err!r}')
+
+    for args in (['-q', 'assign', 'nginx', 'shared'], ['--quiet', 'unassign', 'nginx'],
+                 ['reclaim', '-q', 'nginx', '64M'], ['-q', 'verify'],
+                 ['-q', '--json', 'assign', 'nginx', 'shared']):
+        rc, out, err = ctl.run(*args)
+        r.check(rc == 0 and out == '' and err == '', f'{" ".join(args)}: nothing printed',
+                f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('-q', 'verify-placement', '6G', '--failover-reserve', '2G')
+    r.check(rc == 0 and out == '' and err == '', '-q verify-placement soft: exit 0, silent',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('-q', 'verify-placement', '12G')
+    r.check(rc == 2 and out == '' and err.startswith('memqosctl: hard placement violation'),
+            '-q verify-placement hard: exit 2, the reason still on stderr',
+            f'rc={rc} out={out!r} err={err!r}')
+    rc, out, err = ctl.run('-q', 'unassign', 'nope')
+    r.check(rc == 6 and out == '' and 'NoSuchWorkload' in err, '-q: errors still shown',
+            f'rc={rc} err={err!r}')
+    rc, out, _ = ctl.run('-q', 'workloads')
+    r.check(rc == 0 and out.startswith('ID '), '-q workloads: a listing is still printed', out)
+
+
+def test_pager_and_colors(r, ctl, tmp):
+    """The pager on a terminal (SYSTEMD_PAGER, PAGER, less, LESS) and SYSTEMD_COLORS."""
+    pager = os.path.join(tmp, 'pager.sh')
+    with open(pager, 'w', encoding='utf-8') as f:
+        f.write('#!/bin/sh\necho "PAGER $0 LESS=$LESS"\nexec sed "s/^/|/"\n')
+    os.chmod(pager, 0o755)
+    bindir = os.path.join(tmp, 'bin')
+    os.makedirs(bindir, exist_ok=True)
+    os.symlink(pager, os.path.join(bindir, 'less'))
+    clean = {'SYSTEMD_PAGER': None, 'PAGER': None, 'SYSTEMD_LESS': None, 'LESS': None}
+
+    def pty(*args, **kw):  # None unsets a variable
+        return run_in_pty(ctl, *args, env=dict(clean, **kw))
+
+    rc, out = pty('classes', SYSTEMD_PAGER=pager, PAGER='/bin/false')
+    r.check(rc == 0 and f'PAGER {pager} LESS=FRSXMK' in out and '|NAME ' in out
+            and '|shared ' in out,
+            'classes on a terminal: through $SYSTEMD_PAGER, LESS=FRSXMK', repr(out))
+    rc, out = pty('status', PAGER=pager)
+    r.check(rc == 0 and '|Version:' in out, 'status on a terminal: through $PAGER', repr(out))
+    rc, out = pty('show', PAGER=pager, SYSTEMD_LESS='FRX', LESS='ignored')
+    r.check(rc == 0 and 'LESS=FRX' in out and '|Version=0.1.0-mock' in out,
+            '$SYSTEMD_LESS is the pager\'s LESS', repr(out))
+    rc, out = pty('workloads', PATH=f'{bindir}:/usr/bin:/bin')
+    r.check(rc == 0 and f'PAGER {bindir}/less LESS=FRSXMK' in out and '|ID ' in out,
+            'no $PAGER: less from PATH', repr(out))
+    for label, kw in [('--no-pager', {'PAGER': pager}), ('SYSTEMD_PAGER=cat',
+                                                          {'SYSTEMD_PAGER': 'cat', 'PAGER': pager}),
+                      ('SYSTEMD_PAGER empty', {'SYSTEMD_PAGER': '', 'PAGER': pager})]:
+        args = ['--no-pager', 'classes'] if label == '--no-pager' else ['classes']
+        rc, out = pty(*args, **kw)
+        r.check(rc == 0 and 'PAGER' not in out and 'NAME ' in out and '|' not in out,
+                f'{label}: no pager', repr(out))
+    rc, out = pty('classes', SYSTEMD_PAGER=os.path.join(tmp, 'no-such-pager'))
+    r.check(rc == 0 and 'NAME ' in out and 'shared' in out,
+            'a pager that cannot start: the output all the same', f'rc={rc} {out!r}')
+    rc, out = pty('assign', 'nginx', 'shared', PAGER=pager)
+    r.check(rc == 0 and 'PAGER' not in out and '/org/memqos1/workload/' in out,
+            'assign: not paged', repr(out))
+    rc, out = pty('top', '-n', '1', PAGER=pager)
+    r.check(rc == 0 and 'PAGER' not in out, 'top: not paged', repr(out))
+    rc, out, _ = ctl.run('classes', env={'PAGER': pager, 'SYSTEMD_PAGER': pager})
+    # (ctl.run's output is a pipe)
+    r.check(rc == 0 and 'PAGER' not in out and out.startswith('NAME '),
+            'into a pipe: no pager', repr(out))
+
+    # SYSTEMD_COLORS overrides NO_COLOR and the terminal test, both ways.
+    rc, out, _ = ctl.run('top', '-n', '1', env={'SYSTEMD_COLORS': '1'})
+    r.check(rc == 0 and '\x1b[1mCLASS ' in out, 'top into a pipe, SYSTEMD_COLORS=1: bold',
+            repr(out))
+    rc, out = run_in_pty(ctl, 'top', '-n', '1', env={'SYSTEMD_COLORS': 'yes', 'NO_COLOR': '1'})
+    r.check(rc == 0 and '\x1b[1mCLASS ' in out, 'SYSTEMD_COLORS=yes beats NO_COLOR', repr(out))
+    rc, out = run_in_pty(ctl, 'top', '-n', '1', env={'SYSTEMD_COLORS': '0'})
+    r.check(rc == 0 and '\x1b[1m' not in out, 'top on a terminal, SYSTEMD_COLORS=0: no bold',
+            repr(out))
+    rc, out, _ = ctl.run('top', '-n', '1', env={'SYSTEMD_COLORS': 'sometimes'})
+    r.check(rc == 0 and '\x1b[' not in out, 'SYSTEMD_COLORS=sometimes: ignored (a pipe)',
+            repr(out))
 
 
 def test_verify_reload(r, ctl, mock):
@@ -890,7 +1115,7 @@ def test_verify_reload(r, ctl, mock):
                    'raise dbus.exceptions.DBusException("Reload is root only",'
                    ' name="org.freedesktop.DBus.Error.AccessDenied")')
     rc, _, err = ctl.run('reload')
-    r.check(rc == 3 and 'access denied' in err and 'sudo' in err, 'reload access denied: exit 3',
+    r.check(rc == 5 and 'access denied' in err and 'sudo' in err, 'reload access denied: exit 5',
             f'{rc} {err!r}')
 
 
@@ -1060,18 +1285,24 @@ def main():
         env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address)
         with open(mock_log_path, 'w', encoding='utf-8') as mock_log:
             mock_proc = subprocess.Popen(
-                ['/usr/bin/python3', '-m', 'dbusmock', '--session', 'org.memqos1', '/org/memqos1',
-                 'org.memqos1.Manager'], env=env, stdout=mock_log, stderr=subprocess.STDOUT)
+                # -m: /org/memqos1 is an ObjectManager, as memqosd's (top reads it)
+                ['/usr/bin/python3', '-m', 'dbusmock', '--session', '-m', 'org.memqos1',
+                 '/org/memqos1', 'org.memqos1.Manager'], env=env, stdout=mock_log,
+                stderr=subprocess.STDOUT)
         procs.append(mock_proc)
         if not r.check(wait_for_name(bus, 'org.memqos1'), 'dbusmock owns org.memqos1'):
             return 1
         mock = setup_mock(bus)
 
         test_status(r, ctl, mock)
+        test_status_id_and_show(r, ctl)
         test_classes(r, ctl)
         test_workloads(r, ctl)
         test_top(r, ctl)
+        test_top_terminal(r, ctl, mock_log_path)
         test_conventions(r, ctl)
+        test_legend_quiet(r, ctl)
+        test_pager_and_colors(r, ctl, tmp)
         test_json_keys_are_dbus_names(r, ctl, mock)
         test_assign_run(r, ctl, mock)
         test_placement(r, ctl, mock)

@@ -53,6 +53,7 @@ def comp_words(line):
 class Completer:
     def __init__(self, ctl_path, ctl_dir, script, env):
         self.ctl_path = ctl_path
+        self.ctl_dir = ctl_dir
         self.script = script
         self.env = dict(env)
         self.env['PATH'] = ctl_dir + os.pathsep + self.env.get('PATH', '/usr/bin:/bin')
@@ -147,11 +148,15 @@ def test_static(r, c):
     check_reply(r, c, 'memqosctl assign x y --request ', [], 'a size: nothing offered')
     check_reply(r, c, 'memqosctl verify-placement 4G --failover-reserve ', [],
                 '--failover-reserve SIZE: nothing offered')
-    check_reply(r, c, 'memqosctl status ', [], 'status takes no argument')
+    check_reply(r, c, 'memqosctl status x ', [], 'status takes one ID at most')
+    check_reply(r, c, 'memqosctl show --p', ['--property'], 'show --p<TAB>')
+    check_reply(r, c, 'memqosctl show -p ', [], 'show -p NAME: nothing offered, a value')
     check_reply(r, c, 'memqosctl bogus --s', ['--system'],
                 'an unknown command: the global options (and no unset-variable error)')
     check_reply(r, c, 'memqosctl --json=', ['pretty', 'short', 'off'], '--json=<TAB>: the modes')
     check_reply(r, c, 'memqosctl --json=s', ['short'], '--json=s<TAB>')
+    check_reply(r, c, 'memqosctl --legend=', ['yes', 'no'], '--legend=<TAB>: yes, no')
+    check_reply(r, c, 'memqosctl --legend n', ['no'], '--legend n<TAB>')
     check_reply(r, c, 'memqosctl --json cl', ['classes'], '--json takes no separate value')
     check_reply(r, c, 'memqosctl top --order ', ['usage', 'pressure', 'swap', 'name'],
                 'top --order <TAB>: the sort keys')
@@ -178,9 +183,37 @@ def test_daemon(r, c, address):
     check_reply(r, c, f'memqosctl --bus-address={address} assign foo.service --runtime ', classes,
                 'assign with --bus-address=ADDRESS and an option before CLASS')
     check_reply(r, c, f'memqosctl {b} assign ', ids, 'assign <TAB>: the managed workloads')
+    # With systemd's units: those memqos does not manage yet follow.
+    fake = os.path.join(os.path.dirname(c.ctl_dir), 'fake-systemctl')
+    os.makedirs(fake, exist_ok=True)
+    with open(os.path.join(fake, 'systemctl'), 'w', encoding='utf-8') as f:
+        f.write('#!/bin/sh\n'
+                '[ "$1" = list-units ] || exit 1\n'
+                'case "$*" in *--type=service,scope*--plain*--no-legend*) ;; *) exit 1 ;; esac\n'
+                "cat <<'EOF'\n"
+                'nginx.service loaded active running A high performance web server\n'
+                'postgres.service loaded inactive dead PostgreSQL\n'
+                '\u25cf broken.service loaded failed failed Broken\n'
+                '\u25cf gone.service not-found inactive dead gone.service\n'
+                'init.scope loaded active running System and Service Manager\n'
+                'machine-qemu\\x2d1\\x2dweb1.scope loaded active running VM web1\n'
+                'session-3.scope loaded active running Session 3 of User root\n'
+                'EOF\n')
+    os.chmod(os.path.join(fake, 'systemctl'), 0o755)
+    path = f'{fake}:{c.env["PATH"]}'
+    check_reply(r, c, f'memqosctl {b} assign ', ids + ['postgres.service', 'broken.service',
+                                                     'session-3.scope'],
+                'assign <TAB>: the managed, then the loaded units not managed (no VM scopes, '
+                'no init.scope, nothing not found)', env={'PATH': path})
+    check_reply(r, c, f'memqosctl {b} assign p', ['postgres.service'], 'assign p<TAB>',
+                env={'PATH': path})
+    check_reply(r, c, f'memqosctl {b} unassign ', ids, 'unassign <TAB>: only the managed',
+                env={'PATH': path})
     check_reply(r, c, f'memqosctl {b} unassign ', ids, 'unassign <TAB>: the managed workloads')
     check_reply(r, c, f'memqosctl {b} reclaim ', ids, 'reclaim <TAB>: the managed workloads')
     check_reply(r, c, f'memqosctl {b} reclaim nginx.service ', [], 'reclaim ID <TAB>: a size')
+    check_reply(r, c, f'memqosctl {b} status ', ids, 'status <TAB>: the managed workloads')
+    check_reply(r, c, f'memqosctl {b} show -p Id ', ids, 'show -p NAME <TAB>: the workloads')
     check_reply(r, c, f'memqosctl {b} unassign n', ['nginx.service'], 'unassign n<TAB>')
     # readline completes only after the ':' (COMP_WORDBREAKS): "vm:" + "web1".
     check_reply(r, c, f'memqosctl {b} unassign vm:', ['web1'], 'unassign vm:<TAB> → web1')

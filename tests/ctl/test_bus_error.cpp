@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <string>
 
 #include "bus_error.hpp"
 
@@ -19,7 +20,37 @@ TEST(BusError, DaemonErrorsAreShownAsTheyAre) {
                                       ENXIO, "AssignWorkload");
     EXPECT_EQ(e.what, "org.memqos1.Error.UnknownClass: class 'gold' does not exist (known: "
                       "system, dedicated, shared, reclaimed)");
-    EXPECT_EQ(exitCodeFor(e), kExitDaemonError);
+    EXPECT_EQ(exitCodeFor(e), kExitUsage);
+    const Error other = classifyCallError("org.memqos1.Error.StateWriteFailed",
+                                          "/var/lib/memqos/assignments: No space left", ENXIO,
+                                          "AssignWorkload");
+    EXPECT_EQ(other.what, "org.memqos1.Error.StateWriteFailed: /var/lib/memqos/assignments: No "
+                          "space left");
+    EXPECT_EQ(exitCodeFor(other), kExitDaemonError);
+}
+
+TEST(BusError, NotFoundIsExit6) {
+    for (const char* name : {"org.memqos1.Error.NoSuchWorkload", "org.memqos1.Error.NoSuchUnit",
+                             "org.memqos1.Error.NoSuchInstance"}) {
+        const Error e = classifyCallError(name, "no 'x'", ENXIO, "UnassignWorkload");
+        EXPECT_EQ(exitCodeFor(e), kExitNotFound) << name;
+        EXPECT_EQ(e.what, std::string(name) + ": no 'x'");
+    }
+    EXPECT_EQ(kExitNotFound, 6);
+}
+
+TEST(BusError, RefusedArgumentsAreUsageErrors) {
+    for (const char* name :
+         {"org.memqos1.Error.InvalidArgument", "org.memqos1.Error.InvalidUnit",
+          "org.memqos1.Error.UnknownClass", "org.memqos1.Error.SizeOutOfRange",
+          "org.memqos1.Error.RequestAboveLimit"}) {
+        EXPECT_EQ(exitCodeFor(classifyCallError(name, "bad", ENXIO, "AssignWorkload")), kExitUsage)
+            << name;
+    }
+    // Not ours: a bad call signature is memqosctl's fault, not the user's.
+    EXPECT_EQ(exitCodeFor(classifyCallError("org.freedesktop.DBus.Error.InvalidArgs", "bad",
+                                            EINVAL, "AssignWorkload")),
+              kExitDaemonError);
 }
 
 TEST(BusError, UnknownMethodIsADaemonError) {
@@ -65,7 +96,8 @@ TEST(BusError, LostConnection) {
 TEST(BusError, AccessDenied) {
     const Error e = classifyCallError("org.freedesktop.DBus.Error.AccessDenied",
                                       "AssignWorkload is root only", EACCES, "AssignWorkload");
-    EXPECT_EQ(exitCodeFor(e), kExitUnreachable);
+    EXPECT_EQ(exitCodeFor(e), kExitAccessDenied);
+    EXPECT_EQ(kExitAccessDenied, 5);
     EXPECT_EQ(e.code, std::errc::permission_denied);
     EXPECT_THAT(e.what, HasSubstr("access denied (org.freedesktop.DBus.Error.AccessDenied: "
                                   "AssignWorkload is root only)"));
@@ -85,7 +117,7 @@ TEST(BusError, ConnectSystemBus) {
     EXPECT_THAT(e.what, StartsWith("cannot connect to the system bus: "));
     EXPECT_THAT(e.what, HasSubstr("systemctl status dbus"));
     e = classifyConnectError(system, EACCES);
-    EXPECT_EQ(exitCodeFor(e), kExitUnreachable);
+    EXPECT_EQ(exitCodeFor(e), kExitAccessDenied);
     EXPECT_THAT(e.what, StartsWith("access denied to the system bus"));
 }
 

@@ -28,6 +28,27 @@ std::string usageError(const std::vector<std::string>& args) {
     return r.ok() ? std::string{} : r.error().what;
 }
 
+TEST(ParseCommandLine, StatusAndShowTakeAnId) {
+    EXPECT_EQ(ok({"status"}).id, "");
+    EXPECT_EQ(ok({"status", "nginx"}).id, "nginx.service");
+    EXPECT_EQ(ok({"status", "vm:web1"}).id, "vm:web1");
+    Command c = ok({"show"});
+    EXPECT_EQ(c.verb, Verb::Show);
+    EXPECT_EQ(c.id, "");
+    EXPECT_TRUE(c.properties.empty());
+    EXPECT_FALSE(c.valueOnly);
+    c = ok({"show", "nginx", "-p", "MemoryHigh,Limit", "--property=Id", "-pClass", "--value"});
+    EXPECT_EQ(c.id, "nginx.service");
+    EXPECT_THAT(c.properties, ElementsAre("MemoryHigh", "Limit", "Id", "Class"));
+    EXPECT_TRUE(c.valueOnly);
+    EXPECT_THAT(usageError({"show", "-p", ","}), HasSubstr("-p: no property name given"));
+    EXPECT_THAT(usageError({"show", "a", "b"}), HasSubstr("unexpected argument 'b'"));
+    EXPECT_THAT(usageError({"status", ""}), HasSubstr("'status': ID must not be empty"));
+    EXPECT_THAT(usageError({"status", "-p", "x"}), HasSubstr("unknown option '-p' for 'status'"));
+    EXPECT_THAT(usageError({"status", "--value"}),
+                HasSubstr("unknown option '--value' for 'status'"));
+}
+
 TEST(ParseCommandLine, SimpleVerbs) {
     EXPECT_EQ(ok({"status"}).verb, Verb::Status);
     EXPECT_EQ(ok({"classes"}).verb, Verb::Classes);
@@ -290,7 +311,8 @@ TEST(ParseCommandLine, UsageErrors) {
     EXPECT_THAT(usageError({}), HasSubstr("no command given"));
     EXPECT_THAT(usageError({"frobnicate"}), HasSubstr("unknown command 'frobnicate'"));
     EXPECT_THAT(usageError({"--frob", "status"}), HasSubstr("unknown option '--frob'"));
-    EXPECT_THAT(usageError({"status", "extra"}), HasSubstr("unexpected argument 'extra'"));
+    EXPECT_THAT(usageError({"classes", "extra"}), HasSubstr("unexpected argument 'extra'"));
+    EXPECT_THAT(usageError({"status", "a", "b"}), HasSubstr("unexpected argument 'b'"));
     EXPECT_THAT(usageError({"status", "--request", "1G"}),
                 HasSubstr("unknown option '--request' for 'status'"));
     EXPECT_THAT(usageError({"--request", "1G", "assign", "a", "b"}),
@@ -315,10 +337,28 @@ TEST(ParseCommandLine, LegendAndPager) {
     EXPECT_TRUE(ok({"workloads"}).legend);
     EXPECT_FALSE(ok({"--no-legend", "workloads"}).legend);
     EXPECT_FALSE(ok({"workloads", "--no-legend"}).legend);
+    EXPECT_FALSE(ok({"--legend=no", "workloads"}).legend);
+    EXPECT_FALSE(ok({"--legend", "false", "workloads"}).legend);
+    EXPECT_TRUE(ok({"--no-legend", "workloads", "--legend=yes"}).legend) << "the last one wins";
+    EXPECT_THAT(usageError({"--legend=maybe", "workloads"}),
+                HasSubstr("--legend: 'maybe' is not a boolean (yes or no)"));
+    EXPECT_THAT(usageError({"--legend", "workloads"}),
+                HasSubstr("--legend: 'workloads' is not a boolean"))
+        << "--legend takes the next word as its value";
+    EXPECT_TRUE(ok({"status"}).pager);
     const Command c = ok({"--no-pager", "status"});
-    EXPECT_EQ(c.verb, Verb::Status) << "--no-pager is accepted and changes nothing";
+    EXPECT_EQ(c.verb, Verb::Status);
+    EXPECT_FALSE(c.pager);
     EXPECT_EQ(c.action, Action::Execute);
     EXPECT_THAT(usageError({"--no-pager=yes", "status"}), HasSubstr("takes no value"));
+}
+
+TEST(ParseCommandLine, Quiet) {
+    EXPECT_FALSE(ok({"verify"}).quiet);
+    EXPECT_TRUE(ok({"-q", "verify"}).quiet);
+    EXPECT_TRUE(ok({"assign", "x", "shared", "--quiet"}).quiet);
+    EXPECT_TRUE(ok({"top", "-qbn1"}).quiet) << "groups with top's short options";
+    EXPECT_THAT(usageError({"--quiet=yes", "verify"}), HasSubstr("takes no value"));
 }
 
 TEST(ParseCommandLine, TopDefaults) {
@@ -391,8 +431,10 @@ TEST(ParseCommandLine, ShortOptionsWithAttachedValues) {
 }
 
 TEST(ParseCommandLine, DoubleDashEndsOptions) {
-    EXPECT_THAT(usageError({"status", "--", "--json"}), HasSubstr("unexpected argument '--json'"))
+    EXPECT_THAT(usageError({"classes", "--", "--json"}),
+                HasSubstr("unexpected argument '--json'"))
         << "after --, --json is an argument";
+    EXPECT_EQ(ok({"status", "--", "--json"}).id, "--json.service") << "an ID, after --";
     Command c = ok({"unassign", "--", "-weird-.service"});
     EXPECT_EQ(c.id, "-weird-.service");
     c = ok({"--", "status"});
@@ -446,15 +488,16 @@ TEST(Help, OverviewListsCommandsAndExitCodes) {
                              "record-instance", "forget-instance", "top"}) {
         EXPECT_THAT(help, HasSubstr(std::string("  ") + verb + " ")) << verb;
     }
-    for (const char* code : {"  0 ", "  1 ", "  2 ", "  3 ", "  64 "}) {
+    for (const char* code : {"  0 ", "  1 ", "  2 ", "  3 ", "  4 ", "  5 ", "  6 ", "  64 "}) {
         EXPECT_THAT(help, HasSubstr(code));
     }
     EXPECT_THAT(help, HasSubstr("--bus-address"));
     EXPECT_THAT(help, HasSubstr("MEMQOS_BUS_ADDRESS"));
     EXPECT_THAT(help, HasSubstr("--json[=MODE]"));
     EXPECT_THAT(help, HasSubstr("--no-legend"));
-    EXPECT_THAT(help, HasSubstr("--no-pager             accepted for compatibility; memqosctl "
-                                "never pages"));
+    EXPECT_THAT(help, HasSubstr("--no-pager             do not pipe the output into a pager"));
+    EXPECT_THAT(help, HasSubstr("--legend=BOOL"));
+    EXPECT_THAT(help, HasSubstr("-q, --quiet"));
 }
 
 TEST(Help, PerCommand) {
@@ -479,6 +522,34 @@ TEST(Help, PerCommand) {
                           "[--delay=SECONDS] [--iterations=N] [--batch]"));
     EXPECT_THAT(commandHelp(Verb::Top), HasSubstr("-b, --batch"));
     EXPECT_THAT(commandHelp(Verb::Top), HasSubstr("SIGTERM"));
+}
+
+TEST(MangleWorkloadId, BareNamesAreServicesAsInSystemctl) {
+    EXPECT_EQ(mangleWorkloadId("nginx"), "nginx.service");
+    EXPECT_EQ(mangleWorkloadId("getty@tty1"), "getty@tty1.service");
+    EXPECT_EQ(mangleWorkloadId("web1.example.com"), "web1.example.com.service");
+    EXPECT_EQ(mangleWorkloadId("nginx.service"), "nginx.service");
+    EXPECT_EQ(mangleWorkloadId("batch.scope"), "batch.scope");
+    EXPECT_EQ(mangleWorkloadId("x.socket"), "x.socket"); // memqosd says why not
+    EXPECT_EQ(mangleWorkloadId("system.slice"), "system.slice");
+    EXPECT_EQ(mangleWorkloadId(".service"), ".service.service");
+    EXPECT_EQ(mangleWorkloadId("vm:web1"), "vm:web1");
+    EXPECT_EQ(mangleWorkloadId("vm:web1.example.com"), "vm:web1.example.com");
+    EXPECT_EQ(mangleWorkloadId("../x"), "../x");
+    EXPECT_EQ(mangleWorkloadId(""), "");
+}
+
+TEST(ParseCommandLine, WorkloadIdsAreMangled) {
+    EXPECT_EQ(ok({"assign", "nginx", "shared"}).id, "nginx.service");
+    EXPECT_EQ(ok({"assign", "vm:web1", "dedicated"}).id, "vm:web1");
+    EXPECT_EQ(ok({"unassign", "nginx"}).id, "nginx.service");
+    EXPECT_EQ(ok({"reclaim", "nginx", "1M"}).id, "nginx.service");
+    EXPECT_EQ(ok({"reclaim", "batch.scope", "1M"}).id, "batch.scope");
+    // Instance names are not unit names.
+    EXPECT_EQ(ok({"forget-instance", "web1"}).instance, "web1");
+    EXPECT_EQ(ok({"record-instance", "web1", "--max", "1G"}).instance, "web1");
+    // run --name: memqosd appends ".service" itself (RunWorkload).
+    EXPECT_EQ(ok({"run", "--name", "batch", "--class", "shared", "true"}).unitName, "batch");
 }
 
 TEST(DefaultRunName, PidAndTime) {

@@ -196,5 +196,60 @@ TEST(TopRender, JsonFrameUsesTheApiNames) {
     EXPECT_THAT(pretty, HasSubstr("{\n  \"Manager\": {\n    \"Version\": \"0.1.0\","));
 }
 
+TEST(FitToHeight, KeepsRowsMinusOneLinesAndSaysWhatWasCut) {
+    const std::string frame = "a\nb\nc\nd\ne\n";
+    EXPECT_EQ(fitToHeight(frame, 0), frame) << "size unknown";
+    EXPECT_EQ(fitToHeight(frame, 6), frame);
+    EXPECT_EQ(fitToHeight(frame, 5), "a\nb\nc\n(2 more lines: a taller window shows them)\n");
+    EXPECT_EQ(fitToHeight(frame, 2), "(5 more lines: a taller window shows them)\n");
+    EXPECT_EQ(fitToHeight(frame, 1), "(5 more lines: a taller window shows them)\n");
+}
+
+Value prop(std::string name, Value v) {
+    return Value{ValueObject{{std::move(name), std::move(v)}}};
+}
+
+TEST(TopFrameFromReplies, ClassesByRankWorkloadsById) {
+    const ValueArray manager{Value{ValueObject{{"PressureLevel", Value{std::uint64_t{2}}},
+                                               {"MemoryTotal", Value{std::uint64_t{kGiB}}}}}};
+    auto object = [](std::string iface, ValueObject props) {
+        return Value{ValueObject{{std::move(iface), Value{std::move(props)}}}};
+    };
+    const ValueArray managed{Value{ValueObject{
+        {"/org/memqos1/class/b", object("org.memqos1.Class", {{"Name", Value{std::string("b")}},
+                                                               {"Rank", Value{std::uint64_t{2}}}})},
+        {"/org/memqos1/workload/z",
+         object("org.memqos1.Workload", {{"Id", Value{std::string("z.service")}}})},
+        {"/org/memqos1/class/a", object("org.memqos1.Class", {{"Name", Value{std::string("a")}},
+                                                               {"Rank", Value{std::uint64_t{1}}}})},
+        {"/org/memqos1/workload/y",
+         object("org.memqos1.Workload", {{"Id", Value{std::string("y.service")}}})},
+        {"/org/memqos1/other", object("org.example.Other", {})},
+    }}};
+    auto frame = topFrameFromReplies(manager, managed);
+    ASSERT_TRUE(frame.ok()) << frame.error().what;
+    ASSERT_EQ(frame->classes.size(), 2U);
+    EXPECT_EQ(frame->classes[0].name, "a");
+    EXPECT_EQ(frame->classes[1].name, "b");
+    ASSERT_EQ(frame->workloads.size(), 2U);
+    EXPECT_EQ(frame->workloads[0].id, "y.service");
+    EXPECT_EQ(frame->workloads[0].objectPath, "/org/memqos1/workload/y");
+    EXPECT_EQ(frame->status.pressureLevel, 2U);
+    EXPECT_EQ(frame->status.classCount, 2U);
+    EXPECT_EQ(frame->status.workloadCount, 2U);
+
+    const ValueArray empty{Value{ValueArray{}}};
+    auto none = topFrameFromReplies(manager, empty);
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none->workloads.empty());
+    EXPECT_FALSE(topFrameFromReplies(manager, ValueArray{}).ok());
+    EXPECT_FALSE(topFrameFromReplies(manager, ValueArray{Value{std::string("x")}}).ok());
+    EXPECT_FALSE(
+        topFrameFromReplies(manager, ValueArray{prop("/p", Value{ValueObject{
+                                                           {"org.memqos1.Workload",
+                                                            Value{std::string("bad")}}}})})
+            .ok());
+}
+
 } // namespace
 } // namespace memqos::ctl

@@ -32,12 +32,14 @@ refused RunWorkload RunWorkload ssttas x.service shared 0 1073741824 1 /bin/true
 refused Reload Reload
 [[ -z $(mgr ListWorkloads | grep sec.service || true) ]] || fail "sec.service got managed by a refused call"
 
-# Bad input, as root: memqosctl shows the daemon's error name and message.
+# Bad input, as root: memqosctl shows the daemon's error name and message,
+# and exits 64 for a refused argument, 6 for no such unit or workload.
 named() { # named ERROR memqosctl-args...
   local want=$1; shift
-  local out rc=0
+  local out rc=0 code=64
+  [[ $want == NoSuch* ]] && code=6
   out=$(memqosctl "$@" 2>&1) || rc=$?
-  ((rc == 1)) || fail "memqosctl $* exited $rc, expected 1 (daemon error): $out"
+  ((rc == code)) || fail "memqosctl $* exited $rc, expected $code: $out"
   [[ $out == *"org.memqos1.Error.$want"* ]] || fail "memqosctl $*: expected org.memqos1.Error.$want, got: $out"
   ok "$want: $out"
 }
@@ -45,7 +47,7 @@ named UnknownClass assign sec.service gold --limit 1G
 named RequestAboveLimit assign sec.service shared --request 1G --limit 512M
 named SizeOutOfRange assign sec.service shared --request 1G --limit 1T
 named InvalidUnit assign ../../etc/passwd.service shared --limit 1G
-named InvalidUnit assign sec shared --limit 1G
+named InvalidUnit assign sec.socket shared --limit 1G  # "sec" would be sec.service
 named NoSuchUnit assign ghost-unit.service shared --limit 1G
 named NoSuchWorkload unassign sec.service
 out=$(mgr VerifyPlacement 'tta{sv}' 1073741824 0 1 bogus t 1 2>&1) && fail "an unknown VerifyPlacement option was accepted"
