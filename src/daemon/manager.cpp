@@ -1808,7 +1808,9 @@ void Manager::tick(TimePoint now) {
     snap.nodeReserved = nodeReserved();
     snap.system = system_;
     for (const auto& cls : config_.classes) {
-        auto s = cgroups_.sample(io::classSlicePath(cls.name));
+        const std::string slice = io::classSlicePath(cls.name);
+        cgroups_.keepOpen(slice); // read every tick: kept open (a new class's after a reload)
+        auto s = cgroups_.sample(slice);
         core::ClassSample cs;
         cs.name = cls.name;
         if (s && s->has_value()) {
@@ -1884,7 +1886,7 @@ void Manager::tick(TimePoint now) {
     }
 }
 
-std::vector<core::CgroupSample> Manager::protectedCgroups() const {
+std::vector<core::CgroupSample> Manager::protectedCgroups() {
     std::vector<core::CgroupSample> out;
     const bool guarded =
         std::any_of(config_.classes.begin(), config_.classes.end(),
@@ -1895,6 +1897,7 @@ std::vector<core::CgroupSample> Manager::protectedCgroups() const {
     // Where protected workloads live outside the class slices: assigned
     // services stay in their own slice, libvirt VMs in machine.slice.
     for (const char* path : {"system.slice", "machine.slice"}) {
+        cgroups_.keepOpen(path);
         auto u = cgroups_.usage(path, false, true);
         if (u && u->has_value() && (*u)->pressure) {
             core::CgroupSample cg;

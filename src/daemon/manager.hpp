@@ -669,7 +669,7 @@ private:
     std::optional<std::string> dropOldMetricsFile();
 
     std::size_t sweepCursor_ = 0; // see kSweepTicks
-    std::vector<core::CgroupSample> protectedCgroups() const;
+    std::vector<core::CgroupSample> protectedCgroups();
     // memory.reclaim of a class slice on the reclaim worker (synchronously
     // without one: tests); false when one of the class is under way.
     bool reclaimClassOnWorker(const std::string& className, Bytes bytes);

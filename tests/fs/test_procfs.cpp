@@ -39,6 +39,24 @@ TEST(ProcFs, NormalHost) {
     EXPECT_EQ(r->pageSize, kDefaultPageSize);
 }
 
+// Issue 25: /proc's files are read through kept fds; a fixture's file
+// replaced by rename (a new inode) is read afresh, not through the old fd.
+TEST(ProcFs, KeptFdsFollowTheFile) {
+    const auto tree = copyFixture("proc/normal");
+    const ProcFs proc(tree.path());
+    auto a = proc.system();
+    ASSERT_TRUE(a) << a.error().what;
+    EXPECT_EQ(proc.openFiles(), 5U);
+    writeFile(tree.path() / "meminfo.new", "MemTotal: 1000 kB\nMemFree: 10 kB\n"
+                                           "MemAvailable: 20 kB\nSwapTotal: 0 kB\n"
+                                           "SwapFree: 0 kB\n");
+    std::filesystem::rename(tree.path() / "meminfo.new", tree.path() / "meminfo");
+    auto b = proc.system();
+    ASSERT_TRUE(b) << b.error().what;
+    EXPECT_EQ(b->mem.memAvailable, 20 * kKiB);
+    EXPECT_EQ(proc.openFiles(), 5U);
+}
+
 TEST(ProcFs, PageSizeIsPassedThrough) {
     const auto tree = copyFixture("proc/normal");
     auto r = ProcFs(tree.path(), 65536).system();

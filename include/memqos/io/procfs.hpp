@@ -5,6 +5,7 @@
 
 #include "memqos/core/snapshot.hpp"
 #include "memqos/core/types.hpp"
+#include "memqos/io/file.hpp"
 #include "memqos/parse/proc.hpp"
 #include "memqos/util/result.hpp"
 
@@ -37,9 +38,15 @@ public:
     const std::filesystem::path& root() const noexcept { return root_; }
     Bytes pageSize() const noexcept { return pageSize_; }
 
+    // How many fds are kept (tests): the files above are read through kept
+    // fds (OpenFiles), one pread() each.
+    std::size_t openFiles() const noexcept { return files_.size(); }
+
 private:
     std::filesystem::path root_;
     Bytes pageSize_;
+    std::string meminfo_, pressure_, vmstat_, zoneinfo_, swaps_;
+    mutable OpenFiles files_;
 };
 
 } // namespace memqos::io
