@@ -77,22 +77,21 @@ Bytes Manager::classMemoryCurrent(const std::string& className) const {
     return it == classCurrent_.end() ? 0 : it->second;
 }
 
+// Read when asked (a D-Bus property), not by every tick (issue 25).
 Bytes Manager::classSwapCurrent(const std::string& className) const {
-    for (const auto& c : lastClasses_) {
-        if (c.name == className && c.cgroup) {
-            return c.cgroup->swapCurrent;
-        }
+    if (core::findClass(config_.classes, className) == nullptr) {
+        return 0;
     }
-    return 0;
+    auto u = cgroups_.usage(io::classSlicePath(className), false, false);
+    return u && u->has_value() ? (*u)->swapCurrent : 0;
 }
 
 double Manager::classMemoryPressure(const std::string& className) const {
-    for (const auto& c : lastClasses_) {
-        if (c.name == className && c.cgroup && c.cgroup->pressure) {
-            return c.cgroup->pressure->some.avg10;
-        }
+    if (core::findClass(config_.classes, className) == nullptr) {
+        return 0;
     }
-    return 0;
+    auto u = cgroups_.usage(io::classSlicePath(className), false, true);
+    return u && u->has_value() && (*u)->pressure ? (*u)->pressure->some.avg10 : 0.0;
 }
 
 double Manager::memoryPressureSome() const {
@@ -104,7 +103,12 @@ double Manager::memoryPressureFull() const {
 }
 
 void Manager::sampleSystem() {
-    auto sys = proc_.system();
+    // What a decision reads (issue 25): meminfo and PSI; the zones only for
+    // the watermark signals; vmstat and swaps feed none.
+    auto sys = proc_.system(io::ProcFs::Reads{.pressure = true,
+                                               .zones = config_.pressure.watermarks,
+                                               .vmstat = false,
+                                               .swaps = false});
     if (!sys) {
         log::warning("Cannot sample the node: {ERROR}", "ERROR", sys.error().what);
         return;
@@ -1807,15 +1811,47 @@ void Manager::tick(TimePoint now) {
     snap.now = now;
     snap.nodeReserved = nodeReserved();
     snap.system = system_;
+    // The class slices: every tick only what the decisions read
+    // (memory.current; memory.high of a guarded class; memory.pressure where
+    // the class-stall rule looks), the whole sample (the metrics file's
+    // memory.min/low/high and PSI of every class) every kSweepTicks ticks and
+    // for a class not sampled whole yet. The other fields of a tick's sample
+    // are the last whole sample's.
+    const bool stallRule =
+        config_.pressure.classStallFull &&
+        std::any_of(config_.classes.begin(), config_.classes.end(),
+                    [](const core::ClassPolicy& c) { return c.memoryGuard && c.killable; });
+    const bool wholeTick = ticks_ % kSweepTicks == 1;
+    std::map<std::string, core::CgroupSample> wholeBefore;
+    for (const auto& c : lastClasses_) {
+        if (c.cgroup) {
+            wholeBefore.emplace(c.name, *c.cgroup);
+        }
+    }
     for (const auto& cls : config_.classes) {
         const std::string slice = io::classSlicePath(cls.name);
         cgroups_.keepOpen(slice); // read every tick: kept open (a new class's after a reload)
-        auto s = cgroups_.sample(slice);
+        const auto last = wholeBefore.find(cls.name);
+        const bool whole = wholeTick || last == wholeBefore.end();
+        const bool withHigh = cls.memoryGuard;
+        const bool withPressure = stallRule && (cls.memoryGuard || !cls.killable);
+        auto s = whole ? cgroups_.sample(slice) : cgroups_.slice(slice, withHigh, withPressure);
         core::ClassSample cs;
         cs.name = cls.name;
         if (s && s->has_value()) {
-            cs.cgroup = **s;
-            classCurrent_[cls.name] = (*s)->memoryCurrent;
+            if (whole) {
+                cs.cgroup = std::move(**s);
+            } else {
+                cs.cgroup = last->second;
+                cs.cgroup->memoryCurrent = (*s)->memoryCurrent;
+                if (withHigh) {
+                    cs.cgroup->memoryHigh = (*s)->memoryHigh;
+                }
+                if (withPressure) {
+                    cs.cgroup->pressure = (*s)->pressure;
+                }
+            }
+            classCurrent_[cls.name] = cs.cgroup->memoryCurrent;
         } else {
             classCurrent_[cls.name] = 0;
         }

@@ -253,6 +253,34 @@ Result<std::optional<CgroupFs::Usage>> CgroupFs::usage(std::string_view relPath,
     return std::optional<Usage>{std::move(u)};
 }
 
+Result<std::optional<core::CgroupSample>> CgroupFs::slice(std::string_view relPath, bool withHigh,
+                                                         bool withPressure) const {
+    using Sample = std::optional<core::CgroupSample>;
+    auto dir = dirOf(relPath);
+    if (!dir) {
+        return dir.error();
+    }
+    const CgroupReader reader(std::move(*dir), filesFor(relPath));
+    core::CgroupSample s;
+    s.path = std::string(relPath);
+    ReadSequence step(reader);
+    step("memory.current", true, parse::parseCounter, s.memoryCurrent);
+    if (withHigh) {
+        step("memory.high", true, parse::parseLimit, s.memoryHigh);
+    }
+    if (withPressure) {
+        step("memory.pressure", false, parse::parsePressure, s.pressure);
+    }
+    const Result<Got>& got = step.result();
+    if (!got) {
+        return got.error();
+    }
+    if (*got == Got::Vanished) {
+        return Sample{};
+    }
+    return Sample{std::move(s)};
+}
+
 Result<std::optional<CgroupFs::Protection>> CgroupFs::protection(std::string_view relPath) const {
     auto dir = dirOf(relPath);
     if (!dir) {

@@ -43,7 +43,9 @@ Result<parse::MemInfo> ProcFs::meminfo() const {
     return readParsed(files_, meminfo_, parse::parseMeminfo);
 }
 
-Result<core::SystemSample> ProcFs::system() const {
+Result<core::SystemSample> ProcFs::system() const { return system(Reads{}); }
+
+Result<core::SystemSample> ProcFs::system(const Reads& reads) const {
     core::SystemSample s;
     s.pageSize = pageSize_;
 
@@ -53,30 +55,38 @@ Result<core::SystemSample> ProcFs::system() const {
     }
     s.mem = *mem;
 
-    auto pressure = readParsed(files_, pressure_, parse::parsePressure);
-    if (pressure) {
-        s.pressure = *pressure;
-    } else if (!isAbsent(pressure.error())) {
-        return pressure.error();
+    if (reads.pressure) {
+        auto pressure = readParsed(files_, pressure_, parse::parsePressure);
+        if (pressure) {
+            s.pressure = *pressure;
+        } else if (!isAbsent(pressure.error())) {
+            return pressure.error();
+        }
     }
 
-    auto vmstat = readParsed(files_, vmstat_, parse::parseVmstat);
-    if (!vmstat) {
-        return vmstat.error();
+    if (reads.vmstat) {
+        auto vmstat = readParsed(files_, vmstat_, parse::parseVmstat);
+        if (!vmstat) {
+            return vmstat.error();
+        }
+        s.vmstat = *vmstat;
     }
-    s.vmstat = *vmstat;
 
-    auto zones = readParsed(files_, zoneinfo_, parse::parseZoneinfo);
-    if (!zones) {
-        return zones.error();
+    if (reads.zones) {
+        auto zones = readParsed(files_, zoneinfo_, parse::parseZoneinfo);
+        if (!zones) {
+            return zones.error();
+        }
+        s.zones = std::move(*zones);
     }
-    s.zones = std::move(*zones);
 
-    auto swaps = readParsed(files_, swaps_, parse::parseSwaps);
-    if (swaps) {
-        s.swaps = std::move(*swaps);
-    } else if (!isVanished(swaps.error())) {
-        return swaps.error();
+    if (reads.swaps) {
+        auto swaps = readParsed(files_, swaps_, parse::parseSwaps);
+        if (swaps) {
+            s.swaps = std::move(*swaps);
+        } else if (!isVanished(swaps.error())) {
+            return swaps.error();
+        }
     }
     return s;
 }

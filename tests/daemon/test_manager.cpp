@@ -1075,6 +1075,36 @@ TEST_F(ProactiveTest, PressureAndSwapPropertiesComeFromTheSampledFiles) {
     EXPECT_EQ(m->classSwapCurrent("reclaimed"), 0U);
 }
 
+// Issue 25: Class SwapCurrent and MemoryPressure are read when asked, not
+// kept from the last tick.
+TEST_F(ProactiveTest, ClassPropertiesAreReadWhenAsked) {
+    const fs::path slice = dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice";
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    writeFile(slice / "memory.swap.current", "4096\n");
+    writeFile(slice / "memory.pressure", "some avg10=2.50 avg60=1.00 avg300=0.50 total=99\n");
+    EXPECT_EQ(m->classSwapCurrent("reclaimed"), 4096U);
+    EXPECT_DOUBLE_EQ(m->classMemoryPressure("reclaimed"), 2.5);
+    EXPECT_EQ(m->classSwapCurrent("no-such-class"), 0U);
+}
+
+// Issue 25: between whole samples (every kSweepTicks ticks) a tick reads of a
+// class slice only what the decisions take: memory.current, and memory.high
+// and memory.pressure of the guarded class. The files nothing decides on may
+// be gone (they are not read) and the class's usage is still fresh.
+TEST_F(ProactiveTest, TickReadsOnlyWhatTheDecisionsTakeOfAClassSlice) {
+    const fs::path slice = dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice";
+    auto m = makeEngine();
+    tickAt(*m, 0); // a whole sample
+    for (const char* f : {"memory.min", "memory.low", "memory.max", "memory.stat",
+                          "memory.swap.max", "cgroup.procs"}) {
+        fs::remove(slice / f);
+    }
+    writeFile(slice / "memory.current", std::to_string(700 * kMiB) + "\n");
+    tickAt(*m, 1);
+    EXPECT_EQ(m->classMemoryCurrent("reclaimed"), 700 * kMiB);
+}
+
 TEST_F(ProactiveTest, MetricsFileHasWhatWasReclaimed) {
     config_.manager.metricsFile = (dir_ / "prom/memqos.prom").string();
     auto m = makeEngine();

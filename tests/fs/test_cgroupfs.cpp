@@ -218,6 +218,30 @@ TEST(CgroupFs, KeptSliceIsReadThroughKeptFdsAndVanishes) {
     EXPECT_EQ((*again)->memoryCurrent, 8192U);
 }
 
+TEST(CgroupFs, SliceReadsOnlyWhatItIsAskedFor) {
+    const auto tree = copyFixture("cgroupfs/normal");
+    for (const char* f : {"memory.min", "memory.low", "memory.max", "memory.stat",
+                          "memory.swap.current", "memory.swap.max", "cgroup.procs"}) {
+        std::filesystem::remove(tree.path() / kNginx / f);
+    }
+    const CgroupFs fs(tree.path());
+    auto bare = fs.slice(kNginx, false, false);
+    ASSERT_TRUE(bare) << bare.error().what;
+    ASSERT_TRUE(bare->has_value());
+    EXPECT_EQ((*bare)->memoryCurrent, 1610612736U);
+    EXPECT_EQ((*bare)->memoryHigh, Limit{});
+    EXPECT_FALSE((*bare)->pressure.has_value());
+    auto guarded = fs.slice(kNginx, true, true);
+    ASSERT_TRUE(guarded && guarded->has_value());
+    EXPECT_EQ((*guarded)->memoryHigh, Limit{1932735283U});
+    ASSERT_TRUE((*guarded)->pressure.has_value());
+    EXPECT_EQ((*guarded)->pressure->some.totalUsec, 987654U);
+    std::filesystem::remove_all(tree.path() / kNginx);
+    auto gone = fs.slice(kNginx, true, true);
+    ASSERT_TRUE(gone) << gone.error().what;
+    EXPECT_FALSE(gone->has_value());
+}
+
 TEST(CgroupFs, WorkloadFilesAreNotKeptOpen) {
     const auto tree = copyFixture("cgroupfs/normal");
     CgroupFs fs(tree.path());

@@ -57,6 +57,25 @@ TEST(ProcFs, KeptFdsFollowTheFile) {
     EXPECT_EQ(proc.openFiles(), 5U);
 }
 
+// Issue 25: the daemon's tick reads meminfo and PSI, zoneinfo only with
+// Watermarks=yes, never vmstat or swaps.
+TEST(ProcFs, ReadsOnlyWhatIsAskedFor) {
+    const auto tree = copyFixture("proc/normal");
+    for (const char* f : {"vmstat", "swaps", "zoneinfo"}) {
+        std::filesystem::remove(tree.path() / f);
+    }
+    const ProcFs proc(tree.path());
+    EXPECT_FALSE(proc.system()); // vmstat and zoneinfo are required when read
+    auto r = proc.system(ProcFs::Reads{.pressure = true, .zones = false, .vmstat = false,
+                                       .swaps = false});
+    ASSERT_TRUE(r) << r.error().what;
+    EXPECT_EQ(r->mem.memAvailable, 23519640ULL * kKiB);
+    EXPECT_TRUE(r->pressure.has_value());
+    EXPECT_TRUE(r->zones.empty());
+    EXPECT_TRUE(r->swaps.empty());
+    EXPECT_EQ(proc.openFiles(), 2U); // meminfo, pressure/memory
+}
+
 TEST(ProcFs, PageSizeIsPassedThrough) {
     const auto tree = copyFixture("proc/normal");
     auto r = ProcFs(tree.path(), 65536).system();

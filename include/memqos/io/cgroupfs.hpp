@@ -72,6 +72,14 @@ public:
     Result<std::optional<Usage>> usage(std::string_view relPath, bool withProcs,
                                        bool withPressure = false) const;
 
+    // What a tick's decisions read of a class slice (issue 25):
+    // memory.current always, memory.high when `withHigh` (the memory guard's
+    // class: its cap, core::atCap), memory.pressure when `withPressure` (the
+    // class-stall rule); the other fields stay at their defaults. Results
+    // and vanishing as for sample() (memory.pressure optional).
+    Result<std::optional<core::CgroupSample>> slice(std::string_view relPath, bool withHigh,
+                                                    bool withPressure) const;
+
     // memory.min and memory.low of a cgroup ("max" as the largest byte
     // count): the protection it claims from its parent. nullopt when the
     // cgroup has gone.

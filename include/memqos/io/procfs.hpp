@@ -31,6 +31,17 @@ public:
     // (ENOENT for a missing required file) or invalid_argument (malformed).
     Result<core::SystemSample> system() const;
 
+    // What system(reads) reads besides meminfo (issue 25: a tick reads only
+    // what a decision takes). A file not read leaves its part of the sample
+    // empty (no pressure, no zones, zero vmstat, no swap devices).
+    struct Reads {
+        bool pressure = true;
+        bool zones = true;  // only the watermark signals ([Pressure] Watermarks=yes)
+        bool vmstat = true; // no decision reads it
+        bool swaps = true;  // no decision reads it (swap figures are meminfo's)
+    };
+    Result<core::SystemSample> system(const Reads& reads) const;
+
     // Only /proc/meminfo, for callers that need MemTotal and nothing else
     // (memqosd --check-config --print).
     Result<parse::MemInfo> meminfo() const;
