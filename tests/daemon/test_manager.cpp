@@ -950,6 +950,9 @@ protected:
         ManagerStoreTest::SetUp();
         events_ = std::make_unique<io::EventStore>(dir_ / "state/kills");
         oomStore_ = io::OomStore(dir_ / "run/oom-scores");
+        // These tests step at fixed times: phases not spread over the
+        // interval (core's tests cover the spread).
+        config_.reclaim.spreadPhases = false;
         // batch.service in the reclaimed class slice, pid 4343; the slice
         // itself with a memory.reclaim knob.
         const fs::path slice = dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice";
