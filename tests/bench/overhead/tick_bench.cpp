@@ -15,6 +15,9 @@
 //   watchful  a level building up: MemAvailable at 9 % of MemTotal (under
 //             level 1's 10 %), level 1's Duration set to an hour so the
 //             ladder stays at 0 and watchful for the whole phase.
+//   steady, [Reclaim] Enabled=no
+//             the steady tick again without proactive reclaim (a reload),
+//             to show what the rest of the tick costs.
 // Prints µs per tick: mean, p50, p99, max, for each phase. Half the
 // workloads are in class shared, half in reclaimed (both killable,
 // Reclaim=yes), each a service with one process.
@@ -321,6 +324,16 @@ int main(int argc, char** argv) {
         run(2); // the condition starts building up
         const Stats watchful = stats(run(ticks));
         const std::uint32_t watchfulLevel = m.pressureLevel();
+        // The rest of the tick: steady again, proactive reclaim off.
+        writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 6 / 10));
+        config.reclaim.enabled = false;
+        if (!m.reload().ok()) {
+            std::fprintf(stderr, "tick-bench: reload failed\n");
+            rc = 1;
+        }
+        systemd.flush();
+        run(20);
+        const Stats quiet = stats(run(ticks));
         std::printf("memqosd tick, native, %zu workloads (%zu shared + %zu reclaimed), %zu ticks a "
                     "phase, tree in %s (tmpfs, not cgroupfs)\n",
                     workloads, (workloads + 1) / 2, workloads / 2, ticks, base.c_str());
@@ -330,6 +343,8 @@ int main(int argc, char** argv) {
                     steady.p50, steady.p99, steady.max);
         std::printf("| watchful (level %u, level 1 building up) | %.0f | %.0f | %.0f | %.0f |\n",
                     watchfulLevel, watchful.mean, watchful.p50, watchful.p99, watchful.max);
+        std::printf("| steady, [Reclaim] Enabled=no | %.0f | %.0f | %.0f | %.0f |\n", quiet.mean,
+                    quiet.p50, quiet.p99, quiet.max);
         std::printf("memory.reclaim writes planned in the steady phase: %zu (%.1f a tick)\n",
                     steadyWrites, static_cast<double>(steadyWrites) / static_cast<double>(ticks));
         if (steadyLevel != 0 || watchfulLevel != 0) {
