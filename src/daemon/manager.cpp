@@ -1934,7 +1934,7 @@ std::vector<core::CgroupSample> Manager::protectedCgroups() {
     // services stay in their own slice, libvirt VMs in machine.slice.
     for (const char* path : {"system.slice", "machine.slice"}) {
         cgroups_.keepOpen(path);
-        auto u = cgroups_.usage(path, false, true);
+        auto u = cgroups_.slice(path, false, true); // memory.current, memory.pressure
         if (u && u->has_value() && (*u)->pressure) {
             core::CgroupSample cg;
             cg.path = path;
