@@ -2245,7 +2245,8 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
         if (st != reclaim_.end() && !core::proactiveDue(st->second, snap.now, config_.reclaim)) {
             continue;
         }
-        auto u = cgroups_.usage(ws.cgroup->path, false, true);
+        // memory.current and memory.pressure: what decideProactive takes.
+        auto u = cgroups_.slice(ws.cgroup->path, false, true);
         if (u && u->has_value()) {
             ws.cgroup->memoryCurrent = (*u)->memoryCurrent;
             ws.cgroup->pressure = (*u)->pressure;
