@@ -43,11 +43,35 @@ void baseline(WorkloadReclaim& r, TimePoint now, std::uint64_t some) {
     r.lastSomeUsec = some;
 }
 
+// A share of the interval from the workload's id (FNV-1a): where in the
+// interval its phase lies.
+Usec spreadOf(std::string_view id, Usec interval) {
+    if (interval.count() <= 0) {
+        return Usec{0};
+    }
+    std::uint64_t h = 14695981039346656037ULL;
+    for (const char c : id) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 1099511628211ULL;
+    }
+    return Usec{static_cast<Usec::rep>(h % static_cast<std::uint64_t>(interval.count()))};
+}
+
 } // namespace
 
 bool proactiveDue(const WorkloadReclaim& r, TimePoint now, const ReclaimConfig& config) {
-    return !r.lastAt || now < *r.lastAt || now - *r.lastAt >= config.interval;
+    return !r.lastAt || now < *r.lastAt || now - *r.lastAt >= config.interval + r.firstDelay;
 }
+
+namespace {
+
+// What the last step freed decides the next: a step that freed less than
+// half of what it asked (the daemon adds what was freed to `reclaimed`).
+bool unproductive(const WorkloadReclaim& r) {
+    return r.asked > 0 && U128{r.reclaimed - r.reclaimedBefore} * 2 < r.asked;
+}
+
+} // namespace
 
 ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& config,
                                  const std::vector<ClassPolicy>& classes,
@@ -91,13 +115,26 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
         if (!r.lastAt || r.phase == ReclaimPhase::NoPsi || some < r.lastSomeUsec) {
             baseline(r, snapshot.now, some);
             r.phase = ReclaimPhase::Waiting;
+            r.firstDelay = config.spreadPhases ? spreadOf(id, config.interval) : Usec{0};
+            r.asked = 0;
             out.state[id] = r;
             continue;
         }
+        r.firstDelay = Usec{0};
         const auto elapsed = snapshot.now - *r.lastAt;
         r.stall = 100.0 * static_cast<double>(some - r.lastSomeUsec) /
                   static_cast<double>(elapsed.count());
         baseline(r, snapshot.now, some);
+        const bool poor = unproductive(r);
+        r.asked = 0;
+        const ClassPolicy* cls = findClass(classes, ws.workload.className);
+        const bool swap = snapshot.system.mem.swapTotal > 0 && cls != nullptr && cls->swap;
+        const Bytes minBytes = kMinReclaimPages * page;
+        if (r.stoppedAt > 0 &&
+            U128{cg.memoryCurrent} * kPermyriadOne >=
+                U128{r.stoppedAt} * (kPermyriadOne + kResumeGrowth)) {
+            r.stoppedAt = 0; // grew since: worth another try
+        }
         if (pressureLevel > 0) {
             r.phase = ReclaimPhase::Paused;
             r.step = 0;
@@ -105,10 +142,21 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
             r.phase = ReclaimPhase::BackedOff;
             r.step = 0;
         } else if (cg.memoryCurrent <= ws.workload.request ||
-                   cg.memoryCurrent - ws.workload.request < page) {
+                   cg.memoryCurrent - ws.workload.request < minBytes ||
+                   cg.memoryCurrent <= kReclaimFloor) {
             r.phase = ReclaimPhase::AtFloor;
+        } else if (r.stoppedAt > 0 || (poor && !swap)) {
+            // Without swap what the kernel would not free is anonymous
+            // memory: stop writing until the workload grows.
+            if (r.stoppedAt == 0) {
+                r.stoppedAt = cg.memoryCurrent;
+            }
+            r.phase = ReclaimPhase::AtFloor;
+            r.step = 0;
         } else {
-            r.step = r.step == 0 ? start : std::min<Permyriad>(config.maxStep, r.step * 2);
+            r.step = r.step == 0 ? start
+                     : poor      ? std::max<Permyriad>(start, r.step / 2)
+                                 : std::min<Permyriad>(config.maxStep, r.step * 2);
             // Scaled down as the stall nears its target (senpai's
             // 1 − pressure/target); stall < target here.
             const double room =
@@ -116,14 +164,14 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
             const auto want = static_cast<U128>(static_cast<double>(cg.memoryCurrent) *
                                                 r.step / kPermyriadOne * room);
             const Bytes spare = cg.memoryCurrent - ws.workload.request;
-            const Bytes bytes = detail::pageFloor(std::min<U128>(want, spare), page);
-            if (bytes == 0) {
-                r.phase = spare < page ? ReclaimPhase::AtFloor : ReclaimPhase::Reclaiming;
-            } else {
-                r.phase = ReclaimPhase::Reclaiming;
-                ++r.steps;
-                out.steps.push_back({id, cg.path, bytes});
-            }
+            // At least kMinReclaimPages (spare ≥ that here).
+            const Bytes bytes =
+                detail::pageFloor(std::min<U128>(std::max<U128>(want, minBytes), spare), page);
+            r.phase = ReclaimPhase::Reclaiming;
+            ++r.steps;
+            r.asked = bytes;
+            r.reclaimedBefore = r.reclaimed;
+            out.steps.push_back({id, cg.path, bytes});
         }
         out.state[id] = r;
     }

@@ -78,22 +78,21 @@ Bytes Manager::classMemoryCurrent(const std::string& className) const {
     return it == classCurrent_.end() ? 0 : it->second;
 }
 
+// Read when asked (a D-Bus property), not by every tick (issue 25).
 Bytes Manager::classSwapCurrent(const std::string& className) const {
-    for (const auto& c : lastClasses_) {
-        if (c.name == className && c.cgroup) {
-            return c.cgroup->swapCurrent;
-        }
+    if (core::findClass(config_.classes, className) == nullptr) {
+        return 0;
     }
-    return 0;
+    auto u = cgroups_.usage(io::classSlicePath(className), false, false);
+    return u && u->has_value() ? (*u)->swapCurrent : 0;
 }
 
 double Manager::classMemoryPressure(const std::string& className) const {
-    for (const auto& c : lastClasses_) {
-        if (c.name == className && c.cgroup && c.cgroup->pressure) {
-            return c.cgroup->pressure->some.avg10;
-        }
+    if (core::findClass(config_.classes, className) == nullptr) {
+        return 0;
     }
-    return 0;
+    auto u = cgroups_.usage(io::classSlicePath(className), false, true);
+    return u && u->has_value() && (*u)->pressure ? (*u)->pressure->some.avg10 : 0.0;
 }
 
 double Manager::memoryPressureSome() const {
@@ -105,7 +104,12 @@ double Manager::memoryPressureFull() const {
 }
 
 void Manager::sampleSystem() {
-    auto sys = proc_.system();
+    // What a decision reads (issue 25): meminfo and PSI; the zones only for
+    // the watermark signals; vmstat and swaps feed none.
+    auto sys = proc_.system(io::ProcFs::Reads{.pressure = true,
+                                               .zones = config_.pressure.watermarks,
+                                               .vmstat = false,
+                                               .swaps = false});
     if (!sys) {
         log::warning("Cannot sample the node: {ERROR}", "ERROR", sys.error().what);
         return;
@@ -1840,13 +1844,47 @@ void Manager::tick(TimePoint now) {
     snap.now = now;
     snap.nodeReserved = nodeReserved();
     snap.system = system_;
+    // The class slices: every tick only what the decisions read
+    // (memory.current; memory.high of a guarded class; memory.pressure where
+    // the class-stall rule looks), the whole sample (the metrics file's
+    // memory.min/low/high and PSI of every class) every kSweepTicks ticks and
+    // for a class not sampled whole yet. The other fields of a tick's sample
+    // are the last whole sample's.
+    const bool stallRule =
+        config_.pressure.classStallFull &&
+        std::any_of(config_.classes.begin(), config_.classes.end(),
+                    [](const core::ClassPolicy& c) { return c.memoryGuard && c.killable; });
+    const bool wholeTick = ticks_ % kSweepTicks == 1;
+    std::map<std::string, core::CgroupSample> wholeBefore;
+    for (const auto& c : lastClasses_) {
+        if (c.cgroup) {
+            wholeBefore.emplace(c.name, *c.cgroup);
+        }
+    }
     for (const auto& cls : config_.classes) {
-        auto s = cgroups_.sample(io::classSlicePath(cls.name));
+        const std::string slice = io::classSlicePath(cls.name);
+        cgroups_.keepOpen(slice); // read every tick: kept open (a new class's after a reload)
+        const auto last = wholeBefore.find(cls.name);
+        const bool whole = wholeTick || last == wholeBefore.end();
+        const bool withHigh = cls.memoryGuard;
+        const bool withPressure = stallRule && (cls.memoryGuard || !cls.killable);
+        auto s = whole ? cgroups_.sample(slice) : cgroups_.slice(slice, withHigh, withPressure);
         core::ClassSample cs;
         cs.name = cls.name;
         if (s && s->has_value()) {
-            cs.cgroup = **s;
-            classCurrent_[cls.name] = (*s)->memoryCurrent;
+            if (whole) {
+                cs.cgroup = std::move(**s);
+            } else {
+                cs.cgroup = last->second;
+                cs.cgroup->memoryCurrent = (*s)->memoryCurrent;
+                if (withHigh) {
+                    cs.cgroup->memoryHigh = (*s)->memoryHigh;
+                }
+                if (withPressure) {
+                    cs.cgroup->pressure = (*s)->pressure;
+                }
+            }
+            classCurrent_[cls.name] = cs.cgroup->memoryCurrent;
         } else {
             classCurrent_[cls.name] = 0;
         }
@@ -1917,7 +1955,7 @@ void Manager::tick(TimePoint now) {
     }
 }
 
-std::vector<core::CgroupSample> Manager::protectedCgroups() const {
+std::vector<core::CgroupSample> Manager::protectedCgroups() {
     std::vector<core::CgroupSample> out;
     const bool guarded =
         std::any_of(config_.classes.begin(), config_.classes.end(),
@@ -1928,7 +1966,8 @@ std::vector<core::CgroupSample> Manager::protectedCgroups() const {
     // Where protected workloads live outside the class slices: assigned
     // services stay in their own slice, libvirt VMs in machine.slice.
     for (const char* path : {"system.slice", "machine.slice"}) {
-        auto u = cgroups_.usage(path, false, true);
+        cgroups_.keepOpen(path);
+        auto u = cgroups_.slice(path, false, true); // memory.current, memory.pressure
         if (u && u->has_value() && (*u)->pressure) {
             core::CgroupSample cg;
             cg.path = path;
@@ -1944,6 +1983,26 @@ void Manager::sampleWorkloads() {
         pressure_.level > 0 || !pressure_.stallSince.empty() ||
         std::any_of(pressure_.aboveSince.begin(), pressure_.aboveSince.end(),
                     [](const std::optional<TimePoint>& t) { return t.has_value(); });
+    // A kill near: the usage of the workloads a victim would come from, the
+    // killable class that ranks first (lowest rank, core::rankVictims) among
+    // those with a workload using memory; and of a class that stalls (the
+    // class-stall rule's victim is its own). Not the other classes' (issue
+    // 25): their figures are the sweep's.
+    const core::ClassPolicy* first = nullptr;
+    if (watchful) {
+        for (const auto& [id, m] : workloads_) {
+            const auto* cls = core::findClass(config_.classes, m.workload.className);
+            if (cls == nullptr || !cls->killable || m.cgroupPath.empty() ||
+                (m.vm && m.vm->backend == VmBackend::Ganeti) ||
+                (m.memoryCurrent == 0 && m.swapCurrent == 0)) {
+                continue;
+            }
+            if (first == nullptr || cls->rank < first->rank ||
+                (cls->rank == first->rank && cls->name < first->name)) {
+                first = cls;
+            }
+        }
+    }
     const std::size_t n = workloads_.size();
     const std::size_t perTick =
         std::min(kMaxSweepPerTick, std::max<std::size_t>(1, (n + kSweepTicks - 1) / kSweepTicks));
@@ -1962,7 +2021,7 @@ void Manager::sampleWorkloads() {
         if (!stalls) {
             m.fullStallUsec.reset();
         }
-        if (!full && !(watchful && cls != nullptr && cls->killable)) {
+        if (!full && !(watchful && cls != nullptr && cls->killable && (cls == first || stalls))) {
             continue;
         }
         auto u = cgroups_.usage(m.cgroupPath, full, full || stalls);
@@ -2219,7 +2278,8 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
         if (st != reclaim_.end() && !core::proactiveDue(st->second, snap.now, config_.reclaim)) {
             continue;
         }
-        auto u = cgroups_.usage(ws.cgroup->path, false, true);
+        // memory.current and memory.pressure: what decideProactive takes.
+        auto u = cgroups_.slice(ws.cgroup->path, false, true);
         if (u && u->has_value()) {
             ws.cgroup->memoryCurrent = (*u)->memoryCurrent;
             ws.cgroup->pressure = (*u)->pressure;

@@ -3,6 +3,7 @@
 
 #include "bus_service.hpp"
 #include "manager.hpp"
+#include "status_notifier.hpp"
 
 #include "memqos/config/values.hpp"
 #include "memqos/core/psi_triggers.hpp"
@@ -207,11 +208,9 @@ int runService(const Options& options) {
     pump.start();
 
     int exitCode = kExitOk;
-    auto status = [&manager] {
-        const std::string s = "STATUS=Managing " + std::to_string(manager.workloads().size()) +
-                              " workloads, pressure level " +
-                              std::to_string(manager.pressureLevel());
-        sd_notify(0, s.c_str());
+    StatusNotifier notifier([](const std::string& s) { sd_notify(0, s.c_str()); });
+    auto status = [&manager, &notifier] {
+        notifier.update(manager.workloads().size(), manager.pressureLevel());
     };
 
     // Ticks: every Interval (the floor), and at once when a PSI trigger

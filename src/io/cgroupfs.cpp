@@ -23,10 +23,6 @@ Error badPath(std::string_view relPath, std::string_view reason) {
     return invalid(std::move(what));
 }
 
-Error atPath(const std::filesystem::path& path, const Error& e) {
-    return makeError(e.code, path.string() + ": " + e.what);
-}
-
 // cgroup.procs of a cgroup holding every possible PID (pid_max is at most
 // 2^22, 8 bytes a line) still fits; the other files are a few KiB.
 constexpr std::size_t kMaxProcsBytes = std::size_t{32} << 20;
@@ -40,7 +36,9 @@ enum class Got {
 
 class CgroupReader {
 public:
-    explicit CgroupReader(std::filesystem::path dir) : dir_(std::move(dir)) {}
+    // `files`: the cache to read through (the cgroup's files are kept
+    // open), or nullptr (open, pread, close).
+    CgroupReader(std::string dir, OpenFiles* files) : dir_(std::move(dir)), files_(files) {}
 
     // Reads `name` and stores parser's value in `out`. ENOENT/ENODEV on a
     // required file means the cgroup went away (or never had the memory
@@ -48,22 +46,33 @@ public:
     // has gone too.
     template <typename Parser, typename Out>
     Result<Got> read(std::string_view name, bool required, Parser parser, Out& out) const {
-        const auto path = dir_ / name;
-        auto content =
-            readFile(path, name == "cgroup.procs" ? kMaxProcsBytes : kDefaultMaxFileBytes);
+        std::string path;
+        path.reserve(dir_.size() + 1 + name.size());
+        path += dir_;
+        path += '/';
+        path += name;
+        const std::size_t max = name == "cgroup.procs" ? kMaxProcsBytes : kDefaultMaxFileBytes;
+        ReadBuffer buf; // not zero-filled: only what pread() wrote is read
+        auto content = files_ != nullptr ? files_->read(path, buf, max) : readSmall(path, buf, max);
         if (!content) {
             const Error& e = content.error();
             if (isVanished(e)) {
-                return required || dirGone() ? Got::Vanished : Got::Absent;
+                if (required || dirGone()) {
+                    if (files_ != nullptr) {
+                        files_->forgetUnder(dir_); // the cgroup's other kept fds too
+                    }
+                    return Got::Vanished;
+                }
+                return Got::Absent;
             }
             if (!required && e.code == std::errc::operation_not_supported) {
                 return Got::Absent; // memory.pressure with PSI disabled
             }
             return e;
         }
-        auto parsed = parser(std::string_view(*content));
+        auto parsed = parser(*content);
         if (!parsed) {
-            return atPath(path, parsed.error());
+            return makeError(parsed.error().code, path + ": " + parsed.error().what);
         }
         out = std::move(*parsed);
         return Got::Value;
@@ -75,7 +84,8 @@ private:
         return ::stat(dir_.c_str(), &st) != 0 && (errno == ENOENT || errno == ENODEV);
     }
 
-    std::filesystem::path dir_;
+    std::string dir_;
+    OpenFiles* files_;
 };
 
 // Reads files of one cgroup in order, stopping at the first error or sign
@@ -113,11 +123,12 @@ std::string unitCgroupPath(std::string_view className, std::string_view unit) {
     return out;
 }
 
-CgroupFs::CgroupFs(std::filesystem::path root) : root_(std::move(root)) {}
+CgroupFs::CgroupFs(std::filesystem::path root)
+    : root_(std::move(root)), rootText_(root_.string()), files_(!isKernfs(root_)) {}
 
-Result<std::filesystem::path> CgroupFs::resolve(std::string_view relPath) const {
+Result<std::string> CgroupFs::dirOf(std::string_view relPath) const {
     if (relPath.empty()) {
-        return root_;
+        return rootText_;
     }
     if (relPath.find('\0') != std::string_view::npos) {
         return badPath(relPath, "contains a NUL byte");
@@ -125,7 +136,6 @@ Result<std::filesystem::path> CgroupFs::resolve(std::string_view relPath) const 
     if (relPath.front() == '/') {
         return badPath(relPath, "must be relative to the cgroup root");
     }
-    std::filesystem::path out = root_;
     std::string_view rest = relPath;
     for (;;) {
         const auto slash = rest.find('/');
@@ -136,22 +146,53 @@ Result<std::filesystem::path> CgroupFs::resolve(std::string_view relPath) const 
         if (component == "." || component == "..") {
             return badPath(relPath, "'.' and '..' are not allowed");
         }
-        out /= component;
         if (slash == std::string_view::npos) {
             break;
         }
         rest.remove_prefix(slash + 1);
     }
+    // One string, not a std::filesystem::path built component by component.
+    std::string out;
+    out.reserve(rootText_.size() + 1 + relPath.size());
+    out += rootText_;
+    if (!out.empty() && out.back() != '/') {
+        out += '/';
+    }
+    out += relPath;
     return out;
+}
+
+Result<std::filesystem::path> CgroupFs::resolve(std::string_view relPath) const {
+    auto dir = dirOf(relPath);
+    if (!dir) {
+        return dir.error();
+    }
+    return std::filesystem::path(std::move(*dir));
+}
+
+void CgroupFs::keepOpen(std::string_view relPath) {
+    if (std::find(kept_.begin(), kept_.end(), relPath) == kept_.end()) {
+        kept_.emplace_back(relPath);
+    }
+}
+
+void CgroupFs::forget(std::string_view relPath) {
+    if (auto dir = dirOf(relPath)) {
+        files_.forgetUnder(*dir);
+    }
+}
+
+OpenFiles* CgroupFs::filesFor(std::string_view relPath) const {
+    return std::find(kept_.begin(), kept_.end(), relPath) != kept_.end() ? &files_ : nullptr;
 }
 
 Result<std::optional<core::CgroupSample>> CgroupFs::sample(std::string_view relPath) const {
     using Sample = std::optional<core::CgroupSample>;
-    auto dir = resolve(relPath);
+    auto dir = dirOf(relPath);
     if (!dir) {
         return dir.error();
     }
-    const CgroupReader reader(*dir);
+    const CgroupReader reader(std::move(*dir), filesFor(relPath));
     core::CgroupSample s;
     s.path = std::string(relPath);
     Limit memoryMin;
@@ -187,11 +228,11 @@ Result<std::optional<core::CgroupSample>> CgroupFs::sample(std::string_view relP
 
 Result<std::optional<CgroupFs::Usage>> CgroupFs::usage(std::string_view relPath, bool withProcs,
                                                         bool withPressure) const {
-    auto dir = resolve(relPath);
+    auto dir = dirOf(relPath);
     if (!dir) {
         return dir.error();
     }
-    const CgroupReader reader(*dir);
+    const CgroupReader reader(std::move(*dir), filesFor(relPath));
     Usage u;
     ReadSequence step(reader);
     step("memory.current", true, parse::parseCounter, u.memoryCurrent);
@@ -212,12 +253,40 @@ Result<std::optional<CgroupFs::Usage>> CgroupFs::usage(std::string_view relPath,
     return std::optional<Usage>{std::move(u)};
 }
 
-Result<std::optional<CgroupFs::Protection>> CgroupFs::protection(std::string_view relPath) const {
-    auto dir = resolve(relPath);
+Result<std::optional<core::CgroupSample>> CgroupFs::slice(std::string_view relPath, bool withHigh,
+                                                         bool withPressure) const {
+    using Sample = std::optional<core::CgroupSample>;
+    auto dir = dirOf(relPath);
     if (!dir) {
         return dir.error();
     }
-    const CgroupReader reader(*dir);
+    const CgroupReader reader(std::move(*dir), filesFor(relPath));
+    core::CgroupSample s;
+    s.path = std::string(relPath);
+    ReadSequence step(reader);
+    step("memory.current", true, parse::parseCounter, s.memoryCurrent);
+    if (withHigh) {
+        step("memory.high", true, parse::parseLimit, s.memoryHigh);
+    }
+    if (withPressure) {
+        step("memory.pressure", false, parse::parsePressure, s.pressure);
+    }
+    const Result<Got>& got = step.result();
+    if (!got) {
+        return got.error();
+    }
+    if (*got == Got::Vanished) {
+        return Sample{};
+    }
+    return Sample{std::move(s)};
+}
+
+Result<std::optional<CgroupFs::Protection>> CgroupFs::protection(std::string_view relPath) const {
+    auto dir = dirOf(relPath);
+    if (!dir) {
+        return dir.error();
+    }
+    const CgroupReader reader(std::move(*dir), filesFor(relPath));
     Limit memoryMin;
     Limit memoryLow;
     ReadSequence step(reader);

@@ -42,7 +42,8 @@ bool vanishedErrno(int err) {
 
 // Reads the integer in `path`, then writes `value` if it differs.
 Result<Written> setInteger(const std::filesystem::path& path, std::int32_t value) {
-    auto current = readFile(path, 64);
+    ReadBuffer buf; // one pread, no zero-filled buffer: read every sweep turn
+    auto current = readSmall(path.string(), buf, 64);
     if (!current) {
         if (isVanished(current.error()) || current.error().code == std::errc::no_such_process) {
             return Written::Vanished;
@@ -110,7 +111,8 @@ KernelKnobs::readOomScoreAdj(std::int32_t pid) const {
     auto gone = [](const Error& e) {
         return isVanished(e) || e.code == std::errc::no_such_process;
     };
-    auto stat = readFile(dir / "stat", 4096);
+    ReadBuffer buf; // one pread each, no zero-filled buffer: read every sweep turn
+    auto stat = readSmall((dir / "stat").string(), buf, 4096);
     if (!stat) {
         if (gone(stat.error())) {
             return std::optional<ProcessOom>{};
@@ -121,7 +123,7 @@ KernelKnobs::readOomScoreAdj(std::int32_t pid) const {
     if (!start) {
         return Error{start.error().code, (dir / "stat").string() + ": " + start.error().what};
     }
-    auto adj = readFile(dir / "oom_score_adj", 64);
+    auto adj = readSmall((dir / "oom_score_adj").string(), buf, 64);
     if (!adj) {
         if (gone(adj.error())) {
             return std::optional<ProcessOom>{};

@@ -8,22 +8,19 @@
 namespace memqos::io {
 namespace {
 
-// "<path>: <parser message>", keeping the parser's code.
-Error atPath(const std::filesystem::path& path, const Error& e) {
-    return makeError(e.code, path.string() + ": " + e.what);
-}
-
-// Reads and parses one file; a read error already names the path.
+// Reads (through the kept fd) and parses one file; a read error already
+// names the path, a parser's gets "<path>: " in front.
 template <typename Parser>
-auto readParsed(const std::filesystem::path& path, Parser parser)
+auto readParsed(OpenFiles& files, const std::string& path, Parser parser)
     -> decltype(parser(std::string_view{})) {
-    auto content = readFile(path);
+    ReadBuffer buf; // not zero-filled: only what pread() wrote is read
+    auto content = files.read(path, buf);
     if (!content) {
         return content.error();
     }
-    auto parsed = parser(std::string_view(*content));
+    auto parsed = parser(*content);
     if (!parsed) {
-        return atPath(path, parsed.error());
+        return makeError(parsed.error().code, path + ": " + parsed.error().what);
     }
     return parsed;
 }
@@ -37,13 +34,18 @@ bool isAbsent(const Error& e) {
 } // namespace
 
 ProcFs::ProcFs(std::filesystem::path root, Bytes pageSize)
-    : root_(std::move(root)), pageSize_(pageSize) {}
+    : root_(std::move(root)), pageSize_(pageSize), meminfo_((root_ / "meminfo").string()),
+      pressure_((root_ / "pressure" / "memory").string()), vmstat_((root_ / "vmstat").string()),
+      zoneinfo_((root_ / "zoneinfo").string()), swaps_((root_ / "swaps").string()),
+      files_(!isKernfs(root_)) {}
 
 Result<parse::MemInfo> ProcFs::meminfo() const {
-    return readParsed(root_ / "meminfo", parse::parseMeminfo);
+    return readParsed(files_, meminfo_, parse::parseMeminfo);
 }
 
-Result<core::SystemSample> ProcFs::system() const {
+Result<core::SystemSample> ProcFs::system() const { return system(Reads{}); }
+
+Result<core::SystemSample> ProcFs::system(const Reads& reads) const {
     core::SystemSample s;
     s.pageSize = pageSize_;
 
@@ -53,30 +55,38 @@ Result<core::SystemSample> ProcFs::system() const {
     }
     s.mem = *mem;
 
-    auto pressure = readParsed(root_ / "pressure" / "memory", parse::parsePressure);
-    if (pressure) {
-        s.pressure = *pressure;
-    } else if (!isAbsent(pressure.error())) {
-        return pressure.error();
+    if (reads.pressure) {
+        auto pressure = readParsed(files_, pressure_, parse::parsePressure);
+        if (pressure) {
+            s.pressure = *pressure;
+        } else if (!isAbsent(pressure.error())) {
+            return pressure.error();
+        }
     }
 
-    auto vmstat = readParsed(root_ / "vmstat", parse::parseVmstat);
-    if (!vmstat) {
-        return vmstat.error();
+    if (reads.vmstat) {
+        auto vmstat = readParsed(files_, vmstat_, parse::parseVmstat);
+        if (!vmstat) {
+            return vmstat.error();
+        }
+        s.vmstat = *vmstat;
     }
-    s.vmstat = *vmstat;
 
-    auto zones = readParsed(root_ / "zoneinfo", parse::parseZoneinfo);
-    if (!zones) {
-        return zones.error();
+    if (reads.zones) {
+        auto zones = readParsed(files_, zoneinfo_, parse::parseZoneinfo);
+        if (!zones) {
+            return zones.error();
+        }
+        s.zones = std::move(*zones);
     }
-    s.zones = std::move(*zones);
 
-    auto swaps = readParsed(root_ / "swaps", parse::parseSwaps);
-    if (swaps) {
-        s.swaps = std::move(*swaps);
-    } else if (!isVanished(swaps.error())) {
-        return swaps.error();
+    if (reads.swaps) {
+        auto swaps = readParsed(files_, swaps_, parse::parseSwaps);
+        if (swaps) {
+            s.swaps = std::move(*swaps);
+        } else if (!isVanished(swaps.error())) {
+            return swaps.error();
+        }
     }
     return s;
 }

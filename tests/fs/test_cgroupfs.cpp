@@ -186,6 +186,73 @@ TEST(CgroupFs, OptionalFilesMissingWhileDirectoryExists) {
     EXPECT_FALSE((*r)->pressure.has_value());
 }
 
+// Issue 25: a kept cgroup's files are read through kept fds; one that is
+// removed shows as gone on them, its entries are dropped, and a cgroup
+// created again under the same name is read afresh.
+TEST(CgroupFs, KeptSliceIsReadThroughKeptFdsAndVanishes) {
+    const auto tree = copyFixture("cgroupfs/normal");
+    const std::string slice = "memqos.slice/memqos-shared.slice";
+    CgroupFs fs(tree.path());
+    fs.keepOpen(slice);
+    auto a = fs.usage(slice, false, true);
+    ASSERT_TRUE(a) << a.error().what;
+    ASSERT_TRUE(a->has_value());
+    EXPECT_EQ(fs.openFiles(), 3U); // memory.current, memory.swap.current, memory.pressure
+    writeFile(tree.path() / slice / "memory.current", "4096\n");
+    auto b = fs.usage(slice, false, true);
+    ASSERT_TRUE(b && b->has_value());
+    EXPECT_EQ((*b)->memoryCurrent, 4096U);
+    EXPECT_EQ(fs.openFiles(), 3U);
+
+    std::filesystem::remove_all(tree.path() / slice);
+    auto gone = fs.usage(slice, false, true);
+    ASSERT_TRUE(gone) << gone.error().what;
+    EXPECT_FALSE(gone->has_value()) << "a removed slice read through its old fds";
+    EXPECT_EQ(fs.openFiles(), 0U);
+
+    materialize(tree.path() / "memqos.slice",
+                {makeDir("memqos-shared.slice", {makeFile("memory.current", "8192\n")})});
+    auto again = fs.usage(slice, false, false);
+    ASSERT_TRUE(again) << again.error().what;
+    ASSERT_TRUE(again->has_value());
+    EXPECT_EQ((*again)->memoryCurrent, 8192U);
+}
+
+TEST(CgroupFs, SliceReadsOnlyWhatItIsAskedFor) {
+    const auto tree = copyFixture("cgroupfs/normal");
+    for (const char* f : {"memory.min", "memory.low", "memory.max", "memory.stat",
+                          "memory.swap.current", "memory.swap.max", "cgroup.procs"}) {
+        std::filesystem::remove(tree.path() / kNginx / f);
+    }
+    const CgroupFs fs(tree.path());
+    auto bare = fs.slice(kNginx, false, false);
+    ASSERT_TRUE(bare) << bare.error().what;
+    ASSERT_TRUE(bare->has_value());
+    EXPECT_EQ((*bare)->memoryCurrent, 1610612736U);
+    EXPECT_EQ((*bare)->memoryHigh, Limit{});
+    EXPECT_FALSE((*bare)->pressure.has_value());
+    auto guarded = fs.slice(kNginx, true, true);
+    ASSERT_TRUE(guarded && guarded->has_value());
+    EXPECT_EQ((*guarded)->memoryHigh, Limit{1932735283U});
+    ASSERT_TRUE((*guarded)->pressure.has_value());
+    EXPECT_EQ((*guarded)->pressure->some.totalUsec, 987654U);
+    std::filesystem::remove_all(tree.path() / kNginx);
+    auto gone = fs.slice(kNginx, true, true);
+    ASSERT_TRUE(gone) << gone.error().what;
+    EXPECT_FALSE(gone->has_value());
+}
+
+TEST(CgroupFs, WorkloadFilesAreNotKeptOpen) {
+    const auto tree = copyFixture("cgroupfs/normal");
+    CgroupFs fs(tree.path());
+    fs.keepOpen("memqos.slice/memqos-shared.slice");
+    auto r = fs.sample(kNginx);
+    ASSERT_TRUE(r && r->has_value());
+    EXPECT_EQ(fs.openFiles(), 0U);
+    fs.forget("memqos.slice/memqos-shared.slice");
+    EXPECT_EQ(fs.openFiles(), 0U);
+}
+
 TEST(CgroupFs, NoMemoryControllerIsNullopt) {
     // A directory without memory.* files: the memory controller is not
     // enabled for it, so there is nothing to sample.

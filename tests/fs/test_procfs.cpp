@@ -39,6 +39,43 @@ TEST(ProcFs, NormalHost) {
     EXPECT_EQ(r->pageSize, kDefaultPageSize);
 }
 
+// Issue 25: /proc's files are read through kept fds; a fixture's file
+// replaced by rename (a new inode) is read afresh, not through the old fd.
+TEST(ProcFs, KeptFdsFollowTheFile) {
+    const auto tree = copyFixture("proc/normal");
+    const ProcFs proc(tree.path());
+    auto a = proc.system();
+    ASSERT_TRUE(a) << a.error().what;
+    EXPECT_EQ(proc.openFiles(), 5U);
+    writeFile(tree.path() / "meminfo.new", "MemTotal: 1000 kB\nMemFree: 10 kB\n"
+                                           "MemAvailable: 20 kB\nSwapTotal: 0 kB\n"
+                                           "SwapFree: 0 kB\n");
+    std::filesystem::rename(tree.path() / "meminfo.new", tree.path() / "meminfo");
+    auto b = proc.system();
+    ASSERT_TRUE(b) << b.error().what;
+    EXPECT_EQ(b->mem.memAvailable, 20 * kKiB);
+    EXPECT_EQ(proc.openFiles(), 5U);
+}
+
+// Issue 25: the daemon's tick reads meminfo and PSI, zoneinfo only with
+// Watermarks=yes, never vmstat or swaps.
+TEST(ProcFs, ReadsOnlyWhatIsAskedFor) {
+    const auto tree = copyFixture("proc/normal");
+    for (const char* f : {"vmstat", "swaps", "zoneinfo"}) {
+        std::filesystem::remove(tree.path() / f);
+    }
+    const ProcFs proc(tree.path());
+    EXPECT_FALSE(proc.system()); // vmstat and zoneinfo are required when read
+    auto r = proc.system(ProcFs::Reads{.pressure = true, .zones = false, .vmstat = false,
+                                       .swaps = false});
+    ASSERT_TRUE(r) << r.error().what;
+    EXPECT_EQ(r->mem.memAvailable, 23519640ULL * kKiB);
+    EXPECT_TRUE(r->pressure.has_value());
+    EXPECT_TRUE(r->zones.empty());
+    EXPECT_TRUE(r->swaps.empty());
+    EXPECT_EQ(proc.openFiles(), 2U); // meminfo, pressure/memory
+}
+
 TEST(ProcFs, PageSizeIsPassedThrough) {
     const auto tree = copyFixture("proc/normal");
     auto r = ProcFs(tree.path(), 65536).system();

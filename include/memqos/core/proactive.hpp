@@ -9,11 +9,25 @@
 //   stall ≥ stallTarget       BackedOff: nothing this interval, the step
 //                             falls back to its start;
 //   usage ≤ request           AtFloor: never below the workload's request;
+//   usage ≤ kReclaimFloor     AtFloor: too small to be worth a write;
+//   no swap (the host has none, or the class has Swap=no) and the last
+//                             step freed less than half of what it asked:
+//                             AtFloor, stopped (what is left is anonymous
+//                             memory the kernel cannot page out) until the
+//                             usage grows by kResumeGrowth over what it was;
 //   otherwise                 Reclaiming: one ReclaimStep of
 //       usage · step · (1 − stall/stallTarget), at most usage − request,
-//       page-aligned down; the step (a share of usage) starts at
-//       maxStep/kStepStartDivisor and doubles each interval the workload
-//       stays below target, up to maxStep.
+//       page-aligned down, and at least kMinReclaimPages pages (a smaller
+//       write makes the kernel retry and fail with EAGAIN: AtFloor when the
+//       spare memory is less than that); the step (a share of usage)
+//       starts at maxStep/kStepStartDivisor and doubles each interval the
+//       workload stays below target, up to maxStep, and halves (not below
+//       the start) when the last step freed less than half of what it
+//       asked (with swap: cold anonymous memory goes slowly).
+// Phases are spread over the interval (issue 25): a workload's first
+// interval is longer by a share of the interval taken from a hash of its
+// id (spreadPhases), so a thousand workloads adopted at once are not all
+// measured and stepped in the same tick.
 // Off: the controller or the class's Reclaim is off, or the class has
 // Protection=min and minProtected is off. NoPsi: the cgroup has no
 // memory.pressure (looked at again every interval). Waiting: the first
@@ -44,10 +58,21 @@ struct ReclaimConfig {
     double stallTarget = 0.1;   // percent of the interval spent stalled ("some")
     Permyriad maxStep = 500;    // at most 5 % of usage per step
     bool minProtected = false;  // also reclaim in classes with Protection=min
+    // Spread the workloads' intervals (see above); off only in tests of
+    // the step law, where a fixed phase is easier to read. No config key.
+    bool spreadPhases = true;
     bool operator==(const ReclaimConfig&) const = default;
 };
 
 inline constexpr Permyriad kStepStartDivisor = 8;
+// The smallest write: memory.reclaim of a few pages makes the kernel try up
+// to MAX_RECLAIM_RETRIES (16) times and fail with EAGAIN.
+inline constexpr Bytes kMinReclaimPages = 32;
+// A workload using at most this is not reclaimed from.
+inline constexpr Bytes kReclaimFloor = Bytes{16} << 20U;
+// A workload stopped for want of swap resumes when its usage grew by this
+// share of what it was.
+inline constexpr Permyriad kResumeGrowth = 1000; // 10 %
 
 enum class ReclaimPhase { Off, NoPsi, Waiting, Reclaiming, BackedOff, AtFloor, Paused };
 // "off", "no-psi", "waiting", "reclaiming", "backed-off", "at-floor", "paused"
@@ -62,6 +87,10 @@ struct WorkloadReclaim {
     double stall = 0;      // percent, over the last complete interval
     Bytes reclaimed = 0;   // cumulative, filled in by the daemon
     std::uint64_t steps = 0; // memory.reclaim writes decided (cumulative)
+    Usec firstDelay{0};    // added to the first interval (spreadPhases)
+    Bytes asked = 0;       // the last step's bytes (0: no step outstanding)
+    Bytes reclaimedBefore = 0; // `reclaimed` when that step was decided
+    Bytes stoppedAt = 0;   // usage when stopped for want of swap (0: not)
     friend bool operator==(const WorkloadReclaim&, const WorkloadReclaim&) = default;
 };
 

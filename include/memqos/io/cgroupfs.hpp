@@ -7,6 +7,7 @@
 #include "memqos/core/model.hpp"
 #include "memqos/core/snapshot.hpp"
 #include "memqos/core/types.hpp"
+#include "memqos/io/file.hpp"
 #include "memqos/io/procfs.hpp"
 #include "memqos/util/result.hpp"
 
@@ -71,6 +72,14 @@ public:
     Result<std::optional<Usage>> usage(std::string_view relPath, bool withProcs,
                                        bool withPressure = false) const;
 
+    // What a tick's decisions read of a class slice (issue 25):
+    // memory.current always, memory.high when `withHigh` (the memory guard's
+    // class: its cap, core::atCap), memory.pressure when `withPressure` (the
+    // class-stall rule); the other fields stay at their defaults. Results
+    // and vanishing as for sample() (memory.pressure optional).
+    Result<std::optional<core::CgroupSample>> slice(std::string_view relPath, bool withHigh,
+                                                    bool withPressure) const;
+
     // memory.min and memory.low of a cgroup ("max" as the largest byte
     // count): the protection it claims from its parent. nullopt when the
     // cgroup has gone.
@@ -85,10 +94,28 @@ public:
     // no_such_file_or_directory (test with isVanished()).
     Result<std::vector<std::string>> children(std::string_view relPath) const;
 
+    // The files of cgroup `relPath` (not its children's) are read through
+    // kept fds from now on (OpenFiles): for the cgroups memqosd reads every
+    // tick and that live as long as it watches them (the class slices,
+    // system.slice, machine.slice); a workload's are opened and closed.
+    void keepOpen(std::string_view relPath);
+    // Closes the kept fds of files under `relPath` (a class dropped by a
+    // reload). A removed cgroup's are dropped at their next read anyway.
+    void forget(std::string_view relPath);
+    // How many fds are kept (tests, the benchmark).
+    std::size_t openFiles() const noexcept { return files_.size(); }
+
     const std::filesystem::path& root() const noexcept { return root_; }
 
 private:
+    // root + '/' + relPath after resolve()'s checks.
+    Result<std::string> dirOf(std::string_view relPath) const;
+    OpenFiles* filesFor(std::string_view relPath) const;
+
     std::filesystem::path root_;
+    std::string rootText_;
+    std::vector<std::string> kept_;
+    mutable OpenFiles files_;
 };
 
 // Where a workload's cgroup is, relative to the cgroup root; nullopt when it

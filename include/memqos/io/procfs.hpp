@@ -5,6 +5,7 @@
 
 #include "memqos/core/snapshot.hpp"
 #include "memqos/core/types.hpp"
+#include "memqos/io/file.hpp"
 #include "memqos/parse/proc.hpp"
 #include "memqos/util/result.hpp"
 
@@ -30,6 +31,17 @@ public:
     // (ENOENT for a missing required file) or invalid_argument (malformed).
     Result<core::SystemSample> system() const;
 
+    // What system(reads) reads besides meminfo (issue 25: a tick reads only
+    // what a decision takes). A file not read leaves its part of the sample
+    // empty (no pressure, no zones, zero vmstat, no swap devices).
+    struct Reads {
+        bool pressure = true;
+        bool zones = true;  // only the watermark signals ([Pressure] Watermarks=yes)
+        bool vmstat = true; // no decision reads it
+        bool swaps = true;  // no decision reads it (swap figures are meminfo's)
+    };
+    Result<core::SystemSample> system(const Reads& reads) const;
+
     // Only /proc/meminfo, for callers that need MemTotal and nothing else
     // (memqosd --check-config --print).
     Result<parse::MemInfo> meminfo() const;
@@ -37,9 +49,15 @@ public:
     const std::filesystem::path& root() const noexcept { return root_; }
     Bytes pageSize() const noexcept { return pageSize_; }
 
+    // How many fds are kept (tests): the files above are read through kept
+    // fds (OpenFiles), one pread() each.
+    std::size_t openFiles() const noexcept { return files_.size(); }
+
 private:
     std::filesystem::path root_;
     Bytes pageSize_;
+    std::string meminfo_, pressure_, vmstat_, zoneinfo_, swaps_;
+    mutable OpenFiles files_;
 };
 
 } // namespace memqos::io

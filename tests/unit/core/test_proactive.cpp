@@ -28,13 +28,25 @@ Snapshot one(std::int64_t seconds, const std::string& cls, Bytes usage, std::uin
     };
 }
 
+// The daemon's loop: decide, then write, and what the kernel freed (a
+// `freed` share of each step, all of it by default) is added to the state.
+// Phases not spread: the step law's tests read easier with a fixed phase.
 struct Controller {
-    ReclaimConfig config; // Interval 5 s, StallTarget 0.1 %, MaxStep 5 %
+    ReclaimConfig config = [] {
+        ReclaimConfig c; // Interval 5 s, StallTarget 0.1 %, MaxStep 5 %
+        c.spreadPhases = false;
+        return c;
+    }();
     std::map<std::string, WorkloadReclaim> state;
     std::uint32_t level = 0;
+    double freed = 1.0;
     ProactiveOutcome step(const Snapshot& s) {
         auto out = decideProactive(s, config, defaultClasses(), level, state);
         state = out.state;
+        for (const auto& st : out.steps) {
+            state[st.workload].reclaimed +=
+                static_cast<Bytes>(static_cast<double>(st.bytes) * freed);
+        }
         return out;
     }
     const WorkloadReclaim& w() { return state.at("batch.service"); }
@@ -181,6 +193,150 @@ TEST(Proactive, NoPsiVanishedAndResetCounters) {
     s.workloads.clear();
     r.step(s);
     EXPECT_TRUE(r.state.empty());
+}
+
+// --- Issue 25: a controller that scales ---
+
+// A thousand workloads adopted at once are not measured and stepped in one
+// tick: their first intervals are spread by their ids.
+TEST(Proactive, PhasesAreSpreadOverTheInterval) {
+    ReclaimConfig config; // spreadPhases on, Interval 5 s
+    std::map<std::string, WorkloadReclaim> state;
+    const auto snap = [](std::int64_t seconds) {
+        Snapshot s{.now = at(seconds),
+                   .system = {.mem = {.memTotal = 64_GiB, .memAvailable = 32_GiB,
+                                      .swapTotal = 8_GiB},
+                              .pageSize = 4096}};
+        for (int i = 0; i < 1000; ++i) {
+            const std::string id = "ovh@" + std::to_string(i) + ".service";
+            s.workloads.push_back(WorkloadSample{
+                .workload = {.id = id, .className = "reclaimed"},
+                .cgroup = CgroupSample{.path = "memqos.slice/memqos-reclaimed.slice/" + id,
+                                       .memoryCurrent = 1_GiB,
+                                       .pressure = Pressure{.some = {.totalUsec = 0}}}});
+        }
+        return s;
+    };
+    std::size_t most = 0;
+    std::size_t total = 0;
+    for (std::int64_t t = 0; t <= 30; ++t) {
+        const Snapshot s = snap(t);
+        std::size_t due = 0;
+        for (const auto& ws : s.workloads) {
+            const auto it = state.find(ws.workload.id);
+            due += it == state.end() || proactiveDue(it->second, s.now, config) ? 1U : 0U;
+        }
+        auto out = decideProactive(s, config, defaultClasses(), 0, state);
+        state = out.state;
+        for (const auto& st : out.steps) {
+            state[st.workload].reclaimed += st.bytes;
+        }
+        if (t >= 10) { // after the first sighting and the first, spread intervals
+            most = std::max(most, due);
+            EXPECT_LE(out.steps.size(), 350U) << "at " << t << " s";
+        }
+        total += out.steps.size();
+    }
+    // 1000 workloads, Interval 5 s, a tick a second: about 200 a tick, never
+    // all of them (1000 in one tick every 5 s without the spread).
+    EXPECT_LE(most, 350U);
+    EXPECT_GE(total, 4000U); // each still stepped about every interval
+}
+
+TEST(Proactive, AtLeast32PagesAStep) {
+    Controller r;
+    r.step(one(0, "reclaimed", 20_MiB, 0));
+    // 0.62 % of 20 MiB is 31 pages: raised to 32 (128 KiB).
+    auto out = r.step(one(5, "reclaimed", 20_MiB, 0));
+    ASSERT_EQ(out.steps.size(), 1U);
+    EXPECT_EQ(out.steps[0].bytes, kMinReclaimPages * 4096);
+}
+
+TEST(Proactive, LessThan32PagesToSpareIsTheFloor) {
+    Controller r;
+    r.step(one(0, "reclaimed", 1_GiB, 0, 1_GiB - 100_KiB));
+    auto out = r.step(one(5, "reclaimed", 1_GiB, 0, 1_GiB - 100_KiB));
+    EXPECT_TRUE(out.steps.empty());
+    EXPECT_EQ(r.w().phase, ReclaimPhase::AtFloor);
+}
+
+TEST(Proactive, SmallWorkloadsAreAtTheSizeFloor) {
+    Controller r;
+    r.step(one(0, "reclaimed", kReclaimFloor, 0));
+    EXPECT_TRUE(r.step(one(5, "reclaimed", kReclaimFloor, 0)).steps.empty());
+    EXPECT_EQ(r.w().phase, ReclaimPhase::AtFloor);
+}
+
+// With swap: a step that freed less than half of what it asked halves the
+// next (not below the start) instead of doubling it.
+TEST(Proactive, StepShrinksWhenTheKernelFreesLittle) {
+    Controller r;
+    const auto swapped = [](Snapshot s) {
+        s.system.mem.swapTotal = 8_GiB;
+        return s;
+    };
+    r.step(swapped(one(0, "reclaimed", 1_GiB, 0)));
+    r.step(swapped(one(5, "reclaimed", 1_GiB, 0)));
+    EXPECT_EQ(r.w().step, 62);
+    r.step(swapped(one(10, "reclaimed", 1_GiB, 0)));
+    EXPECT_EQ(r.w().step, 124);
+    r.step(swapped(one(15, "reclaimed", 1_GiB, 0)));
+    EXPECT_EQ(r.w().step, 248);
+    r.freed = 0.25; // the kernel frees a quarter of this step
+    auto poor = r.step(swapped(one(20, "reclaimed", 1_GiB, 0)));
+    EXPECT_EQ(r.w().step, 496);
+    ASSERT_EQ(poor.steps.size(), 1U);
+    auto next = r.step(swapped(one(25, "reclaimed", 1_GiB, 0)));
+    EXPECT_EQ(r.w().step, 248) << "halved after a step that freed a quarter";
+    ASSERT_EQ(next.steps.size(), 1U);
+    r.step(swapped(one(30, "reclaimed", 1_GiB, 0)));
+    r.step(swapped(one(35, "reclaimed", 1_GiB, 0)));
+    r.step(swapped(one(40, "reclaimed", 1_GiB, 0)));
+    EXPECT_EQ(r.w().step, 62) << "not below the start";
+    EXPECT_EQ(r.w().phase, ReclaimPhase::Reclaiming);
+}
+
+// Without swap, what the kernel would not free is anonymous memory: the
+// controller stops after an unproductive step and tries again only once the
+// workload grew by kResumeGrowth.
+TEST(Proactive, StopsWithoutSwapWhenTheKernelFreesLittle) {
+    Controller r; // one(): a host without swap
+    r.freed = 0.1;
+    r.step(one(0, "reclaimed", 1_GiB, 0));
+    ASSERT_EQ(r.step(one(5, "reclaimed", 1_GiB, 0)).steps.size(), 1U);
+    EXPECT_TRUE(r.step(one(10, "reclaimed", 1_GiB, 0)).steps.empty());
+    EXPECT_EQ(r.w().phase, ReclaimPhase::AtFloor);
+    EXPECT_TRUE(r.step(one(15, "reclaimed", 1_GiB + 50_MiB, 0)).steps.empty());
+    EXPECT_EQ(r.w().phase, ReclaimPhase::AtFloor);
+    auto again = r.step(one(20, "reclaimed", 1_GiB + 120_MiB, 0));
+    EXPECT_EQ(again.steps.size(), 1U) << "grew by more than 10 %: tried again";
+    EXPECT_EQ(r.w().phase, ReclaimPhase::Reclaiming);
+}
+
+TEST(Proactive, StopsInASwapNoClassOnAHostWithSwap) {
+    ReclaimConfig config;
+    config.spreadPhases = false;
+    auto classes = defaultClasses();
+    for (auto& c : classes) {
+        if (c.name == "reclaimed") {
+            c.swap = false;
+        }
+    }
+    std::map<std::string, WorkloadReclaim> state;
+    const auto step = [&](std::int64_t t) {
+        Snapshot s = one(t, "reclaimed", 1_GiB, 0);
+        s.system.mem.swapTotal = 8_GiB;
+        auto out = decideProactive(s, config, classes, 0, state);
+        state = out.state;
+        for (const auto& st : out.steps) {
+            state[st.workload].reclaimed += st.bytes / 10;
+        }
+        return out.steps.size();
+    };
+    step(0);
+    EXPECT_EQ(step(5), 1U);
+    EXPECT_EQ(step(10), 0U);
+    EXPECT_EQ(state.at("batch.service").phase, ReclaimPhase::AtFloor);
 }
 
 TEST(ReclaimedAllocatable, TotalLessReserveHeadroomAndTheOthersClaims) {

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: Apache-2.0
+// Native tick benchmark (issue 25): memqosd's own Manager::tick — sampling,
+// core::decide, core::decideProactive and the planning of what to do —
+// against a generated cgroup and proc tree in tmpfs (/dev/shm), on this
+// machine, no VM. systemd is the component tests' FakeSystemd (its answers
+// run between ticks, outside the timing), the reclaim worker a fake that
+// records the writes (they run between ticks too), no metrics file.
+//
+//   tick-bench [--workloads N] [--ticks T] [--dir DIR]
+//
+// Two phases of T ticks each, `now` advancing 1 s a tick ([Manager]
+// Interval=1s):
+//   steady    level 0, nothing building up (MemAvailable 60 % of MemTotal,
+//             PSI 0);
+//   watchful  a level building up: MemAvailable at 9 % of MemTotal (under
+//             level 1's 10 %), level 1's Duration set to an hour so the
+//             ladder stays at 0 and watchful for the whole phase.
+//   steady, [Reclaim] Enabled=no
+//             the steady tick again without proactive reclaim (a reload),
+//             to show what the rest of the tick costs.
+// Prints µs per tick: mean, p50, p99, max, for each phase. Half the
+// workloads are in class shared, half in reclaimed (both killable,
+// Reclaim=yes), each a service with one process.
+#include "fake_systemd.hpp"
+#include "manager.hpp"
+
+#include "memqos/io/log.hpp"
+#include "memqos/io/reclaim_worker.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace memqos;
+
+namespace {
+
+constexpr Bytes kMemTotalKiB = 64ULL * 1024 * 1024; // 64 GiB
+
+void writeFile(const fs::path& p, std::string_view text) {
+    std::ofstream out(p);
+    out << text;
+}
+
+std::string meminfo(Bytes availableKiB) {
+    const Bytes total = kMemTotalKiB;
+    return "MemTotal:       " + std::to_string(total) + " kB\n" +
+           "MemFree:        " + std::to_string(availableKiB / 2) + " kB\n" +
+           "MemAvailable:   " + std::to_string(availableKiB) + " kB\n" +
+           "Buffers:          102400 kB\n"
+           "Cached:          8388608 kB\n"
+           "SwapCached:            0 kB\n"
+           "Active:         20971520 kB\n"
+           "Inactive:        8388608 kB\n"
+           "SwapTotal:       8388608 kB\n"
+           "SwapFree:        8388608 kB\n"
+           "Dirty:               128 kB\n"
+           "Writeback:             0 kB\n"
+           "AnonPages:      20971520 kB\n"
+           "Mapped:           524288 kB\n"
+           "Shmem:             65536 kB\n"
+           "Slab:             524288 kB\n"
+           "PageTables:        65536 kB\n"
+           "CommitLimit:    41943040 kB\n"
+           "Committed_AS:   41943040 kB\n"
+           "HugePages_Total:       0\n"
+           "Hugepagesize:       2048 kB\n";
+}
+
+constexpr std::string_view kPressure = "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                                       "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+
+std::string memoryStat() {
+    static const char* keys[] = {
+        "anon", "file", "kernel", "kernel_stack", "pagetables", "sec_pagetables", "percpu", "sock",
+        "vmalloc", "shmem", "zswap", "zswapped", "file_mapped", "file_dirty", "file_writeback",
+        "swapcached", "anon_thp", "file_thp", "shmem_thp", "inactive_anon", "active_anon",
+        "inactive_file", "active_file", "unevictable", "slab_reclaimable", "slab_unreclaimable",
+        "slab", "workingset_refault_anon", "workingset_refault_file", "workingset_activate_anon",
+        "workingset_activate_file", "workingset_restore_anon", "workingset_restore_file",
+        "workingset_nodereclaim", "pgscan", "pgsteal", "pgscan_kswapd", "pgscan_direct",
+        "pgsteal_kswapd", "pgsteal_direct", "pgfault", "pgmajfault", "pgrefill", "pgactivate",
+        "pgdeactivate", "pglazyfree", "pglazyfreed", "thp_fault_alloc", "thp_collapse_alloc"};
+    std::string out;
+    std::uint64_t i = 0;
+    for (const char* k : keys) {
+        out += k;
+        out += ' ';
+        out += std::to_string(4096 * i++);
+        out += '\n';
+    }
+    return out;
+}
+
+// The files memqosd may read or write of a cgroup (what the kernel has).
+void makeCgroup(const fs::path& dir, Bytes current, const std::string& procs) {
+    fs::create_directories(dir);
+    static const std::string stat = memoryStat();
+    writeFile(dir / "memory.current", std::to_string(current) + "\n");
+    writeFile(dir / "memory.min", "0\n");
+    writeFile(dir / "memory.low", "0\n");
+    writeFile(dir / "memory.high", "max\n");
+    writeFile(dir / "memory.max", "max\n");
+    writeFile(dir / "memory.swap.current", "0\n");
+    writeFile(dir / "memory.swap.max", "max\n");
+    writeFile(dir / "memory.pressure", kPressure);
+    writeFile(dir / "memory.stat", stat);
+    writeFile(dir / "memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n");
+    writeFile(dir / "memory.oom.group", "1\n");
+    writeFile(dir / "memory.reclaim", "");
+    writeFile(dir / "cgroup.procs", procs);
+}
+
+std::string zoneinfo() {
+    std::string out;
+    for (const char* zone : {"DMA", "DMA32", "Normal"}) {
+        out += "Node 0, zone ";
+        out += zone;
+        out += "\n  pages free     4000000\n        boost    0\n        min      11000\n"
+               "        low      13750\n        high     16500\n        spanned  16777216\n"
+               "        present  16777216\n        managed  16000000\n";
+        for (int cpu = 0; cpu < 2; ++cpu) {
+            out += "  pagesets\n    cpu: " + std::to_string(cpu) +
+                   "\n              count: 10\n              high:  378\n"
+                   "              batch: 63\n  vm stats threshold: 48\n";
+        }
+        out += "  node_unreclaimable:  0\n  start_pfn:           1\n";
+    }
+    return out;
+}
+
+std::string vmstat() {
+    std::string out;
+    for (int i = 0; i < 170; ++i) {
+        out += "counter_" + std::to_string(i) + " " + std::to_string(i * 1000) + "\n";
+    }
+    out += "pgscan_kswapd 0\npgscan_direct 0\npgsteal_kswapd 0\npgsteal_direct 0\n";
+    return out;
+}
+
+struct Tree {
+    fs::path root;
+    fs::path cgroup;
+    fs::path proc;
+};
+
+Tree makeTree(const fs::path& base, std::size_t workloads) {
+    std::string tmpl = (base / "memqos-tick-bench.XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+        std::perror("mkdtemp");
+        std::exit(2);
+    }
+    Tree t{tmpl, fs::path(tmpl) / "cgroup", fs::path(tmpl) / "proc"};
+    fs::create_directories(t.cgroup);
+    writeFile(t.cgroup / "cgroup.controllers", "cpuset cpu io memory pids\n");
+    makeCgroup(t.cgroup / "system.slice", 2 * kGiB, "");
+    makeCgroup(t.cgroup / "machine.slice", 0, "");
+    makeCgroup(t.cgroup / "memqos.slice", 100 * kGiB / 10, "");
+    for (const char* cls : {"system", "dedicated", "shared", "reclaimed"}) {
+        makeCgroup(t.cgroup / io::classSlicePath(cls), std::string_view(cls) == "shared" ||
+                                                               std::string_view(cls) == "reclaimed"
+                                                           ? workloads / 2 * 100 * kMiB
+                                                           : 0,
+                   "");
+    }
+    fs::create_directories(t.proc / "pressure");
+    writeFile(t.proc / "meminfo", meminfo(kMemTotalKiB * 6 / 10));
+    writeFile(t.proc / "pressure/memory", kPressure);
+    writeFile(t.proc / "vmstat", vmstat());
+    writeFile(t.proc / "zoneinfo", zoneinfo());
+    writeFile(t.proc / "swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+                                "/swapfile                               file\t\t8388604\t\t0\t\t-2\n");
+    for (std::size_t i = 0; i < workloads; ++i) {
+        const char* cls = i % 2 == 0 ? "shared" : "reclaimed";
+        const int pid = 10000 + static_cast<int>(i);
+        const std::string unit = "ovh@" + std::to_string(i + 1) + ".service";
+        makeCgroup(t.cgroup / io::unitCgroupPath(cls, unit), 100 * kMiB,
+                   std::to_string(pid) + "\n");
+        const auto pdir = t.proc / std::to_string(pid);
+        fs::create_directories(pdir);
+        writeFile(pdir / "stat", std::to_string(pid) +
+                                     " (sleep) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0\n");
+        writeFile(pdir / "oom_score_adj", "0\n");
+    }
+    return t;
+}
+
+// The reclaim worker's place: records each write and answers between
+// ticks, as the real worker posts its outcome back to the loop.
+class FakeRunner : public io::ReclaimRunner {
+public:
+    void reclaim(const std::string& /*cgroup*/, Bytes bytes, Done done) override {
+        ++writes;
+        pending_.push_back([bytes, done = std::move(done)] {
+            done(io::ReclaimResult{io::Reclaimed::Full, bytes});
+        });
+    }
+    void cancel(const std::string& /*cgroup*/) override {}
+    void flush() {
+        while (!pending_.empty()) {
+            auto f = std::move(pending_.front());
+            pending_.pop_front();
+            f();
+        }
+    }
+    std::size_t writes = 0;
+
+private:
+    std::deque<std::function<void()>> pending_;
+};
+
+struct Stats {
+    double mean = 0, p50 = 0, p99 = 0, max = 0;
+};
+
+Stats stats(std::vector<double> us) {
+    Stats s;
+    if (us.empty()) {
+        return s;
+    }
+    std::sort(us.begin(), us.end());
+    double sum = 0;
+    for (double v : us) {
+        sum += v;
+    }
+    s.mean = sum / static_cast<double>(us.size());
+    const auto at = [&](double q) {
+        auto i = static_cast<std::size_t>(q * static_cast<double>(us.size() - 1) + 0.5);
+        return us[std::min(i, us.size() - 1)];
+    };
+    s.p50 = at(0.50);
+    s.p99 = at(0.99);
+    s.max = us.back();
+    return s;
+}
+
+bool parseCount(const char* text, std::size_t& out) {
+    const std::string_view v(text);
+    const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
+    return r.ec == std::errc{} && r.ptr == v.data() + v.size();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::size_t workloads = 1000;
+    std::size_t ticks = 300;
+    fs::path base = "/dev/shm";
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a(argv[i]);
+        const bool hasValue = i + 1 < argc;
+        if (a == "--workloads" && hasValue && parseCount(argv[i + 1], workloads)) {
+            ++i;
+        } else if (a == "--ticks" && hasValue && parseCount(argv[i + 1], ticks) && ticks > 0) {
+            ++i;
+        } else if (a == "--dir" && hasValue) {
+            base = argv[++i];
+        } else {
+            std::fprintf(stderr, "usage: tick-bench [--workloads N] [--ticks T] [--dir DIR]\n");
+            return 2;
+        }
+    }
+    log::setMinimumLevel(log::Level::Warning);
+    const Tree tree = makeTree(base, workloads);
+
+    config::Config config;
+    config.pressure.levels[0].duration = std::chrono::hours(1); // watchful, never level 1
+    test::FakeSystemd systemd;
+    for (std::size_t i = 0; i < workloads; ++i) {
+        const char* cls = i % 2 == 0 ? "shared" : "reclaimed";
+        const std::string unit = "ovh@" + std::to_string(i + 1) + ".service";
+        systemd.addUnit(unit, "/" + io::unitCgroupPath(cls, unit));
+    }
+    io::StateStore store{fs::path("/nonexistent"), fs::path("/nonexistent")};
+    io::InstanceStore instances{fs::path("/nonexistent")};
+    io::EventStore kills{fs::path("/nonexistent/kills")};
+    FakeRunner runner;
+    int rc = 0;
+    {
+        daemon::Manager m(
+            config, [&] { return Result<config::Config>(config); }, systemd, store, instances,
+            kills, io::CgroupFs(tree.cgroup), io::ProcFs(tree.proc), false);
+        m.setReclaimRunner(&runner);
+        bool ready = false;
+        m.start([&](Status st) { ready = st.ok(); });
+        systemd.flush();
+        if (!ready || m.workloads().size() != workloads) {
+            std::fprintf(stderr, "tick-bench: start failed or %zu of %zu workloads managed\n",
+                         m.workloads().size(), workloads);
+            rc = 1;
+        }
+        TimePoint now(std::chrono::seconds(1000));
+        const auto run = [&](std::size_t n) {
+            std::vector<double> us;
+            us.reserve(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                now += std::chrono::seconds(1);
+                const auto t0 = std::chrono::steady_clock::now();
+                m.tick(now);
+                const auto t1 = std::chrono::steady_clock::now();
+                us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+                systemd.flush();
+                runner.flush();
+            }
+            return us;
+        };
+        run(20); // warm-up: first sweep, oom_score_adj, proactive baselines
+        const std::size_t writesBefore = runner.writes;
+        const Stats steady = stats(run(ticks));
+        const std::size_t steadyWrites = runner.writes - writesBefore;
+        const std::uint32_t steadyLevel = m.pressureLevel();
+        writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 9 / 100));
+        run(2); // the condition starts building up
+        const Stats watchful = stats(run(ticks));
+        const std::uint32_t watchfulLevel = m.pressureLevel();
+        // The rest of the tick: steady again, proactive reclaim off.
+        writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 6 / 10));
+        config.reclaim.enabled = false;
+        if (!m.reload().ok()) {
+            std::fprintf(stderr, "tick-bench: reload failed\n");
+            rc = 1;
+        }
+        systemd.flush();
+        run(20);
+        const Stats quiet = stats(run(ticks));
+        std::printf("memqosd tick, native, %zu workloads (%zu shared + %zu reclaimed), %zu ticks a "
+                    "phase, tree in %s (tmpfs, not cgroupfs)\n",
+                    workloads, (workloads + 1) / 2, workloads / 2, ticks, base.c_str());
+        std::printf("| tick | mean µs | p50 µs | p99 µs | max µs |\n");
+        std::printf("| --- | ---: | ---: | ---: | ---: |\n");
+        std::printf("| steady (level %u) | %.0f | %.0f | %.0f | %.0f |\n", steadyLevel, steady.mean,
+                    steady.p50, steady.p99, steady.max);
+        std::printf("| watchful (level %u, level 1 building up) | %.0f | %.0f | %.0f | %.0f |\n",
+                    watchfulLevel, watchful.mean, watchful.p50, watchful.p99, watchful.max);
+        std::printf("| steady, [Reclaim] Enabled=no | %.0f | %.0f | %.0f | %.0f |\n", quiet.mean,
+                    quiet.p50, quiet.p99, quiet.max);
+        std::printf("memory.reclaim writes planned in the steady phase: %zu (%.1f a tick)\n",
+                    steadyWrites, static_cast<double>(steadyWrites) / static_cast<double>(ticks));
+        if (steadyLevel != 0 || watchfulLevel != 0) {
+            std::fprintf(stderr, "tick-bench: the ladder left level 0\n");
+            rc = 1;
+        }
+    }
+    std::error_code ec;
+    fs::remove_all(tree.root, ec);
+    return rc;
+}
