@@ -1089,10 +1089,10 @@ Status BusService::start() {
     announceChanges(); // takes the values as they are: nothing is sent
     pump_.setAfterDispatch([this] {
         syncObjects(true);
-        if (dirty_) {
-            dirty_ = false;
-            announceChanges();
-        }
+        if (callDirty_) {
+            callDirty_ = false;
+            announceChanges(); // and again at the next tick (tickDirty_): a
+        }                      // call's effect may wait on systemd's answer
     });
     return okStatus();
 }

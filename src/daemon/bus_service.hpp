@@ -38,8 +38,17 @@ public:
     void workloadChanged(const std::string& id) override;
     void ticked() override {
         syncObjects();
-        announceChanges();
+        // Changes memqosd makes on its own (a rule's class after a SIGHUP
+        // reload, an adoption) are few: all properties are compared every
+        // kAnnounceTicks ticks, not every tick (at 1000 workloads that is
+        // some 17 000 values).
+        if (tickDirty_ || ++ticksSinceAnnounce_ >= kAnnounceTicks) {
+            tickDirty_ = false;
+            ticksSinceAnnounce_ = 0;
+            announceChanges();
+        }
     }
+    static constexpr unsigned kAnnounceTicks = 10;
 
     // Emits InterfacesAdded/InterfacesRemoved for the class and workload
     // objects that appeared or vanished since the last call. Runs after
@@ -48,13 +57,15 @@ public:
     void syncObjects() { syncObjects(true); }
     // PropertiesChanged for every Class and Workload property declared to
     // emit it (EmitsChangedSignal=true) whose value changed since the last
-    // call: after every tick, after the dispatch of a call that may change
-    // them (the root-only methods, markDirty) and for one workload when the
-    // Manager says it changed (balloon, reclaim). A value changed by an
-    // answer that arrives later (systemd's, libvirt's) is announced at the
-    // next tick at the latest.
+    // call: after the dispatch of a call that may change them (the
+    // root-only methods, markDirty) and at the tick after it, for one
+    // workload when the Manager says it changed (balloon, reclaim), and
+    // every kAnnounceTicks ticks for what memqosd changes on its own.
     void announceChanges();
-    void markDirty() { dirty_ = true; }
+    void markDirty() {
+        callDirty_ = true; // compared after this dispatch
+        tickDirty_ = true; // and at the next tick
+    }
 
     // For the vtable trampolines.
     sd_bus* bus() const { return bus_; }
@@ -82,7 +93,9 @@ private:
     std::set<std::string> workloadIds_;
     struct Snapshots;
     std::unique_ptr<Snapshots> snapshots_;
-    bool dirty_ = false;
+    bool callDirty_ = false;
+    bool tickDirty_ = false;
+    unsigned ticksSinceAnnounce_ = 0;
 };
 
 } // namespace memqos::daemon
