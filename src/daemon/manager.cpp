@@ -1983,26 +1983,6 @@ void Manager::sampleWorkloads() {
         pressure_.level > 0 || !pressure_.stallSince.empty() ||
         std::any_of(pressure_.aboveSince.begin(), pressure_.aboveSince.end(),
                     [](const std::optional<TimePoint>& t) { return t.has_value(); });
-    // A kill near: the usage of the workloads a victim would come from, the
-    // killable class that ranks first (lowest rank, core::rankVictims) among
-    // those with a workload using memory; and of a class that stalls (the
-    // class-stall rule's victim is its own). Not the other classes' (issue
-    // 25): their figures are the sweep's.
-    const core::ClassPolicy* first = nullptr;
-    if (watchful) {
-        for (const auto& [id, m] : workloads_) {
-            const auto* cls = core::findClass(config_.classes, m.workload.className);
-            if (cls == nullptr || !cls->killable || m.cgroupPath.empty() ||
-                (m.vm && m.vm->backend == VmBackend::Ganeti) ||
-                (m.memoryCurrent == 0 && m.swapCurrent == 0)) {
-                continue;
-            }
-            if (first == nullptr || cls->rank < first->rank ||
-                (cls->rank == first->rank && cls->name < first->name)) {
-                first = cls;
-            }
-        }
-    }
     const std::size_t n = workloads_.size();
     const std::size_t perTick =
         std::min(kMaxSweepPerTick, std::max<std::size_t>(1, (n + kSweepTicks - 1) / kSweepTicks));
@@ -2021,7 +2001,7 @@ void Manager::sampleWorkloads() {
         if (!stalls) {
             m.fullStallUsec.reset();
         }
-        if (!full && !(watchful && cls != nullptr && cls->killable && (cls == first || stalls))) {
+        if (!full && !(watchful && cls != nullptr && cls->killable)) {
             continue;
         }
         auto u = cgroups_.usage(m.cgroupPath, full, full || stalls);

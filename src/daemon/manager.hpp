@@ -154,10 +154,8 @@ public:
     // kMaxSweepPerTick per tick and each at least every kSweepTicks ticks
     // while there are at most 500; a workload that is due (oomDue) at the
     // next tick; and while the engine is watchful (level above 0, a level's
-    // condition pending or a class stalling), at every tick the usage of the
-    // workloads of the killable class that ranks first for a kill (lowest
-    // rank among those using memory) and of a stalling class, for the
-    // victim ranking.
+    // condition pending or a class stalling), the usage of every workload of
+    // a killable class at every tick, for the victim ranking.
     // The most PID 1 may reclaim when systemd writes a lowered memory.high.
     static constexpr Bytes kPid1ReclaimSlack = Bytes{8} << 20U;
     static constexpr std::size_t kSweepTicks = 10;

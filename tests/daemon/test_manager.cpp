@@ -220,58 +220,6 @@ TEST_F(ManagerStoreTest, SendsOnlyWhatDiffers) {
     EXPECT_EQ(systemd_.setCalls.size(), calls);
 }
 
-// Issue 25: while a level builds up, a tick reads the usage of the
-// workloads of the killable class that ranks first for a kill (reclaimed,
-// rank 0), not of every killable class's; the others are left to the sweep.
-TEST_F(ManagerStoreTest, WatchfulTickReadsOnlyTheFirstRankedClass) {
-    const fs::path slices = dir_ / "cgroup/memqos.slice";
-    const auto makeUnit = [&](const std::string& cls, const std::string& unit) {
-        const fs::path d = slices / ("memqos-" + cls + ".slice") / unit;
-        writeFile(d / "memory.current", std::to_string(100 * kMiB) + "\n");
-        writeFile(d / "memory.swap.current", "0\n");
-        writeFile(d / "cgroup.procs", "");
-        systemd_.addUnit(unit, "/memqos.slice/memqos-" + cls + ".slice/" + unit);
-        return d;
-    };
-    std::vector<fs::path> shared;
-    for (int i = 0; i < 20; ++i) {
-        shared.push_back(makeUnit("shared", "s" + std::to_string(i) + ".service"));
-    }
-    const fs::path batch = makeUnit("reclaimed", "batch.service");
-    config_.pressure.levels[0].duration = std::chrono::hours(1); // builds up, never reached
-    config_.reclaim.enabled = false;
-    auto m = makeManager();
-    ASSERT_EQ(m->workloads().size(), 21U);
-    int t = 0;
-    for (; t < static_cast<int>(Manager::kSweepTicks); ++t) { // every workload swept once
-        m->tick(TimePoint(std::chrono::seconds(t)));
-        systemd_.flush();
-    }
-    writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
-                                     "MemFree:          204800 kB\n"
-                                     "MemAvailable:     409600 kB\n"
-                                     "SwapTotal:       2097152 kB\n"
-                                     "SwapFree:        2097152 kB\n");
-    m->tick(TimePoint(std::chrono::seconds(t++))); // level 1's condition starts building up
-    systemd_.flush();
-    ASSERT_EQ(m->pressureLevel(), 0U);
-    for (const auto& d : shared) {
-        writeFile(d / "memory.current", std::to_string(300 * kMiB) + "\n");
-    }
-    writeFile(batch / "memory.current", std::to_string(300 * kMiB) + "\n");
-    m->tick(TimePoint(std::chrono::seconds(t++)));
-    systemd_.flush();
-    EXPECT_EQ(m->workloads().at("batch.service").memoryCurrent, 300 * kMiB);
-    std::size_t read = 0;
-    for (int i = 0; i < 20; ++i) {
-        read += m->workloads().at("s" + std::to_string(i) + ".service").memoryCurrent == 300 * kMiB
-                    ? 1U
-                    : 0U;
-    }
-    EXPECT_LE(read, 3U) << "a class that does not rank first was read at a watchful tick "
-                           "beyond its sweep turns (3 a tick with 21 workloads)";
-}
-
 struct BadAssign {
     std::string id;
     std::string cls;
