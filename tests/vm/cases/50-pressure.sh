@@ -19,6 +19,20 @@ source "$(dirname "$0")/lib.bash"
 wait_memqosd
 dropin=/etc/memqos/memqosd.conf.d
 mkdir -p "$dropin"
+# On any exit: what this case started and configured goes, so that a failure
+# here does not leave a swapped-out workload, a forced level or a long kill
+# cooldown to the cases after it (CI of 488aba0: 52, 55 and 56 failed after
+# this case did, on its swapper.service and drop-ins).
+cleanup() {
+  local u
+  for u in idle early victim big swapper hog online; do
+    systemctl stop "$u.service" 2>/dev/null || true
+    systemctl reset-failed "$u.service" 2>/dev/null || true
+  done
+  rm -f "$dropin"/50-*.conf
+  systemctl restart memqosd 2>/dev/null || true
+}
+trap cleanup EXIT
 prop() { busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager "$1" | awk '{print $2}'; }
 restart_memqosd() {
   systemctl restart memqosd
