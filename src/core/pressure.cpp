@@ -236,6 +236,7 @@ KillWorkload killAction(const Snapshot& snap, const Candidate& victim, const Eva
     return k;
 }
 
+} // namespace
 
 // The memory guard's cap for `cls` (see pressure.hpp), with its numbers.
 GuardCap guardCap(const Snapshot& snap, const PressureConfig& cfg,
@@ -243,24 +244,22 @@ GuardCap guardCap(const Snapshot& snap, const PressureConfig& cfg,
     const Bytes total = snap.system.mem.memTotal;
     // Not only the other class slices: assigned units stay in their own
     // slices and libvirt VMs in machine.slice (reclaimedAllocatable's claim).
-    const Bytes others = claimedByOthers(snap, classes, cls);
+    const OthersClaim others = claimOfOthers(snap, classes, cls);
     const Bytes headroom = permyriadOf(total, cfg.guardHeadroom);
     const Bytes floor = pageFloor(permyriadOf(total, kGuardFloor), page);
-    const Bytes left = detail::subOrZero(
-        detail::subOrZero(detail::subOrZero(total, others), snap.nodeReserved), headroom);
+    const Bytes left = detail::subOrZero(detail::subOrZero(total, others.total()), headroom);
     const Bytes aligned = pageFloor(left, page);
     const Bytes cap = std::max(floor, aligned);
     return GuardCap{.memTotal = total,
-                    .others = others,
-                    .reserved = snap.nodeReserved,
+                    .others = others.classes,
+                    .hostOwn = others.hostOwn,
+                    .reserved = others.reserved,
                     .headroom = headroom,
                     .left = left,
                     .floor = floor,
                     .floored = cap != aligned,
                     .cap = cap};
 }
-
-} // namespace
 
 std::string_view toString(CapClass::Why why) {
     switch (why) {

@@ -178,8 +178,12 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
     return out;
 }
 
-Bytes claimedByOthers(const Snapshot& snapshot, const std::vector<ClassPolicy>& classes,
-                      std::string_view cls) {
+Bytes OthersClaim::total() const {
+    return detail::saturate(U128{classes} + host());
+}
+
+OthersClaim claimOfOthers(const Snapshot& snapshot, const std::vector<ClassPolicy>& classes,
+                          std::string_view cls) {
     const Bytes total = snapshot.system.mem.memTotal;
     std::map<std::string, Bytes> requests;
     for (const auto& ws : snapshot.workloads) {
@@ -187,6 +191,7 @@ Bytes claimedByOthers(const Snapshot& snapshot, const std::vector<ClassPolicy>& 
         r = detail::saturate(U128{r} + ws.workload.request);
     }
     Bytes claimed = 0;
+    Bytes counted = 0; // the usage behind `claimed`
     for (const auto& c : classes) {
         if (c.name == cls) {
             continue;
@@ -196,6 +201,7 @@ Bytes claimedByOthers(const Snapshot& snapshot, const std::vector<ClassPolicy>& 
         const auto r = requests.find(c.name);
         const Bytes req = r != requests.end() ? r->second : 0;
         claimed = detail::saturate(U128{claimed} + std::max(req, usage));
+        counted = detail::saturate(U128{counted} + usage);
     }
     // Unplaced VMs: memqos frees none of their memory, so it is as good as
     // a protected class's. Only those outside the class slices (machine.slice,
@@ -210,24 +216,26 @@ Bytes claimedByOthers(const Snapshot& snapshot, const std::vector<ClassPolicy>& 
     for (const auto& ws : snapshot.workloads) {
         if (ws.unplaced && ws.cgroup && !inClassSlice(ws.cgroup->path)) {
             claimed = detail::saturate(U128{claimed} + ws.cgroup->memoryCurrent);
+            counted = detail::saturate(U128{counted} + ws.cgroup->memoryCurrent);
         }
     }
-    // Memory in use outside the classes (the host's own, other slices)
-    // counts too: what the host uses minus the class's own.
+    // Memory in use outside the classes (the host's own, other slices):
+    // what the host uses minus the class's own and what is counted above.
     const CgroupSample* own = classSample(snapshot, cls);
     const Bytes ownUsage = own != nullptr ? own->memoryCurrent : 0;
     const Bytes inUse =
         detail::subOrZero(detail::subOrZero(total, snapshot.system.mem.memAvailable), ownUsage);
-    return std::max(claimed, inUse);
+    return OthersClaim{.classes = claimed,
+                       .hostOwn = detail::subOrZero(inUse, counted),
+                       .reserved = snapshot.nodeReserved};
 }
 
 Bytes reclaimedAllocatable(const Snapshot& snapshot, const std::vector<ClassPolicy>& classes,
                            std::string_view reclaimedClass, Permyriad guardHeadroom) {
     const Bytes total = snapshot.system.mem.memTotal;
-    const Bytes claimed = claimedByOthers(snapshot, classes, reclaimedClass);
+    const Bytes claimed = claimOfOthers(snapshot, classes, reclaimedClass).total();
     const Bytes headroom = detail::permyriadOf(total, guardHeadroom);
-    return detail::subOrZero(
-        detail::subOrZero(detail::subOrZero(total, snapshot.nodeReserved), headroom), claimed);
+    return detail::subOrZero(detail::subOrZero(total, headroom), claimed);
 }
 
 } // namespace memqos::core

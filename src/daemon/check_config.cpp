@@ -5,6 +5,7 @@
 #include "memqos/core/model.hpp"
 #include "memqos/core/oom_score.hpp"
 #include "memqos/core/placement.hpp"
+#include "memqos/core/pressure.hpp"
 #include "memqos/core/tiers.hpp"
 #include "memqos/io/config_loader.hpp"
 #include "memqos/io/procfs.hpp"
@@ -21,6 +22,10 @@
 
 namespace memqos::daemon {
 namespace {
+
+// --check-config warns when the memory guard of a class would leave it less
+// than this share of MemTotal on this host with nothing in the classes.
+constexpr Permyriad kGuardCrampedBelow = 1000; // 10 %
 
 std::string bytesOrMax(const Limit& l) {
     return l ? std::to_string(*l) : std::string("max");
@@ -148,6 +153,31 @@ void printPlan(const config::Validated& v, const parse::MemInfo& mem,
     row("GuardHeadroom=" + config::formatPermyriad(pressure.guardHeadroom),
         readable(share(pressure.guardHeadroom, mem.memTotal)),
         "of MemTotal; " + origin(v, "Pressure", "GuardHeadroom"));
+    // The guard as it stands on this host now, with nothing in the classes:
+    // the most a guarded class may use beside the host's own memory.
+    core::Snapshot idle;
+    idle.nodeReserved = in.nodeReserve;
+    idle.system.mem = mem;
+    for (const auto& cls : v.config.classes) {
+        if (!cls.memoryGuard) {
+            continue;
+        }
+        const core::GuardCap g =
+            core::guardCap(idle, pressure, v.config.classes, cls.name, kDefaultPageSize);
+        row("guard of " + cls.name, readable(g.cap),
+            "MemTotal − max(NodeReserved, in use now " + readable(g.hostOwn) +
+                ") − GuardHeadroom; other classes' requests and use come off it" +
+                (g.floored ? " (at its floor, 2 % of MemTotal)" : ""));
+        if (g.cap < share(kGuardCrampedBelow, mem.memTotal)) {
+            findings.push_back(hostWarning(
+                v, "Overcommit", "NodeReserved", config::formatSizeSpec(oc.nodeReserved),
+                "leaves the memory guard of class " + cls.name + " " + readable(g.cap) +
+                    " on this host (MemTotal " + readable(mem.memTotal) + ", in use now " +
+                    readable(g.hostOwn) + ", GuardHeadroom " + readable(g.headroom) +
+                    "): its workloads would be throttled there; set NodeReserved to what the "
+                    "host's own services need, or lower GuardHeadroom"));
+        }
+    }
     row("SwapUsedKill=" + config::formatOptionalPermyriad(pressure.swapUsedKill),
         pressure.swapUsedKill ? readable(share(*pressure.swapUsedKill, mem.swapTotal)) : "off",
         "of SwapTotal; " + origin(v, "Pressure", "SwapUsedKill"));

@@ -136,8 +136,13 @@ std::string describe(const core::CapClass& c) {
         break;
     }
     const core::GuardCap& g = c.guard;
+    // The host claims the larger of NodeReserved and its own use.
+    const bool ownUse = g.hostOwn > g.reserved;
     std::string text = "guard: MemTotal " + formatBytes(g.memTotal) + " − others " +
-                       formatBytes(g.others) + " − reserved " + formatBytes(g.reserved) +
+                       formatBytes(g.others) + " − host " +
+                       formatBytes(ownUse ? g.hostOwn : g.reserved) +
+                       (ownUse ? " (in use, over NodeReserved " + formatBytes(g.reserved) + ")"
+                               : " (NodeReserved; in use " + formatBytes(g.hostOwn) + ")") +
                        " − headroom " + formatBytes(g.headroom) + " = " + formatBytes(g.left);
     if (g.floored) {
         text += ", floor " + formatBytes(g.floor);

@@ -269,6 +269,25 @@ def main():
                           "(17179869184), at least this host's MemTotal 16.0 GiB (17179869184): "
                           "nothing is left for VMs, memqosd would refuse every VM placement"],
                 want_out=[row.format("available", "0 B (0)", "MemTotal")])
+        # The memory guard on this host: MemTotal − max(NodeReserved, in use
+        # now) − GuardHeadroom; the fixture has 8 GiB in use, so 15G of
+        # NodeReserved leaves the reclaimed class its 2 % floor, 1G does not.
+        write(conf, "[Overcommit]\nNodeReserved=15G\n")
+        r.check("--print: a NodeReserved that leaves the guarded class its floor",
+                ["--config", conf, "--no-drop-ins", "--print", f"--proc-root={proc}"], EX_OK,
+                want_err=[f"{conf}:2: warning: [Overcommit] NodeReserved=15G: leaves the memory "
+                          "guard of class reclaimed 327.7 MiB (343597056) on this host (MemTotal "
+                          "16.0 GiB (17179869184), in use now 8.0 GiB (8589934592), GuardHeadroom "
+                          "819.2 MiB (858993459)): its workloads would be throttled there"],
+                want_out=[row.format("guard of reclaimed", "327.7 MiB (343597056)",
+                                     "MemTotal − max(NodeReserved, in use now 8.0 GiB "
+                                     "(8589934592)) − GuardHeadroom")])
+        write(conf, "[Overcommit]\nNodeReserved=1G\n")
+        r.check("--print: the guard when the host uses more than NodeReserved",
+                ["--config", conf, "--no-drop-ins", "--print", f"--proc-root={proc}"], EX_OK,
+                want_quiet=True,
+                want_out=[row.format("guard of reclaimed", "7.2 GiB (7730937856)",
+                                     "MemTotal − max(NodeReserved")])
 
         # OOMScoreAdjust=keep: in the effective configuration and as the
         # OOMADJ of the class's tiers row (memqos writes none for it).

@@ -1705,13 +1705,14 @@ TEST_F(OomGiveBackTest, UnderDryRunNothingIsGivenBackUntilItEnds) {
 TEST_F(PressureTest, GuardCapsTheReclaimedSliceThroughSystemd) {
     auto m = makeEngine();
     tickAt(*m, 0);
-    // 8 GiB − others − 1 GiB NodeReserved − 5 %, page-aligned down. No
-    // other class slice here, but others are in use: nginx (dedicated) in
-    // system.slice and the host: MemTotal 8 GiB − MemAvailable 6 GiB − the
-    // reclaimed slice's 600 MiB = 1448 MiB.
+    // 8 GiB − others − max(1 GiB NodeReserved, in use outside) − 5 %,
+    // page-aligned down. No other class slice here: others are nginx's
+    // request (dedicated, 64 MiB, in system.slice); in use outside the
+    // classes: MemTotal 8 GiB − MemAvailable 6 GiB − the reclaimed slice's
+    // 600 MiB = 1448 MiB, more than NodeReserved.
     const auto* set = systemd_.lastSet("memqos-reclaimed.slice");
     ASSERT_NE(set, nullptr);
-    EXPECT_EQ(set->memoryHigh, std::optional<Limit>(Limit{5568356352ULL}));
+    EXPECT_EQ(set->memoryHigh, std::optional<Limit>(Limit{6574989312ULL}));
     // Sent urgent: not queued behind a reconcile storm's writes.
     const auto cap = std::find_if(systemd_.setCalls.rbegin(), systemd_.setCalls.rend(),
                                   [](const auto& c) { return c.unit == "memqos-reclaimed.slice"; });
@@ -1739,7 +1740,7 @@ TEST_F(PressureTest, AReloadWithoutTheGuardGivesTheCapBack) {
     tickAt(*m, 0);
     const auto* cap = systemd_.lastSet("memqos-reclaimed.slice");
     ASSERT_NE(cap, nullptr);
-    ASSERT_EQ(cap->memoryHigh, std::optional<Limit>(Limit{5568356352ULL}));
+    ASSERT_EQ(cap->memoryHigh, std::optional<Limit>(Limit{6642098176ULL}));
     EXPECT_TRUE(fs::exists(d / "50-MemoryHigh.conf")); // systemd's, for memqos's call
     for (auto& c : config_.classes) {
         c.memoryGuard = false;

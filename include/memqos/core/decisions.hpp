@@ -121,8 +121,9 @@ struct ReclaimClass {
 // left; cap is left page-aligned, or floor when that is larger (floored).
 struct GuardCap {
     Bytes memTotal = 0;
-    Bytes others = 0;
-    Bytes reserved = 0;
+    Bytes others = 0;   // OthersClaim::classes (proactive.hpp)
+    Bytes hostOwn = 0;  // OthersClaim::hostOwn
+    Bytes reserved = 0; // nodeReserved; the host claims max(hostOwn, reserved)
     Bytes headroom = 0;
     Bytes left = 0;
     Bytes floor = 0;

@@ -36,10 +36,10 @@
 //   (ReclaimClass: only killable memoryGuard classes, the guarded best-
 //        effort class; none in a tick that decides a kill)
 //   every tick, for each memoryGuard class with a sample (doc/DESIGN.md §4.5):
-//        guard = MemTotal − claimedByOthers (proactive.hpp: the other
-//                classes' max(requests, usage) plus the unplaced workloads
-//                outside the class slices, or all memory in use but the
-//                class's own when larger) − nodeReserved −
+//        guard = MemTotal − claimOfOthers().total() (proactive.hpp: the
+//                other classes' max(requests, usage) plus the unplaced
+//                workloads outside the class slices, plus the larger of
+//                nodeReserved and the memory in use outside all that) −
 //                guardHeadroom·MemTotal, at least
 //                kGuardFloor of MemTotal (page-aligned);
 //        at level ≥ 2 the target is min(previous cap, guard, 95 % of the
@@ -114,6 +114,11 @@ inline constexpr Permyriad kThrottleCut = 500; // memory.high 5 % under usage
 inline constexpr Permyriad kGuardFloor = 200;  // a guarded class keeps ≥ 2 % of MemTotal
 inline constexpr Permyriad kGuardStep = 100;   // caps move by ≥ 1 % of MemTotal
 inline constexpr Permyriad kRestoreRate = 1000; // a cap climbs back 10 % of MemTotal a second
+
+// The memory guard's cap for class `cls` in `snap` (the "guard" formula
+// above), with the numbers behind it. `page`: the page size to align to.
+GuardCap guardCap(const Snapshot& snap, const PressureConfig& cfg,
+                  const std::vector<ClassPolicy>& classes, const std::string& cls, Bytes page);
 
 // Cross-tick memory of the ladder. A default-constructed state is level 0
 // with admission open (the daemon's start state).

@@ -123,20 +123,36 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
                                  const std::map<std::string, WorkloadReclaim>& state,
                                  Bytes pageSize = kDefaultPageSize);
 
-// Memory claimed by everything but class `cls`: Σ over every class other
-// than `cls` of max(Σ its workloads' requests, its slice's memory.current),
-// plus the memory.current of unplaced workloads outside the class slices
-// (WorkloadSample::unplaced: observed VMs) — or, when larger, MemTotal − MemAvailable − `cls`'s slice memory.current
-// (memory used outside the class slices counts too: assigned units in their
-// own slices such as system.slice, libvirt VMs in machine.slice, the host
-// itself). The memory guard's "others" (pressure.hpp) and the claim
-// reclaimedAllocatable subtracts: one formula for both.
-Bytes claimedByOthers(const Snapshot& snapshot, const std::vector<ClassPolicy>& classes,
-                      std::string_view cls);
+// Memory claimed by everything but class `cls` (the memory guard's "others"
+// in pressure.hpp and the claim reclaimedAllocatable subtracts: one formula
+// for both):
+//   classes  Σ over every class other than `cls` of max(Σ its workloads'
+//            requests, its slice's memory.current), plus the memory.current
+//            of unplaced workloads outside the class slices
+//            (WorkloadSample::unplaced: observed VMs);
+//   hostOwn  the memory in use outside all that: MemTotal − MemAvailable −
+//            `cls`'s slice memory.current − the usage counted in `classes`
+//            (assigned units in their own slices such as system.slice,
+//            libvirt VMs in machine.slice, the host itself);
+//   reserved nodeReserved (Ganeti's mem_node): kept for the host's own use.
+// The host claims the larger of reserved and hostOwn, not their sum:
+// NodeReserved is what the host's own services may use, not memory on top
+// of what they use (summed, a 1 GiB reservation on a 2 GiB host left the
+// guarded class at its floor on an idle host; issue 23).
+struct OthersClaim {
+    Bytes classes = 0;
+    Bytes hostOwn = 0;
+    Bytes reserved = 0;
+    Bytes host() const { return hostOwn > reserved ? hostOwn : reserved; }
+    Bytes total() const;
+    friend bool operator==(const OthersClaim&, const OthersClaim&) = default;
+};
+OthersClaim claimOfOthers(const Snapshot& snapshot, const std::vector<ClassPolicy>& classes,
+                          std::string_view cls);
 
 // Memory the reclaimed class may use now without touching the others
-// (Katalyst's reclaimed_memory): MemTotal − nodeReserved − guardHeadroom ·
-// MemTotal − claimedByOthers(reclaimedClass); never negative.
+// (Katalyst's reclaimed_memory): MemTotal − guardHeadroom · MemTotal −
+// claimOfOthers(reclaimedClass).total(); never negative.
 Bytes reclaimedAllocatable(const Snapshot& snapshot, const std::vector<ClassPolicy>& classes,
                            std::string_view reclaimedClass, Permyriad guardHeadroom);
 

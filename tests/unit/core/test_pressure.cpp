@@ -542,7 +542,8 @@ TEST(CorePressureGuard, CountsMemoryOutsideTheClassSlices) {
     auto out = decide(s, {}, defaultClasses(), {});
     auto c = caps(out.decisions);
     ASSERT_EQ(c.size(), 1U);
-    EXPECT_EQ(c[0].guard.others, others);
+    EXPECT_EQ(c[0].guard.others, 6_GiB) << "the other class slices";
+    EXPECT_EQ(c[0].guard.hostOwn, others - 6_GiB) << "in use outside them";
     // 16e9 − others − 5 % of 16e9 = 6 GiB − 8e8, page-aligned down.
     EXPECT_EQ(c[0].memoryHigh, 5'642'448'896U);
     // The same claim as ReclaimedAllocatable's: one formula.
@@ -558,6 +559,37 @@ TEST(CorePressureGuard, CountsMemoryOutsideTheClassSlices) {
     EXPECT_EQ(c[0].guard.others, 2_GiB + 1_GiB + 5_GiB) << "system 2 GiB + shared's requests";
     EXPECT_EQ(c[0].guard.left, reclaimedAllocatable(s, defaultClasses(), "reclaimed",
                                                     PressureConfig{}.guardHeadroom));
+}
+
+// NodeReserved (Ganeti's mem_node) is what the host's own services may
+// use, not memory on top of what they use: the host claims the larger of
+// the two. Summed (before issue 23's fix), a 1 GiB reservation on a 2 GiB
+// host with 724 MiB in use outside the classes left the reclaimed class
+// 98 MiB on an idle host; now it has 822 MiB.
+TEST(CorePressureGuard, HostClaimsTheLargerOfNodeReservedAndItsOwnUse) {
+    Snapshot s = calm(0);
+    s.system.mem.memTotal = 2_GiB;
+    s.system.mem.memAvailable = 1_GiB;
+    s.classes = {classSample("system", 100_MiB), classSample("shared", 0),
+                 classSample("reclaimed", 200_MiB)};
+    s.workloads.clear();
+    s.nodeReserved = 1_GiB;
+    auto c = caps(decide(s, {}, defaultClasses(), {}).decisions);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].guard.others, 100_MiB);
+    EXPECT_EQ(c[0].guard.hostOwn, 2_GiB - 1_GiB - 200_MiB - 100_MiB); // 724 MiB
+    EXPECT_EQ(c[0].guard.reserved, 1_GiB);
+    // 2 GiB − 100 MiB − max(1 GiB, 724 MiB) − 5 %, page-aligned down.
+    EXPECT_EQ(c[0].memoryHigh, 861'507'584U);
+    EXPECT_FALSE(c[0].guard.floored);
+    EXPECT_EQ(c[0].guard.left, reclaimedAllocatable(s, defaultClasses(), "reclaimed",
+                                                    PressureConfig{}.guardHeadroom));
+
+    // The host uses more than it reserved: its use counts, not both.
+    s.nodeReserved = 256_MiB;
+    c = caps(decide(s, {}, defaultClasses(), {}).decisions);
+    ASSERT_EQ(c.size(), 1U);
+    EXPECT_EQ(c[0].memoryHigh, 1'176'080'384U); // 2 GiB − 100 MiB − 724 MiB − 5 %
 }
 
 // An unplaced VM (observed only, no class) in machine.slice: memqos frees

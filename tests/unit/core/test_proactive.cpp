@@ -361,10 +361,11 @@ TEST(ReclaimedAllocatable, TotalLessReserveHeadroomAndTheOthersClaims) {
     const Bytes headroom = 16_GiB / 20;
     EXPECT_EQ(reclaimedAllocatable(s, defaultClasses(), "reclaimed", 500),
               16_GiB - 1_GiB - headroom - 4_GiB - 3_GiB);
-    // Memory used outside the classes counts when it is more.
-    s.system.mem.memAvailable = 2_GiB; // 14 GiB in use, 12 GiB of it not reclaimed
+    // Memory used outside the classes counts instead of NodeReserved when
+    // it is more (not on top of it: NodeReserved is for that use).
+    s.system.mem.memAvailable = 2_GiB; // 14 GiB in use: 2 reclaimed, 4 the other classes
     EXPECT_EQ(reclaimedAllocatable(s, defaultClasses(), "reclaimed", 500),
-              16_GiB - 1_GiB - headroom - 12_GiB);
+              16_GiB - headroom - 4_GiB - 3_GiB - 8_GiB);
     // Never negative.
     s.nodeReserved = 20_GiB;
     EXPECT_EQ(reclaimedAllocatable(s, defaultClasses(), "reclaimed", 500), 0U);

@@ -121,8 +121,18 @@ TEST(WordingPressure, CapReasons) {
     EXPECT_EQ(describe(c),
               "throttle at pressure level 2: usage 2.0 GiB, cap 1.9 GiB (guard 8.2 GiB)");
     c.why = CapClass::Why::Guard;
-    EXPECT_EQ(describe(c), "guard: MemTotal 14.9 GiB − others 6.0 GiB − reserved 0 B − "
-                           "headroom 762.9 MiB = 8.2 GiB");
+    EXPECT_EQ(describe(c), "guard: MemTotal 14.9 GiB − others 6.0 GiB − host 0 B (NodeReserved; "
+                           "in use 0 B) − headroom 762.9 MiB = 8.2 GiB");
+    // The host claims the larger of NodeReserved and what it uses.
+    c.guard.reserved = 1_GiB;
+    c.guard.hostOwn = 512_MiB;
+    EXPECT_TRUE(describe(c).find(" − host 1.0 GiB (NodeReserved; in use 512.0 MiB) − ") !=
+                std::string::npos)
+        << describe(c);
+    c.guard.hostOwn = 1536_MiB;
+    EXPECT_TRUE(describe(c).find(" − host 1.5 GiB (in use, over NodeReserved 1.0 GiB) − ") !=
+                std::string::npos)
+        << describe(c);
     c.guard.floored = true;
     EXPECT_TRUE(describe(c).ends_with(", floor 305.2 MiB")) << describe(c);
     c.why = CapClass::Why::Restore;

@@ -57,7 +57,8 @@ mkdir -p "$dropin" "$D"
 rm -f "$D"/*
 wait_memqosd
 # NodeReserved=256M (the shipped 1G is half of this 2 GiB guest): the guard's
-# cap (MemTotal − all memory in use outside the class − NodeReserved − 5 %)
+# cap (MemTotal − the other classes − max(NodeReserved, the memory in use
+# outside the classes) − 5 %)
 # then stays above coldhot's ~612 MiB, so the reclaim controller, this
 # case's subject, is what brings it down, not the guard.
 printf '[Manager]\nMetricsFile=%s\n[Overcommit]\nNodeReserved=256M\n' "$prom" >"$dropin/70-case.conf"
