@@ -186,120 +186,95 @@ OpenFiles* CgroupFs::filesFor(std::string_view relPath) const {
     return std::find(kept_.begin(), kept_.end(), relPath) != kept_.end() ? &files_ : nullptr;
 }
 
-Result<std::optional<core::CgroupSample>> CgroupFs::sample(std::string_view relPath) const {
-    using Sample = std::optional<core::CgroupSample>;
+template <typename T, typename Fill>
+Result<std::optional<T>> CgroupFs::readCgroup(std::string_view relPath, T value,
+                                              Fill fill) const {
     auto dir = dirOf(relPath);
     if (!dir) {
         return dir.error();
     }
     const CgroupReader reader(std::move(*dir), filesFor(relPath));
-    core::CgroupSample s;
-    s.path = std::string(relPath);
-    Limit memoryMin;
-    Limit memoryLow;
-
-    // Read file by file and stop at the first error or sign that the cgroup
-    // is gone. memory.current comes first: it is the file that tells us most
-    // cheaply that the cgroup vanished or has no memory controller.
     ReadSequence step(reader);
-    step("memory.current", true, parse::parseCounter, s.memoryCurrent);
-    step("memory.min", true, parse::parseLimit, memoryMin);
-    step("memory.low", true, parse::parseLimit, memoryLow);
-    step("memory.high", true, parse::parseLimit, s.memoryHigh);
-    step("memory.max", true, parse::parseLimit, s.memoryMax);
-    step("memory.swap.current", false, parse::parseCounter, s.swapCurrent);
-    step("memory.swap.max", false, parse::parseLimit, s.swapMax);
-    step("memory.pressure", false, parse::parsePressure, s.pressure);
-    step("memory.stat", true, parse::parseMemoryStat, s.stat);
-    step("cgroup.procs", true, parse::parseCgroupProcs, s.procs);
+    fill(step, value);
     const Result<Got>& got = step.result();
     if (!got) {
         return got.error();
     }
     if (*got == Got::Vanished) {
-        return Sample{};
+        return std::optional<T>{};
     }
-    // memory.min/low accept "max" (protect everything); as a byte count that
-    // is the largest one.
-    s.memoryMin = limitToBus(memoryMin);
-    s.memoryLow = limitToBus(memoryLow);
-    return Sample{std::move(s)};
+    return std::optional<T>{std::move(value)};
+}
+
+Result<std::optional<core::CgroupSample>> CgroupFs::sample(std::string_view relPath) const {
+    core::CgroupSample start;
+    start.path = std::string(relPath);
+    Limit memoryMin;
+    Limit memoryLow;
+    // File by file, stopping at the first error or sign that the cgroup is
+    // gone. memory.current comes first: it is the file that tells us most
+    // cheaply that the cgroup vanished or has no memory controller.
+    auto got = readCgroup(relPath, std::move(start), [&](ReadSequence& step, core::CgroupSample& s) {
+        step("memory.current", true, parse::parseCounter, s.memoryCurrent);
+        step("memory.min", true, parse::parseLimit, memoryMin);
+        step("memory.low", true, parse::parseLimit, memoryLow);
+        step("memory.high", true, parse::parseLimit, s.memoryHigh);
+        step("memory.max", true, parse::parseLimit, s.memoryMax);
+        step("memory.swap.current", false, parse::parseCounter, s.swapCurrent);
+        step("memory.swap.max", false, parse::parseLimit, s.swapMax);
+        step("memory.pressure", false, parse::parsePressure, s.pressure);
+        step("memory.stat", true, parse::parseMemoryStat, s.stat);
+        step("cgroup.procs", true, parse::parseCgroupProcs, s.procs);
+    });
+    if (got && got->has_value()) {
+        // memory.min/low accept "max" (protect everything); as a byte count
+        // that is the largest one.
+        (*got)->memoryMin = limitToBus(memoryMin);
+        (*got)->memoryLow = limitToBus(memoryLow);
+    }
+    return got;
 }
 
 Result<std::optional<CgroupFs::Usage>> CgroupFs::usage(std::string_view relPath, bool withProcs,
                                                         bool withPressure) const {
-    auto dir = dirOf(relPath);
-    if (!dir) {
-        return dir.error();
-    }
-    const CgroupReader reader(std::move(*dir), filesFor(relPath));
-    Usage u;
-    ReadSequence step(reader);
-    step("memory.current", true, parse::parseCounter, u.memoryCurrent);
-    step("memory.swap.current", false, parse::parseCounter, u.swapCurrent);
-    if (withProcs) {
-        step("cgroup.procs", true, parse::parseCgroupProcs, u.procs);
-    }
-    if (withPressure) {
-        step("memory.pressure", false, parse::parsePressure, u.pressure);
-    }
-    const Result<Got>& got = step.result();
-    if (!got) {
-        return got.error();
-    }
-    if (*got == Got::Vanished) {
-        return std::optional<Usage>{};
-    }
-    return std::optional<Usage>{std::move(u)};
+    return readCgroup(relPath, Usage{}, [&](ReadSequence& step, Usage& u) {
+        step("memory.current", true, parse::parseCounter, u.memoryCurrent);
+        step("memory.swap.current", false, parse::parseCounter, u.swapCurrent);
+        if (withProcs) {
+            step("cgroup.procs", true, parse::parseCgroupProcs, u.procs);
+        }
+        if (withPressure) {
+            step("memory.pressure", false, parse::parsePressure, u.pressure);
+        }
+    });
 }
 
 Result<std::optional<core::CgroupSample>> CgroupFs::slice(std::string_view relPath, bool withHigh,
                                                          bool withPressure) const {
-    using Sample = std::optional<core::CgroupSample>;
-    auto dir = dirOf(relPath);
-    if (!dir) {
-        return dir.error();
-    }
-    const CgroupReader reader(std::move(*dir), filesFor(relPath));
-    core::CgroupSample s;
-    s.path = std::string(relPath);
-    ReadSequence step(reader);
-    step("memory.current", true, parse::parseCounter, s.memoryCurrent);
-    if (withHigh) {
-        step("memory.high", true, parse::parseLimit, s.memoryHigh);
-    }
-    if (withPressure) {
-        step("memory.pressure", false, parse::parsePressure, s.pressure);
-    }
-    const Result<Got>& got = step.result();
-    if (!got) {
-        return got.error();
-    }
-    if (*got == Got::Vanished) {
-        return Sample{};
-    }
-    return Sample{std::move(s)};
+    core::CgroupSample start;
+    start.path = std::string(relPath);
+    return readCgroup(relPath, std::move(start), [&](ReadSequence& step, core::CgroupSample& s) {
+        step("memory.current", true, parse::parseCounter, s.memoryCurrent);
+        if (withHigh) {
+            step("memory.high", true, parse::parseLimit, s.memoryHigh);
+        }
+        if (withPressure) {
+            step("memory.pressure", false, parse::parsePressure, s.pressure);
+        }
+    });
 }
 
 Result<std::optional<CgroupFs::Protection>> CgroupFs::protection(std::string_view relPath) const {
-    auto dir = dirOf(relPath);
-    if (!dir) {
-        return dir.error();
-    }
-    const CgroupReader reader(std::move(*dir), filesFor(relPath));
     Limit memoryMin;
     Limit memoryLow;
-    ReadSequence step(reader);
-    step("memory.min", true, parse::parseLimit, memoryMin);
-    step("memory.low", true, parse::parseLimit, memoryLow);
-    const Result<Got>& got = step.result();
-    if (!got) {
-        return got.error();
+    auto got = readCgroup(relPath, Protection{}, [&](ReadSequence& step, Protection&) {
+        step("memory.min", true, parse::parseLimit, memoryMin);
+        step("memory.low", true, parse::parseLimit, memoryLow);
+    });
+    if (got && got->has_value()) {
+        **got = Protection{limitToBus(memoryMin), limitToBus(memoryLow)};
     }
-    if (*got == Got::Vanished) {
-        return std::optional<Protection>{};
-    }
-    return std::optional<Protection>{Protection{limitToBus(memoryMin), limitToBus(memoryLow)}};
+    return got;
 }
 
 Result<std::vector<std::string>> CgroupFs::children(std::string_view relPath) const {

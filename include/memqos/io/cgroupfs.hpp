@@ -111,6 +111,12 @@ private:
     // root + '/' + relPath after resolve()'s checks.
     Result<std::string> dirOf(std::string_view relPath) const;
     OpenFiles* filesFor(std::string_view relPath) const;
+    // Reads files of the cgroup at `relPath` into `value`, in the order
+    // `fill(step, value)` names them (cgroupfs.cpp's ReadSequence): an error
+    // or a vanished cgroup (nullopt) stops the sequence. Defined and used in
+    // cgroupfs.cpp only.
+    template <typename T, typename Fill>
+    Result<std::optional<T>> readCgroup(std::string_view relPath, T value, Fill fill) const;
 
     std::filesystem::path root_;
     std::string rootText_;

@@ -49,7 +49,7 @@ wait_for 30 "both processes at reclaimed's 1000" both 1000 1000
 ok "assigned to reclaimed: both at 1000"
 mgr UnassignWorkload s og.service >/dev/null
 wait_for 30 "main back at 0 and child back at -500" both 0 -500
-journalctl -u memqosd -o cat | grep -m1 "their own oom_score_adj back" | sed 's/^/  journal: /' || true
+journalctl -u memqosd -o cat | grep "og.service" | grep -m1 "their own oom_score_adj back" | sed 's/^/  journal: /' || true
 ok "unassigned: main 0, child -500 again"
 
 echo "--- b. a class with OOMScoreAdjust=keep is never written"
