@@ -57,7 +57,20 @@ Manager::Manager(config::Config config, ConfigReader reader, io::SystemdManager&
     : config_(std::move(config)), reader_(std::move(reader)), systemd_(systemd), store_(store),
       instanceStore_(instanceStore), events_(events),
       cgroups_(std::move(cgroups)), proc_(std::move(proc)), knobs_(cgroups_.root(), proc_.root()),
-      dryRunForced_(dryRun), dryRun_(dryRun || config_.manager.dryRun) {}
+      liveBuiltIn_(knobs_, cgroups_,
+                   [this](const std::string& unit, const io::MemoryProperties& props, bool urgent,
+                          std::function<void(Status)> done) {
+                       sendProperties(unit, props, urgent, std::move(done));
+                   }),
+      dryRunForced_(dryRun), dryRun_(dryRun || config_.manager.dryRun) {
+    pickActuator();
+}
+
+void Manager::setActuators(Actuator* live, Actuator* dryRun) {
+    live_ = live != nullptr ? live : &liveBuiltIn_;
+    dry_ = dryRun != nullptr ? dryRun : &dryBuiltIn_;
+    pickActuator();
+}
 
 Bytes Manager::nodeReserved() const {
     return config_.overcommit.nodeReserved.resolve(system_.mem.memTotal);
@@ -1755,6 +1768,7 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     config_ = config::withStartOnlyKeysOf(config_, std::move(*next));
     const bool wasDryRun = dryRun_;
     dryRun_ = dryRunForced_ || config_.manager.dryRun;
+    pickActuator(); // the dry run's actuator, or the live one again
     if (dryRunForced_ && !config_.manager.dryRun) {
         notes.emplace_back("Manager.DryRun=no has no effect: memqosd was started with --dry-run, "
                            "which stays on until it restarts without it");
@@ -2141,17 +2155,19 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
             [&](const auto& x) {
                 using T = std::decay_t<decltype(x)>;
                 if constexpr (std::is_same_v<T, core::SetAdmission>) {
-                    if (!dryRun_) {
+                    // The state is the core's (admissionOpen); the actuator
+                    // says whether it counts as an action taken.
+                    if (actuator_->admission(x.open, pressure_.level).kind ==
+                        Outcome::Kind::Done) {
                         ++actionCounts_["admission"];
+                        log::notice(x.open ? "Admission reopened: placements into killable "
+                                             "classes are accepted again"
+                                           : "Admission closed at pressure level "
+                                             "{PRESSURE_LEVEL}: placements into killable "
+                                             "classes are refused",
+                                    "PRESSURE_LEVEL", pressure_.level, "MESSAGE_ID",
+                                    log::kMessagePressureAction);
                     }
-                    log::notice(x.open ? "Admission reopened: placements into killable classes "
-                                         "are accepted again"
-                                : dryRun_ ? "Admission would close at pressure level {PRESSURE_LEVEL} "
-                                            "(dry run: nothing is refused)"
-                                          : "Admission closed at pressure level {PRESSURE_LEVEL}: "
-                                            "placements into killable classes are refused",
-                                "PRESSURE_LEVEL", pressure_.level, "MESSAGE_ID",
-                                log::kMessagePressureAction);
                 } else if constexpr (std::is_same_v<T, core::ReclaimClass>) {
                     reclaimClass(x, now);
                 } else if constexpr (std::is_same_v<T, core::CapClass>) {
@@ -2182,47 +2198,37 @@ void Manager::reclaimClass(const core::ReclaimClass& r, TimePoint now) {
         return; // a PSI trigger started this tick early: once per Interval
     }
     lastReclaim_[r.className] = now;
-    const std::string cgroup = io::classSlicePath(r.className);
-    if (dryRun_) {
-        log::info("Would reclaim {BYTES} bytes from class {CLASS} (dry run)", "BYTES", r.bytes,
-                  "CLASS", r.className, "PRESSURE_LEVEL", pressure_.level, "MESSAGE_ID",
-                  log::kMessagePressureAction);
-        return;
-    }
     reclaimClassOnWorker(r.className, r.bytes);
 }
 
 bool Manager::reclaimClassOnWorker(const std::string& className, Bytes bytes) {
-    const std::string cgroup = io::classSlicePath(className);
-    auto finish = [this, className, bytes](const Result<io::ReclaimResult>& res) {
+    auto finish = [this, className, bytes](const Outcome& o) {
         classReclaimBusy_.erase(className);
-        if (!res) {
+        if (o.kind == Outcome::Kind::Failed) {
             log::warning("Cannot reclaim from class {CLASS}: {ERROR}", "CLASS", className,
-                         "ERROR", res.error().what);
+                         "ERROR", o.error);
             return;
         }
-        if (res->outcome == io::Reclaimed::Vanished) {
-            return;
+        if (o.kind != Outcome::Kind::Done) {
+            return; // Vanished; Would (dry run: said so)
         }
         ++actionCounts_["reclaim"];
-        log::info(res->outcome == io::Reclaimed::Full
-                      ? "Reclaimed {BYTES} bytes from class {CLASS}"
-                      : "Reclaimed {FREED} of {BYTES} bytes asked from class {CLASS} (the "
-                        "kernel found less, or a kill stopped it)",
-                  "BYTES", bytes, "FREED", res->freed, "CLASS", className, "PRESSURE_LEVEL",
+        log::info(!o.partial ? "Reclaimed {BYTES} bytes from class {CLASS}"
+                             : "Reclaimed {FREED} of {BYTES} bytes asked from class {CLASS} (the "
+                               "kernel found less, or a kill stopped it)",
+                  "BYTES", bytes, "FREED", o.freed, "CLASS", className, "PRESSURE_LEVEL",
                   pressure_.level, "MESSAGE_ID", log::kMessagePressureAction);
     };
     // One at a time per class.
     if (!classReclaimBusy_.insert(className).second) {
         return false;
     }
-    if (reclaimRunner_ == nullptr) {
-        finish(io::reclaimMeasured(knobs_, cgroups_, cgroup, bytes));
-        return true;
-    }
-    // On the reclaim worker, in chunks (a long write blocks its writer):
-    // never on this loop.
-    reclaimRunner_->reclaim(cgroup, bytes, finish);
+    actuator_->reclaim(ReclaimOrder{.what = ReclaimOrder::For::Class,
+                                    .cgroup = io::classSlicePath(className),
+                                    .bytes = bytes,
+                                    .subject = className,
+                                    .level = pressure_.level},
+                       finish);
     return true;
 }
 
@@ -2283,10 +2289,12 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
         }
         // Back off at once: a write under way stops after its chunk.
         // An operator's Reclaim (not forced) stops too.
-        if (r.phase != core::ReclaimPhase::Reclaiming && reclaimRunner_ != nullptr &&
+        // (The live actuator's: only its writes can be under way, also
+        // after a reload turned the dry run on.)
+        if (r.phase != core::ReclaimPhase::Reclaiming &&
             (reclaimInFlight_.contains(id) || manualReclaimInFlight_.contains(id))) {
             if (const auto w = workloads_.find(id); w != workloads_.end()) {
-                reclaimRunner_->cancel(w->second.cgroupPath);
+                live_->cancelReclaim(w->second.cgroupPath);
             }
         }
         // The turns an operator wants to see; the steps themselves are debug.
@@ -2309,25 +2317,16 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
         if (reclaimInFlight_.contains(step.workload)) {
             continue; // the last write is still under way
         }
-        if (dryRun_) {
-            log::debug("Would reclaim {BYTES} bytes from {WORKLOAD} (dry run)", "BYTES",
-                       step.bytes, "WORKLOAD", step.workload);
-            continue;
-        }
-        log::debug("Reclaiming {BYTES} bytes from {WORKLOAD}", "BYTES", step.bytes, "WORKLOAD",
-                   step.workload);
-        if (reclaimRunner_ == nullptr) {
-            reclaimed(step.workload, step.bytes,
-                      io::reclaimMeasured(knobs_, cgroups_, step.cgroup, step.bytes));
-            continue;
-        }
         reclaimInFlight_.insert(step.workload);
-        reclaimRunner_->reclaim(step.cgroup, step.bytes,
-                                [this, id = step.workload, bytes = step.bytes](
-                                    Result<io::ReclaimResult> r) {
-                                    reclaimInFlight_.erase(id);
-                                    reclaimed(id, bytes, r);
-                                });
+        actuator_->reclaim(ReclaimOrder{.what = ReclaimOrder::For::Proactive,
+                                        .cgroup = step.cgroup,
+                                        .bytes = step.bytes,
+                                        .subject = step.workload,
+                                        .level = pressure_.level},
+                           [this, id = step.workload, bytes = step.bytes](const Outcome& o) {
+                               reclaimInFlight_.erase(id);
+                               reclaimed(id, bytes, o);
+                           });
     }
     if (listener_ != nullptr) {
         for (const auto& id : changed) {
@@ -2336,23 +2335,22 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
     }
 }
 
-void Manager::reclaimed(const std::string& id, Bytes bytes, const Result<io::ReclaimResult>& r) {
-    if (!r) {
-        log::warning("Cannot reclaim from {WORKLOAD}: {ERROR}", "WORKLOAD", id, "ERROR",
-                     r.error().what);
+void Manager::reclaimed(const std::string& id, Bytes bytes, const Outcome& o) {
+    if (o.kind == Outcome::Kind::Failed) {
+        log::warning("Cannot reclaim from {WORKLOAD}: {ERROR}", "WORKLOAD", id, "ERROR", o.error);
         return;
     }
-    if (r->outcome == io::Reclaimed::Vanished) {
-        return;
+    if (o.kind != Outcome::Kind::Done) {
+        return; // Vanished; Would (dry run: said so)
     }
     ++actionCounts_["proactive-reclaim"];
-    if (!countReclaimed(id, r->freed)) {
+    if (!countReclaimed(id, o.freed)) {
         return; // unassigned meanwhile
     }
-    log::debug(r->outcome == io::Reclaimed::Full
+    log::debug(!o.partial
                    ? "Reclaimed {BYTES} bytes from {WORKLOAD}"
                    : "Reclaimed {FREED} of {BYTES} bytes from {WORKLOAD} (the kernel found less)",
-               "BYTES", bytes, "FREED", r->freed, "WORKLOAD", id);
+               "BYTES", bytes, "FREED", o.freed, "WORKLOAD", id);
 }
 
 bool Manager::countReclaimed(const std::string& id, Bytes freed) {
@@ -2425,36 +2423,37 @@ void Manager::reclaimNow(const std::string& id, Bytes bytes, bool force, Reply<B
                         "REQUEST", floor);
         }
     }
-    if (dryRun_) {
-        log::notice("Would reclaim {BYTES} bytes from {WORKLOAD} on request (dry run)", "BYTES",
-                    bytes, "WORKLOAD", id);
-        reply(Bytes{0});
-        return;
-    }
-    const std::string cgroup = w->second.cgroupPath;
     manualReclaimInFlight_.insert(id);
-    auto finish = [this, id, bytes, reply](const Result<io::ReclaimResult>& r) {
+    auto finish = [this, id, bytes, reply](const Outcome& o) {
         manualReclaimInFlight_.erase(id);
-        if (!r) {
-            reply(apiError("Failed", "cannot reclaim from " + id + ": " + r.error().what));
+        switch (o.kind) {
+        case Outcome::Kind::Would:
+            reply(Bytes{0}); // dry run: nothing written (the journal says "would")
             return;
-        }
-        if (r->outcome == io::Reclaimed::Vanished) {
+        case Outcome::Kind::Vanished:
             reply(apiError("NotRunning", "workload '" + id + "' stopped during the reclaim"));
             return;
+        case Outcome::Kind::Done:
+        case Outcome::Kind::Unchanged:
+            break;
+        case Outcome::Kind::Failed:
+        case Outcome::Kind::Deferred:
+            reply(apiError("Failed", "cannot reclaim from " + id + ": " + o.error));
+            return;
         }
-        countReclaimed(id, r->freed);
+        countReclaimed(id, o.freed);
         ++actionCounts_["reclaim-request"];
         log::notice("Reclaimed {FREED} bytes of the {BYTES} asked from {WORKLOAD} on request",
-                    "FREED", r->freed, "BYTES", bytes, "WORKLOAD", id, "MESSAGE_ID",
+                    "FREED", o.freed, "BYTES", bytes, "WORKLOAD", id, "MESSAGE_ID",
                     log::kMessagePressureAction);
-        reply(r->freed);
+        reply(o.freed);
     };
-    if (reclaimRunner_ == nullptr) {
-        finish(io::reclaimMeasured(knobs_, cgroups_, cgroup, bytes));
-        return;
-    }
-    reclaimRunner_->reclaim(cgroup, bytes, finish);
+    actuator_->reclaim(ReclaimOrder{.what = ReclaimOrder::For::Request,
+                                    .cgroup = w->second.cgroupPath,
+                                    .bytes = bytes,
+                                    .subject = id,
+                                    .level = pressure_.level},
+                       finish);
 }
 
 void Manager::capClass(const core::CapClass& c) {
@@ -2465,19 +2464,43 @@ void Manager::capClass(const core::CapClass& c) {
     const std::string slice = cls->slice();
     const std::string why(core::toString(c.why));
     const std::string reason = wording::describe(c);
-    if (dryRun_) {
-        log::notice("Would set MemoryHigh of {UNIT} to {MEMORY_HIGH} ({WHY}; dry run): {REASON}",
-                    "UNIT", slice, "MEMORY_HIGH", c.memoryHigh, "WHY", why, "REASON", reason,
-                    "CLASS", c.className, "MESSAGE_ID", log::kMessagePressureAction);
-        return;
-    }
+    CapOrder order{.className = c.className,
+                   .slice = slice,
+                   .memoryHigh = c.memoryHigh,
+                   .why = why,
+                   .reason = reason,
+                   .prepare = [this, c, slice] { return prepareCap(c, slice); }};
+    actuator_->setCap(order, [this, c, slice, why, reason](const Outcome& o) {
+        switch (o.kind) {
+        case Outcome::Kind::Done:
+        case Outcome::Kind::Unchanged:
+            ++actionCounts_["cap"];
+            log::notice("Set MemoryHigh of {UNIT} to {MEMORY_HIGH} ({WHY}): {REASON}", "UNIT",
+                        slice, "MEMORY_HIGH", o.freed, "WHY", why, "REASON", reason, "CLASS",
+                        c.className, "MESSAGE_ID", log::kMessagePressureAction);
+            return;
+        case Outcome::Kind::Failed:
+        case Outcome::Kind::Vanished:
+            // Forget it, so the next tick decides (and writes) it again.
+            pressure_.classHigh.erase(c.className);
+            log::warning("Cannot set MemoryHigh of {UNIT}: {ERROR}", "UNIT", slice, "ERROR",
+                         o.error);
+            return;
+        case Outcome::Kind::Would:     // dry run: said so
+        case Outcome::Kind::Deferred: // learning first, or held while memqosd reclaims
+            return;
+        }
+    });
+}
+
+std::optional<Bytes> Manager::prepareCap(const core::CapClass& c, const std::string& slice) {
     if (!originals_.contains(slice) && !capped_.contains(c.className)) {
         // First what the slice's own configuration gives (what the cap's
         // give-back sends), then the cap, at the next tick. While a cap of
         // memqos's is on the slice its MemoryHigh is not its own.
         pressure_.classHigh.erase(c.className);
         learnOriginal(slice);
-        return;
+        return std::nullopt;
     }
     // systemd writes memory.high from PID 1, and the kernel reclaims the
     // excess in the writer until usage fits: lowered far under the usage,
@@ -2515,27 +2538,11 @@ void Manager::capClass(const core::CapClass& c) {
         high = step;
         pressure_.classHigh[c.className] = high;
         if (held) {
-            return; // the cap in force stays; the reclaim runs
+            return std::nullopt; // the cap in force stays; the reclaim runs
         }
     }
-    io::MemoryProperties props;
-    props.memoryHigh = Limit{high};
     capped_[c.className] = slice; // given back, even if the call fails half-way
-    // Urgent: not queued behind a reconcile storm's writes (a cap that
-    // waits for 1000 of them comes too late).
-    sendProperties(slice, props, true, [this, c, high, slice, why, reason](Status st) {
-        if (!st) {
-            // Forget it, so the next tick decides (and writes) it again.
-            pressure_.classHigh.erase(c.className);
-            log::warning("Cannot set MemoryHigh of {UNIT}: {ERROR}", "UNIT", slice, "ERROR",
-                         st.error().what);
-            return;
-        }
-        ++actionCounts_["cap"];
-        log::notice("Set MemoryHigh of {UNIT} to {MEMORY_HIGH} ({WHY}): {REASON}", "UNIT", slice,
-                    "MEMORY_HIGH", high, "WHY", why, "REASON", reason, "CLASS", c.className,
-                    "MESSAGE_ID", log::kMessagePressureAction);
-    });
+    return high;
 }
 
 bool Manager::capSlice(const std::string& unit) const {
@@ -2595,20 +2602,19 @@ void Manager::giveBackCap(const std::string& className, std::function<void(bool)
         }
     }
     const Limit own = *props.memoryHigh;
-    if (dryRun_) {
-        log::notice("Dry run: would give {UNIT} back its own MemoryHigh", "UNIT", slice, "CLASS",
-                    className);
-        capped_.erase(className);
-        capReturning_.erase(className);
-        done(true);
-        return;
-    }
-    sendProperties(
-        slice, props, true, [this, className, slice, own, done](Status st) {
+    actuator_->giveBackCap(
+        CapGiveBack{.className = className, .slice = slice, .own = own},
+        [this, className, slice, own, done](const Outcome& o) {
             capReturning_.erase(className);
-            if (!st && st.error().code != std::errc::no_such_file_or_directory) {
+            if (o.kind == Outcome::Kind::Would) {
+                // Dry run: forgotten, as if given back (said so).
+                capped_.erase(className);
+                done(true);
+                return;
+            }
+            if (o.kind == Outcome::Kind::Failed) {
                 log::warning("Cannot give {UNIT} back its own MemoryHigh: {ERROR}", "UNIT", slice,
-                             "ERROR", st.error().what, "CLASS", className);
+                             "ERROR", o.error, "CLASS", className);
                 done(false);
                 return;
             }
@@ -2633,16 +2639,18 @@ void Manager::giveBackCap(const std::string& className, std::function<void(bool)
 
 void Manager::giveBackOnStop(std::function<void()> done) {
     // memory.oom.group: a cgroup attribute write the kernel does at once
-    // (no reclaim behind it, unlike memory.high).
+    // (no reclaim behind it, unlike memory.high). Through the live actuator
+    // even under dry run: oomGroupSet is what a live period of this run
+    // wrote, and goes back whatever DryRun says now.
     for (auto& [id, m] : workloads_) {
         if (!m.oomGroupSet || m.cgroupPath.empty()) {
             continue;
         }
-        if (auto w = knobs_.setOomGroup(m.cgroupPath, false); !w) {
-            if (!io::isVanished(w.error())) {
-                log::warning("Cannot give {CGROUP} back memory.oom.group=0: {ERROR}", "CGROUP",
-                             m.cgroupPath, "ERROR", w.error().what);
-            }
+        const Outcome w = live_->setOomGroup(OomGroupOrder{
+            .workload = id, .cgroup = m.cgroupPath, .on = false, .said = false});
+        if (w.kind == Outcome::Kind::Failed) {
+            log::warning("Cannot give {CGROUP} back memory.oom.group=0: {ERROR}", "CGROUP",
+                         m.cgroupPath, "ERROR", w.error);
         } else {
             m.oomGroupSet = false;
             log::info("Gave {CGROUP} back memory.oom.group=0", "CGROUP", m.cgroupPath, "WORKLOAD",

@@ -5,6 +5,7 @@
 // roots), so the whole class runs against mocks and fixture trees in tests.
 // Everything runs on the io thread; replies are callbacks that run later.
 
+#include "actuator.hpp"
 #include "api_error.hpp"
 #include "metrics.hpp"
 #include "reconcile.hpp"
@@ -177,9 +178,15 @@ public:
 
     void setListener(Listener* listener) { listener_ = listener; }
     // libvirt (nullptr: no libvirt; [VM] LibvirtURI=""). Set before start().
-    void setHypervisor(io::Hypervisor* hypervisor) { hypervisor_ = hypervisor; }
+    void setHypervisor(io::Hypervisor* hypervisor) {
+        hypervisor_ = hypervisor;
+        liveBuiltIn_.setHypervisor(hypervisor);
+    }
     // Ganeti's KVM hypervisor (nullptr: not a Ganeti node). Set before start().
-    void setGanetiKvm(io::GanetiKvm* kvm) { ganeti_ = kvm; }
+    void setGanetiKvm(io::GanetiKvm* kvm) {
+        ganeti_ = kvm;
+        liveBuiltIn_.setGanetiKvm(kvm);
+    }
     // Where memqos remembers what units' own configuration gave before its
     // first change (nullptr: in memory only). Set before start().
     void setOriginalStore(io::OriginalStore* store) { originalStore_ = store; }
@@ -203,7 +210,11 @@ public:
     void setOomStore(io::OomStore* store) { oomStore_ = store; }
     // Runs proactive memory.reclaim writes off the loop (nullptr: in the
     // tick itself, for tests). Set before start().
-    void setReclaimRunner(io::ReclaimRunner* runner) { reclaimRunner_ = runner; }
+    void setReclaimRunner(io::ReclaimRunner* runner) { liveBuiltIn_.setReclaimRunner(runner); }
+    // The actuators of pressure actions (actuator.hpp), for tests: `live`
+    // acts, `dryRun` is used while DryRun is on; nullptr: the built-in one
+    // (LiveActuator on the io objects above, DryRunActuator). Not owned.
+    void setActuators(Actuator* live, Actuator* dryRun);
     // Writes the metrics file off the loop (nullptr: in the tick itself,
     // for tests). Set before start().
     void setMetricsWriter(io::MetricsWriter* writer) { metricsWriter_ = writer; }
@@ -228,9 +239,11 @@ public:
     // execute its decisions (doc/DESIGN.md §4.2): reclaim, class caps through
     // systemd, kills by writing the victim's cgroup.kill (a libvirt VM:
     // virDomainDestroy first, cgroup.kill of its scope when libvirt has not
-    // answered within kDestroyPatience or failed). Under dry run every
-    // action is logged with "would" and nothing is written; a kill that did
-    // not happen does not start the kill cooldown.
+    // answered within kDestroyPatience or failed). Every action goes
+    // through the current Actuator (actuator.hpp); under dry run that is the
+    // DryRunActuator: each action is logged with "would" and nothing is
+    // written. A kill that failed does not start the kill cooldown (a dry
+    // run's would-be kill keeps it).
     // The next tick was started early by a PSI trigger (counted in the
     // metrics file: memqos_psi_triggered_ticks_total).
     void triggeredTick() { ++triggeredTicks_; }
@@ -486,6 +499,12 @@ private:
     // memqos's write gets that value as its new original (and memqos's
     // value again). A class with OOMScoreAdjust=keep gets no writes.
     void keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t>& procs);
+    // Live only (OomScoreOrder::prepare): what each process has now and
+    // its record, stored before any write; the writes to do (`had`: each
+    // one's value before), nullopt when there is no process and no record.
+    std::optional<std::vector<ProcessWrite>> recordOomPriority(
+        const ManagedWorkload& m, const std::vector<std::int32_t>& procs, int adj,
+        std::map<std::int32_t, int>& had);
     // Gives back the records of workloads memqos no longer sets an OOM
     // priority for: gone (unassigned, class removed, no rule matches; once
     // every workload could be found again after a start), only observed,
@@ -511,13 +530,17 @@ private:
     // of the workloads whose interval is over, decides and starts the steps.
     void proactiveReclaim(core::Snapshot& snap);
     // What a memory.reclaim write of a workload freed (counted, logged).
-    void reclaimed(const std::string& id, Bytes bytes, const Result<io::ReclaimResult>& r);
+    void reclaimed(const std::string& id, Bytes bytes, const Outcome& o);
     // Adds `freed` to the workload's ReclaimedBytes (and tells the listener
     // when it moved); false when the workload is not tracked (unassigned).
     bool countReclaimed(const std::string& id, Bytes freed);
     // The lowest-ranked class (the "reclaimed" class of ReclaimedAllocatable).
     const core::ClassPolicy* lowestClass() const;
     void capClass(const core::CapClass& c);
+    // A live cap's steps before the call (CapOrder::prepare): the slice's
+    // own MemoryHigh learned first, memory reclaimed first; the MemoryHigh
+    // to send now, nullopt when none.
+    std::optional<Bytes> prepareCap(const core::CapClass& c, const std::string& slice);
     // Gives back the caps of classes that lost their guard or left the
     // configuration (core::capsToGiveBack); at each reload and tick.
     void giveBackCaps();
@@ -555,11 +578,13 @@ private:
     };
     void killWorkload(const core::KillWorkload& k, std::optional<TimePoint> previousKill,
                       TimePoint now);
-    // Writes cgroup.kill of the kill's cgroup. Killed: recorded. Failed:
-    // logged, the cooldown given back and the workload set aside. Gone: the
-    // cgroup no longer exists (nothing recorded; the caller decides).
-    enum class CgroupKill { Killed, Failed, Gone };
+    // Writes cgroup.kill of the kill's cgroup (through the actuator).
+    // Killed: recorded. Failed: logged, the cooldown given back and the
+    // workload set aside. Gone: the cgroup no longer exists (nothing
+    // recorded; the caller decides). Would: dry run (the cooldown is kept).
+    enum class CgroupKill { Killed, Failed, Gone, Would };
     CgroupKill killCgroup(const KillInFlight& kill, TimePoint now);
+    static KillOrder killOrder(const KillInFlight& kill);
     // The journal line, the history, the metrics counter and WorkloadKilled;
     // `how` goes to the journal (KILLED_BY=).
     void recordKill(io::KillRecord record, std::string_view how);
@@ -604,8 +629,6 @@ private:
     bool balloonMovable(const ManagedWorkload& m) const;
     void readBalloon(const std::string& id, const ManagedWorkload& m,
                      std::function<void(Result<io::BalloonStats>)> then);
-    void writeBalloon(const std::string& id, const ManagedWorkload& m, Bytes target,
-                      std::function<void(Status)> done);
     io::Hypervisor* hypervisor_ = nullptr;
 
     // --- Ganeti KVM instances (adopted into memqos-vm-<instance>.scope) ---
@@ -636,7 +659,15 @@ private:
     io::CgroupFs cgroups_;
     io::ProcFs proc_;
     io::KernelKnobs knobs_;
-    io::ReclaimRunner* reclaimRunner_ = nullptr;
+    // Pressure actions go through actuator_ (DESIGN §2.7): live_ acts,
+    // dry_ logs "Would …"; reload() swaps them when DryRun changes. A stop
+    // of a reclaim write goes to live_ (only its writes can be under way).
+    LiveActuator liveBuiltIn_;
+    DryRunActuator dryBuiltIn_;
+    Actuator* live_ = &liveBuiltIn_;
+    Actuator* dry_ = &dryBuiltIn_;
+    Actuator* actuator_ = nullptr;
+    void pickActuator() { actuator_ = dryRun_ ? dry_ : live_; }
     std::map<std::string, core::WorkloadReclaim> reclaim_; // by workload id
     std::set<std::string> manualReclaimInFlight_;          // workload ids (Reclaim, not forced)
     std::set<std::string> reclaimInFlight_;                // workload ids

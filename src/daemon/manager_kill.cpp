@@ -37,19 +37,10 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
         kill.record.unit = it->second.unit;
         kill.cgroupPath = it->second.cgroupPath;
     }
-    if (dryRun_) {
-        // The cooldown is kept: a would-be kill is logged once per
-        // KillCooldown, as the real one would happen.
-        log::notice("Would {REASON} (dry run)", "REASON", kill.record.reason, "WORKLOAD",
-                    k.victim.id, "CLASS", k.victim.className, "UNIT", kill.record.unit);
-        return;
-    }
     // A kill stops the pressure reclaim of the guarded classes (it would
     // swap out what is about to be freed).
-    if (reclaimRunner_ != nullptr) {
-        for (const auto& cls : classReclaimBusy_) {
-            reclaimRunner_->cancel(io::classSlicePath(cls));
-        }
+    for (const auto& cls : classReclaimBusy_) {
+        actuator_->cancelReclaim(io::classSlicePath(cls));
     }
     if (killsInFlight_.contains(k.victim.id)) {
         // tick() sets such a workload aside, so the core does not pick it.
@@ -63,9 +54,18 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
     if (libvirtVm && hypervisor_ != nullptr) {
         const std::string id = k.victim.id;
         const std::uint64_t seq = kill.seq;
+        const KillOrder order = killOrder(kill);
         killsInFlight_[id] = std::move(kill);
-        hypervisor_->destroy(vmName(id), [this, id, seq](Status st) {
+        actuator_->destroyDomain(order, [this, id, seq](const Outcome& o) {
             auto f = killsInFlight_.find(id);
+            if (o.kind == Outcome::Kind::Would) {
+                // Dry run (said so): nothing on its way; the cooldown is
+                // kept, as for a kill that happened.
+                if (f != killsInFlight_.end() && f->second.seq == seq) {
+                    killsInFlight_.erase(f);
+                }
+                return;
+            }
             if (f == killsInFlight_.end() || f->second.seq != seq) {
                 // cgroup.kill ended the VM (and recorded it) or failed
                 // (and set it aside) meanwhile: nothing to record.
@@ -74,10 +74,10 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
                            "WORKLOAD", id);
                 return;
             }
-            if (!st) {
+            if (o.kind != Outcome::Kind::Done) {
                 // The next tick writes cgroup.kill (advanceKills).
                 log::warning("Cannot destroy {WORKLOAD}: libvirt refused: {ERROR}", "WORKLOAD", id,
-                             "ERROR", st.error().what);
+                             "ERROR", o.error);
                 f->second.destroyFailed = true;
                 return;
             }
@@ -90,31 +90,41 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
     if (killCgroup(kill, now) == CgroupKill::Gone) {
         notKilled(kill); // it ended by itself: memqosd freed nothing
     }
+    // Would (dry run, said so): the cooldown is kept, so a would-be kill is
+    // logged once per KillCooldown, as the real one would happen.
 }
 
 Manager::CgroupKill Manager::killCgroup(const KillInFlight& kill, TimePoint now) {
     const std::string& id = kill.record.id;
-    auto failed = [&](const std::string& error) {
-        log::warning("Cannot kill {WORKLOAD}: {ERROR}", "WORKLOAD", id, "ERROR", error, "CGROUP",
-                     kill.cgroupPath, "UNIT", kill.record.unit);
-        notKilled(kill);
-        setAsideUntil_[id] = now + kSetAsideCooldowns * config_.pressure.killCooldown;
-        return CgroupKill::Failed;
-    };
-    if (kill.cgroupPath.empty()) {
-        return failed("its cgroup is not known");
-    }
-    auto w = knobs_.killCgroup(kill.cgroupPath);
-    if (!w) {
-        return failed(w.error().what);
-    }
-    if (*w == io::Written::Vanished) {
+    const Outcome o = actuator_->killCgroup(killOrder(kill));
+    switch (o.kind) {
+    case Outcome::Kind::Would:
+        return CgroupKill::Would;
+    case Outcome::Kind::Vanished:
         log::info("Not killing {WORKLOAD}: its cgroup {CGROUP} is gone", "WORKLOAD", id, "CGROUP",
                   kill.cgroupPath);
         return CgroupKill::Gone;
+    case Outcome::Kind::Done:
+    case Outcome::Kind::Unchanged:
+        recordKill(kill.record, "cgroup.kill");
+        return CgroupKill::Killed;
+    case Outcome::Kind::Failed:
+    case Outcome::Kind::Deferred:
+        break;
     }
-    recordKill(kill.record, "cgroup.kill");
-    return CgroupKill::Killed;
+    log::warning("Cannot kill {WORKLOAD}: {ERROR}", "WORKLOAD", id, "ERROR", o.error, "CGROUP",
+                 kill.cgroupPath, "UNIT", kill.record.unit);
+    notKilled(kill);
+    setAsideUntil_[id] = now + kSetAsideCooldowns * config_.pressure.killCooldown;
+    return CgroupKill::Failed;
+}
+
+KillOrder Manager::killOrder(const KillInFlight& kill) {
+    return KillOrder{.workload = kill.record.id,
+                     .className = kill.record.className,
+                     .unit = kill.record.unit,
+                     .cgroup = kill.cgroupPath,
+                     .reason = kill.record.reason};
 }
 
 void Manager::recordKill(io::KillRecord record, std::string_view how) {

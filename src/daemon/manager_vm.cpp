@@ -480,28 +480,30 @@ void Manager::moveBalloon(const std::string& id, Bytes target, const std::string
     auto& vm = *it->second.vm;
     const Bytes from = vm.balloonTarget.value_or(vm.balloonActual.value_or(0));
     vm.balloonMovedAt = now;
-    if (dryRun_) {
-        log::notice("Would move the balloon of {WORKLOAD} from {FROM} to {TARGET} (dry run): "
-                    "{WHY}",
-                    "WORKLOAD", id, "FROM", wording::formatBytes(from), "TARGET",
-                    wording::formatBytes(target), "WHY", why, "MESSAGE_ID",
-                    log::kMessagePressureAction);
-        if (target >= vm.balloonBaseline.value_or(0)) {
-            vm.balloonBaseline.reset();
-        }
-        return;
-    }
     vm.balloonBusy = true;
-    writeBalloon(id, it->second, target, [this, id, from, target, why](Status st) {
+    const BalloonOrder order{.workload = id,
+                             .ganeti = vm.backend == VmBackend::Ganeti,
+                             .from = from,
+                             .target = target,
+                             .why = why};
+    actuator_->moveBalloon(order, [this, id, from, target, why](const Outcome& o) {
         auto w = workloads_.find(id);
         if (w == workloads_.end() || !w->second.vm) {
             return;
         }
         auto& v = *w->second.vm;
         v.balloonBusy = false;
-        if (!st) {
+        if (o.kind == Outcome::Kind::Would) {
+            // Dry run (said so): the balloon stays where it is, and a
+            // restore that reached the baseline has nothing left to do.
+            if (target >= v.balloonBaseline.value_or(0)) {
+                v.balloonBaseline.reset();
+            }
+            return;
+        }
+        if (o.kind != Outcome::Kind::Done) {
             log::warning("Cannot move the balloon of {WORKLOAD}: {ERROR}", "WORKLOAD", id,
-                         "ERROR", st.error().what);
+                         "ERROR", o.error);
             return;
         }
         v.balloonTarget = target;
@@ -548,13 +550,5 @@ void Manager::readBalloon(const std::string& id, const ManagedWorkload& m,
     });
 }
 
-void Manager::writeBalloon(const std::string& id, const ManagedWorkload& m, Bytes target,
-                           std::function<void(Status)> done) {
-    if (m.vm->backend == VmBackend::Libvirt) {
-        hypervisor_->setBalloon(vmName(id), target, std::move(done));
-    } else {
-        ganeti_->setBalloon(vmName(id), target, std::move(done));
-    }
-}
 
 } // namespace memqos::daemon

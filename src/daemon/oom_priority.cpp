@@ -59,16 +59,16 @@ void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t
     // The kernel, if it ever fires, takes a whole low-class workload rather
     // than one of its processes. Protected classes are left as they are.
     if (cls->killable) {
-        if (dryRun_) {
-            if (!m.oomGroupNoted) {
-                log::info("Would set memory.oom.group=1 on {CGROUP} (dry run)", "CGROUP",
-                          m.cgroupPath, "WORKLOAD", m.workload.id);
-                m.oomGroupNoted = true;
-            }
-        } else if (auto w = knobs_.setOomGroup(m.cgroupPath, true); !w) {
+        const Outcome w = actuator_->setOomGroup(OomGroupOrder{.workload = m.workload.id,
+                                                               .cgroup = m.cgroupPath,
+                                                               .on = true,
+                                                               .said = m.oomGroupNoted});
+        if (w.kind == Outcome::Kind::Would) {
+            m.oomGroupNoted = true; // the dry run said it once
+        } else if (w.kind == Outcome::Kind::Failed) {
             log::warning("Cannot set memory.oom.group of {CGROUP}: {ERROR}", "CGROUP",
-                         m.cgroupPath, "ERROR", w.error().what);
-        } else if (*w == io::Written::Changed) {
+                         m.cgroupPath, "ERROR", w.error);
+        } else if (w.kind == Outcome::Kind::Done) {
             m.oomGroupSet = true;
             log::info("Set memory.oom.group=1 on {CGROUP}", "CGROUP", m.cgroupPath, "WORKLOAD",
                       m.workload.id);
@@ -81,16 +81,49 @@ void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t
         return;
     }
     const int adj = core::oomScoreAdj(*cls, m.workload.request, system_.mem.memTotal);
-    if (dryRun_) {
-        if (m.oomScoreAdj != adj && !procs.empty()) {
-            log::info("Would set oom_score_adj={ADJ} on the {COUNT} processes of {WORKLOAD} (dry "
-                      "run)",
-                      "ADJ", adj, "COUNT", procs.size(), "WORKLOAD", m.workload.id);
-            m.oomScoreAdj = adj;
+    std::map<std::int32_t, int> had; // pid -> its value before memqos's write
+    OomScoreOrder order{.workload = m.workload.id,
+                        .value = adj,
+                        .processes = procs.size(),
+                        .why = {},
+                        .announce = m.oomScoreAdj != adj && !procs.empty(),
+                        .prepare = [&] { return recordOomPriority(m, procs, adj, had); }};
+    const auto out = actuator_->setOomScoreAdj(order);
+    if (out.kind == Outcome::Kind::Would) {
+        if (order.announce) {
+            m.oomScoreAdj = adj; // said for this value
         }
         return;
     }
+    if (out.kind != Outcome::Kind::Done) {
+        return; // no process: nothing to remember, nothing to write
+    }
+    auto& stored = oomRecords_[m.workload.id];
+    std::size_t changed = 0;
+    for (const auto& [w, o] : out.writes) {
+        if (o.kind == Outcome::Kind::Failed) {
+            log::warning("Cannot set oom_score_adj of process {PID} of {WORKLOAD}: {ERROR}", "PID",
+                         w.pid, "WORKLOAD", m.workload.id, "ERROR", o.error);
+        }
+        if (o.kind != Outcome::Kind::Done) {
+            // It keeps what it has: not memqos's value, so never "given back".
+            if (auto p = stored.processes.find(w.pid); p != stored.processes.end()) {
+                p->second.written = had[w.pid];
+            }
+            continue;
+        }
+        ++changed;
+    }
+    if (changed > 0) {
+        log::info("Set oom_score_adj={ADJ} on {COUNT} processes of {WORKLOAD}", "ADJ", adj,
+                  "COUNT", changed, "WORKLOAD", m.workload.id, "CLASS", m.workload.className);
+    }
+    m.oomScoreAdj = adj;
+}
 
+std::optional<std::vector<ProcessWrite>>
+Manager::recordOomPriority(const ManagedWorkload& m, const std::vector<std::int32_t>& procs,
+                           int adj, std::map<std::int32_t, int>& had) {
     // First what each process has now, and the record updated as if every
     // write succeeds; stored before any write, so a crash between the two
     // loses nothing.
@@ -152,7 +185,7 @@ void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t
             });
         rec.base = oldest->second.original;
     } else if (!known) {
-        return; // no process: nothing to remember, nothing to write
+        return std::nullopt; // no process: nothing to remember, nothing to write
     }
     rec.written = adj;
     if (!known || !(old->second == rec)) {
@@ -166,28 +199,12 @@ void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t
         }
         oomRecords_[m.workload.id] = rec;
     }
-    auto& stored = oomRecords_[m.workload.id];
-    std::size_t changed = 0;
+    std::vector<ProcessWrite> writes;
     for (const auto& [pid, now] : toWrite) {
-        auto w = knobs_.writeOomScoreAdj(pid, adj);
-        if (!w) {
-            log::warning("Cannot set oom_score_adj of process {PID} of {WORKLOAD}: {ERROR}", "PID",
-                         pid, "WORKLOAD", m.workload.id, "ERROR", w.error().what);
-        }
-        if (!w || *w != io::Written::Changed) {
-            // It keeps what it has: not memqos's value, so never "given back".
-            if (auto p = stored.processes.find(pid); p != stored.processes.end()) {
-                p->second.written = now;
-            }
-            continue;
-        }
-        ++changed;
+        had[pid] = now;
+        writes.push_back(ProcessWrite{.pid = pid, .value = adj});
     }
-    if (changed > 0) {
-        log::info("Set oom_score_adj={ADJ} on {COUNT} processes of {WORKLOAD}", "ADJ", adj,
-                  "COUNT", changed, "WORKLOAD", m.workload.id, "CLASS", m.workload.className);
-    }
-    m.oomScoreAdj = adj;
+    return writes;
 }
 
 void Manager::giveBackOomPriorities() {
@@ -225,53 +242,60 @@ void Manager::giveBackOom(const std::string& id, std::string_view why) {
         return;
     }
     const io::OomRecord& rec = it->second;
-    if (dryRun_) {
-        if (oomGiveBackAnnounced_.insert(id).second) {
-            log::info("Would give the {COUNT} recorded processes of {WORKLOAD} their own "
-                      "oom_score_adj back ({WHY}; dry run)",
-                      "COUNT", rec.processes.size(), "WORKLOAD", id, "WHY", why);
+    std::size_t leftAlone = 0;
+    // What to write back: read first (live only), then written by the actuator.
+    auto toGiveBack = [&]() -> std::optional<std::vector<ProcessWrite>> {
+        std::vector<ProcessWrite> writes;
+        for (const auto& [pid, p] : rec.processes) {
+            auto cur = knobs_.readOomScoreAdj(pid);
+            if (!cur || !*cur || (*cur)->startTime != p.startTime) {
+                continue; // gone, unreadable, or the pid is another process now
+            }
+            if ((*cur)->oomScoreAdj != p.written) {
+                ++leftAlone; // it (or someone) set its own value since: left alone
+            } else if (p.original != p.written) {
+                writes.push_back(ProcessWrite{.pid = pid, .value = p.original});
+            }
         }
+        // Forked after memqos's last sweep: memqos's value, inherited.
+        if (rec.base != rec.written) {
+            auto u = cgroups_.usage(rec.cgroup, true);
+            if (u && u->has_value()) {
+                for (const std::int32_t pid : (*u)->procs) {
+                    if (rec.processes.contains(pid)) {
+                        continue;
+                    }
+                    auto cur = knobs_.readOomScoreAdj(pid);
+                    if (cur && *cur && (*cur)->oomScoreAdj == rec.written) {
+                        writes.push_back(ProcessWrite{.pid = pid, .value = rec.base});
+                    }
+                }
+            }
+        }
+        return writes;
+    };
+    const auto out = actuator_->giveBackOomScoreAdj(
+        OomScoreOrder{.workload = id,
+                      .value = rec.written,
+                      .processes = rec.processes.size(),
+                      .why = std::string(why),
+                      .announce = !oomGiveBackAnnounced_.contains(id),
+                      .prepare = toGiveBack});
+    if (out.kind == Outcome::Kind::Would) {
+        oomGiveBackAnnounced_.insert(id); // said once; the record is kept
         return;
     }
     oomGiveBackAnnounced_.erase(id);
     std::map<int, std::size_t> given; // value -> processes
     std::size_t count = 0;
-    std::size_t leftAlone = 0;
-    auto giveBack = [&](std::int32_t pid, int value) {
-        auto w = knobs_.writeOomScoreAdj(pid, value);
-        if (!w) {
+    for (const auto& [w, o] : out.writes) {
+        if (o.kind == Outcome::Kind::Failed) {
             log::warning("Cannot give process {PID} of {WORKLOAD} its own oom_score_adj={ADJ} "
                          "back: {ERROR}",
-                         "PID", pid, "WORKLOAD", id, "ADJ", value, "ERROR", w.error().what);
-        } else if (*w == io::Written::Changed) {
-            ++given[value];
+                         "PID", w.pid, "WORKLOAD", id, "ADJ", w.value, "ERROR", o.error);
+        } else if (o.kind == Outcome::Kind::Done) {
+            ++given[w.value];
             ++count;
-        }
-    };
-    for (const auto& [pid, p] : rec.processes) {
-        auto cur = knobs_.readOomScoreAdj(pid);
-        if (!cur || !*cur || (*cur)->startTime != p.startTime) {
-            continue; // gone, unreadable, or the pid is another process now
-        }
-        if ((*cur)->oomScoreAdj != p.written) {
-            ++leftAlone; // it (or someone) set its own value since: left alone
-        } else if (p.original != p.written) {
-            giveBack(pid, p.original);
-        }
-    }
-    // Forked after memqos's last sweep: memqos's value, inherited.
-    if (rec.base != rec.written) {
-        auto u = cgroups_.usage(rec.cgroup, true);
-        if (u && u->has_value()) {
-            for (const std::int32_t pid : (*u)->procs) {
-                if (rec.processes.contains(pid)) {
-                    continue;
-                }
-                auto cur = knobs_.readOomScoreAdj(pid);
-                if (cur && *cur && (*cur)->oomScoreAdj == rec.written) {
-                    giveBack(pid, rec.base);
-                }
-            }
         }
     }
     if (count > 0 || leftAlone > 0) {
