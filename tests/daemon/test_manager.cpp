@@ -3,6 +3,7 @@
 // proc tree in a temp dir, and a real StateStore there.
 #include "fake_systemd.hpp"
 #include "manager.hpp"
+#include "recording_actuator.hpp"
 
 #include "memqos/io/file.hpp"
 
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -1501,6 +1503,155 @@ TEST_F(PressureTest, DryRunWritesAndKillsNothing) {
                               "memory.oom.group"),
               "0\n");
     EXPECT_FALSE(fs::exists(dir_ / "state/kills"));
+}
+
+// --- the actuator (actuator.hpp): decisions go out as orders, outcomes come back ---
+
+using daemon::Outcome;
+using test::RecordingActuator;
+
+// The decisions of a level-3 tick reach the actuator as orders (admission,
+// the guard's cap, OOM priority, the kill), and the Manager folds in what it
+// answered: a Done kill is recorded and starts the cooldown. The actuator
+// here acts on nothing, so nothing is written.
+TEST_F(PressureTest, ADecisionsActionsReachTheActuatorAndTheirOutcomesAreFoldedIn) {
+    RecordingActuator live;
+    auto m = makeEngine(false, false);
+    m->setActuators(&live, nullptr);
+    ASSERT_TRUE(assign(*m, "nginx.service", "dedicated", 64 * kMiB, 64 * kMiB).ok());
+    ASSERT_TRUE(assign(*m, "batch.service", "reclaimed", 0, kNoLimit).ok());
+    setPsi(60, 50);
+    tickAt(*m, 0);
+    tickAt(*m, 10);
+    ASSERT_EQ(m->pressureLevel(), 3U);
+
+    const auto kills = live.of("kill");
+    ASSERT_EQ(kills.size(), 1U);
+    EXPECT_EQ(kills[0].subject, "batch.service");
+    EXPECT_EQ(kills[0].kind, Outcome::Kind::Done);
+    ASSERT_EQ(m->kills().size(), 1U) << "a Done kill is recorded";
+    EXPECT_EQ(m->kills()[0].id, "batch.service");
+    ASSERT_EQ(listener_.killed.size(), 1U);
+    EXPECT_EQ(killFile(kBatch), "") << "the Manager wrote cgroup.kill itself";
+
+    const auto admission = live.of("admission");
+    ASSERT_EQ(admission.size(), 1U);
+    EXPECT_EQ(admission[0].subject, "close");
+    EXPECT_EQ(admission[0].bytes, 3U) << "the pressure level";
+    EXPECT_FALSE(m->admissionOpen());
+
+    const auto caps = live.of("cap");
+    ASSERT_FALSE(caps.empty());
+    EXPECT_EQ(caps[0].subject, "reclaimed");
+    // The guard's cap, as GuardCapsTheReclaimedSliceThroughSystemd sends it.
+    EXPECT_EQ(caps[0].bytes, 6574989312ULL);
+
+    // OOM priority: memory.oom.group only of the killable workload,
+    // oom_score_adj of both; the fixture's files untouched.
+    const auto groups = live.of("oom-group");
+    ASSERT_FALSE(groups.empty());
+    EXPECT_TRUE(std::all_of(groups.begin(), groups.end(),
+                            [](const auto& c) { return c.subject == "batch.service"; }));
+    std::set<std::string> scored;
+    for (const auto& c : live.of("oom-score")) {
+        scored.insert(c.subject);
+    }
+    EXPECT_EQ(scored, (std::set<std::string>{"batch.service", "nginx.service"}));
+    EXPECT_EQ(readText(dir_ / "proc/4343/oom_score_adj"), "0\n");
+    EXPECT_FALSE(std::any_of(systemd_.setCalls.begin(), systemd_.setCalls.end(),
+                             [](const auto& c) { return c.urgent; }))
+        << "a cap went to systemd around the actuator";
+
+    // The cooldown runs from the Done kill.
+    tickAt(*m, 11);
+    EXPECT_EQ(live.of("kill").size(), 1U);
+    tickAt(*m, 25);
+    ASSERT_EQ(live.of("kill").size(), 2U);
+    EXPECT_EQ(m->kills().size(), 2U);
+}
+
+// A Failed kill outcome: nothing recorded, the cooldown given back (the next
+// candidate is ordered killed at the next tick) and the victim set aside.
+TEST_F(PressureTest, AFailedKillOutcomeSetsTheVictimAsideAndGivesTheCooldownBack) {
+    const std::string other = "memqos.slice/memqos-reclaimed.slice/other.service";
+    cgroupFiles(dir_ / "cgroup" / other, 300 * kMiB, "4444\n");
+    writeProcess(dir_ / "proc", 4444, "0\n");
+    systemd_.addUnit("other.service", "/" + other);
+    RecordingActuator live;
+    live.killOutcomes["batch.service"] = Outcome::failed("refused by the test");
+    auto m = makeEngine();
+    m->setActuators(&live, nullptr);
+    ASSERT_TRUE(assign(*m, "other.service", "reclaimed", 0, kNoLimit).ok());
+    setPsi(60, 50);
+    tickAt(*m, 0);
+    tickAt(*m, 10);
+    ASSERT_EQ(m->pressureLevel(), 3U);
+    auto kills = live.of("kill");
+    ASSERT_EQ(kills.size(), 1U);
+    EXPECT_EQ(kills[0].subject, "batch.service");
+    EXPECT_EQ(kills[0].kind, Outcome::Kind::Failed);
+    EXPECT_TRUE(m->kills().empty());
+    EXPECT_TRUE(listener_.killed.empty());
+
+    tickAt(*m, 11); // within KillCooldown of t=10: only a given-back cooldown allows it
+    kills = live.of("kill");
+    ASSERT_EQ(kills.size(), 2U);
+    EXPECT_EQ(kills[1].subject, "other.service");
+    EXPECT_EQ(kills[1].kind, Outcome::Kind::Done);
+    ASSERT_EQ(m->kills().size(), 1U);
+    EXPECT_EQ(m->kills()[0].id, "other.service");
+
+    // batch, the larger, stays aside: the kill after the cooldown is other's again.
+    tickAt(*m, 30);
+    kills = live.of("kill");
+    ASSERT_EQ(kills.size(), 3U);
+    EXPECT_EQ(kills[2].subject, "other.service");
+}
+
+// Under DryRun=yes every order goes to the dry run's actuator, which writes
+// nothing and answers Would (the Manager keeps the kill cooldown, as for a
+// kill); a reload that turns the dry run off swaps in the live actuator.
+TEST_F(PressureTest, UnderDryRunEveryOrderIsAWouldAndAReloadSwapsTheActuator) {
+    config_.manager.dryRun = true;
+    daemon::DryRunActuator dryRun;
+    RecordingActuator dry(&dryRun);
+    RecordingActuator live;
+    auto m = makeEngine();
+    ASSERT_TRUE(m->dryRun());
+    m->setActuators(&live, &dry);
+    const auto setsBefore = systemd_.setCalls.size();
+    setPsi(60, 50);
+    for (int t : {0, 10, 11}) {
+        tickAt(*m, t);
+    }
+    ASSERT_EQ(m->pressureLevel(), 3U);
+    EXPECT_TRUE(live.calls.empty());
+    ASSERT_FALSE(dry.calls.empty());
+    for (const auto& c : dry.calls) {
+        EXPECT_EQ(c.kind, Outcome::Kind::Would) << c.what << " " << c.subject;
+    }
+    for (const char* what : {"kill", "admission", "cap", "oom-group", "oom-score"}) {
+        EXPECT_FALSE(dry.of(what).empty()) << what << " did not reach the dry run";
+    }
+    EXPECT_EQ(dry.of("kill").size(), 1U) << "the would-be kill keeps the cooldown";
+    EXPECT_TRUE(m->kills().empty());
+    EXPECT_EQ(systemd_.setCalls.size(), setsBefore);
+    EXPECT_EQ(killFile(kBatch), "");
+    EXPECT_EQ(readText(dir_ / "proc/4343/oom_score_adj"), "0\n");
+    EXPECT_EQ(readText(dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service/"
+                              "memory.oom.group"),
+              "0\n");
+
+    config_.manager.dryRun = false;
+    ASSERT_TRUE(m->reload().ok());
+    systemd_.flush();
+    EXPECT_FALSE(m->dryRun());
+    const auto dryCalls = dry.calls.size();
+    tickAt(*m, 30); // the would-be kill's cooldown is over
+    EXPECT_EQ(dry.calls.size(), dryCalls) << "the dry run's actuator still used";
+    ASSERT_EQ(live.of("kill").size(), 1U);
+    EXPECT_EQ(live.of("kill")[0].kind, Outcome::Kind::Done);
+    EXPECT_EQ(m->kills().size(), 1U);
 }
 
 TEST_F(PressureTest, OomPriorityPerClassKeptRight) {
