@@ -40,6 +40,33 @@ std::string classList(const std::vector<core::ClassPolicy>& classes) {
 
 // The scope of a VM: machined's (libvirt) or memqos's own for Ganeti
 // instances. They are managed as their VM ("vm:<name>"), never as units.
+// "MemoryLow=256.0 MiB MemoryMax=1.0 GiB": what a dry run would set.
+std::string describeProperties(const io::MemoryProperties& p) {
+    std::string out;
+    auto add = [&out](const char* key, const std::string& value) {
+        out += (out.empty() ? "" : " ") + std::string(key) + "=" + value;
+    };
+    auto limit = [](const Limit& l) {
+        return l ? wording::formatBytes(*l) : std::string("infinity");
+    };
+    if (p.memoryMin) {
+        add("MemoryMin", wording::formatBytes(*p.memoryMin));
+    }
+    if (p.memoryLow) {
+        add("MemoryLow", wording::formatBytes(*p.memoryLow));
+    }
+    if (p.memoryHigh) {
+        add("MemoryHigh", limit(*p.memoryHigh));
+    }
+    if (p.memoryMax) {
+        add("MemoryMax", limit(*p.memoryMax));
+    }
+    if (p.memorySwapMax) {
+        add("MemorySwapMax", limit(*p.memorySwapMax));
+    }
+    return out;
+}
+
 bool isVmScope(const std::string& unit) {
     return unit.ends_with(".scope") && (unit.starts_with("machine-") ||
                                         unit.starts_with("memqos-vm-"));
@@ -502,7 +529,8 @@ void Manager::reconcile() {
             continue;
         }
         if (dryRun_) {
-            log::notice("Dry run: would set memory properties of {UNIT}", "UNIT", unit);
+            log::notice("Dry run: would set memory properties of {UNIT}: {PROPERTIES}", "UNIT",
+                        unit, "PROPERTIES", describeProperties(props));
             applied_[unit] = props;
             continue;
         }
@@ -1379,6 +1407,9 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
             whenProtected(w.id, [reply, id = w.id] { reply(id); });
         };
         if (dryRun_) {
+            // What it would set, as reconcile() says it for the slices above.
+            log::notice("Dry run: would set memory properties of {UNIT}: {PROPERTIES}", "UNIT",
+                        w.id, "PROPERTIES", describeProperties(props));
             applied_[w.id] = props;
             finish(okStatus());
             return;

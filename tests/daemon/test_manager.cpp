@@ -670,7 +670,19 @@ TEST_F(ManagerStoreTest, GoneUnitsGetNoPropertiesAndTransientOnesAreDropped) {
 
 TEST_F(ManagerStoreTest, DryRunDecidesButSendsNothing) {
     auto m = makeManager(true);
+    testing::internal::CaptureStderr();
     ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    systemd_.flush();
+    const std::string said = testing::internal::GetCapturedStderr();
+    // What it would set on the unit itself is said, not only on the slice
+    // above (the demo found only system.slice's line).
+    EXPECT_NE(said.find("Dry run: would set memory properties of nginx.service: MemoryMin=0 B "
+                        "MemoryLow=256.0 MiB MemoryHigh=947.2 MiB MemoryMax=1.0 GiB "
+                        "MemorySwapMax=infinity"),
+              std::string::npos)
+        << said;
+    EXPECT_NE(said.find("Dry run: would set memory properties of system.slice"), std::string::npos)
+        << said;
     EXPECT_TRUE(systemd_.setCalls.empty());
     EXPECT_TRUE(m->dryRun());
     EXPECT_EQ(m->workloads().at("nginx.service").tiers.memoryHigh, Limit(993210368));
@@ -3157,4 +3169,5 @@ TEST_F(GanetiTest, StoppedInstanceLeavesNoWorkloadBehind) {
 }
 
 } // namespace
+
 
