@@ -347,8 +347,11 @@ def main():
         env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address)
         with open(os.path.join(tmp, 'mock.log'), 'w', encoding='utf-8') as mock_log:
             mock_proc = subprocess.Popen(
-                ['/usr/bin/python3', '-m', 'dbusmock', '--session', 'org.memqos1', '/org/memqos1',
-                 'org.memqos1.Manager'], env=env, stdout=mock_log, stderr=subprocess.STDOUT)
+                # -m: /org/memqos1 is an ObjectManager, as memqosd's (classes and
+                # workloads read it)
+                ['/usr/bin/python3', '-m', 'dbusmock', '--session', '-m', 'org.memqos1',
+                 '/org/memqos1', 'org.memqos1.Manager'], env=env, stdout=mock_log,
+                stderr=subprocess.STDOUT)
         procs.append(mock_proc)
         if not r.check(bus_test.wait_for_name(bus, 'org.memqos1'), 'dbusmock owns org.memqos1'):
             return 1
