@@ -107,6 +107,43 @@ class Completer:
         return reply, other, p.stderr.decode('utf-8'), ok
 
 
+def type_on_pty(argv, env, setup, ready, typed, done, timeout):
+    """Starts `argv` on a pseudo-terminal, writes `setup`, waits for `ready`
+    on the terminal, types `typed` and reads on until done(what the terminal
+    showed since) or `timeout` seconds; kills the process it started and
+    returns what the terminal showed after `ready`."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child
+        os.execvpe(argv[0], argv, env)
+    shown = b''
+    try:
+        if setup:
+            os.write(fd, setup)
+        deadline = time.monotonic() + timeout
+        typed_yet = False
+        while time.monotonic() < deadline:
+            ready_fds, _, _ = select.select([fd], [], [], 0.05)
+            if ready_fds:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            if not typed_yet and ready in shown:
+                shown = b''
+                os.write(fd, typed.encode())
+                typed_yet = True
+            elif typed_yet and done(shown):
+                break
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return shown.decode('utf-8', 'replace')
+
+
 ZSHRC = """unsetopt beep
 PS1='@@ready%% '
 fpath=({fpath} $fpath)
@@ -160,38 +197,17 @@ class ZshCompleter:
         run_env.pop('HISTFILE', None)
         if env:
             run_env.update(env)
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: an interactive zsh that reads only this ZDOTDIR
-            os.execve(self.zsh, [self.zsh, '-i'], run_env)
-        shown = b''
-        done = False
-        try:
-            deadline = time.monotonic() + timeout
-            typed_yet = False
-            while time.monotonic() < deadline and not done:
-                ready, _, _ = select.select([fd], [], [], 0.05)
-                if ready:
-                    try:
-                        chunk = os.read(fd, 4096)
-                    except OSError:
-                        break
-                    if not chunk:
-                        break
-                    shown += chunk
-                if not typed_yet and b'@@ready' in shown:
-                    os.write(fd, typed.encode())
-                    typed_yet = True
-                with open(self.files['out'], encoding='utf-8', errors='replace') as f:
-                    done = '@@done' in f.read()
-        finally:
-            os.kill(pid, signal.SIGKILL)  # the zsh this function started
-            os.waitpid(pid, 0)
-            os.close(fd)
+
+        def done(_shown):
+            with open(self.files['out'], encoding='utf-8', errors='replace') as f:
+                return '@@done' in f.read()
+        # An interactive zsh that reads only this ZDOTDIR.
+        type_on_pty([self.zsh, '-i'], run_env, b'', b'@@ready', typed, done, timeout)
         with open(self.files['out'], encoding='utf-8', errors='replace') as f:
             out = f.read()
         with open(self.files['err'], encoding='utf-8', errors='replace') as f:
             err = f.read()
-        return out, err, done
+        return out, err, '@@done' in out
 
     def complete(self, line, env=None):
         """As Completer.complete: the line, a TAB, then the line is dropped
@@ -382,36 +398,11 @@ def interactive(c, typed, expect, env, timeout=10.0):
     """Types `typed` into an interactive bash on a pty (readline, the script
     sourced) and returns what the terminal showed once `expect` appeared or
     the time ran out."""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: an interactive bash that reads nothing of ~
-        os.execvpe('bash', ['bash', '--norc', '--noprofile', '-i'], env)
-    shown = b''
-    try:
-        os.write(fd, b'PS1="$ "; HISTFILE=/dev/null; bind "set bell-style none"; '
-                     b'source ' + shlex.quote(c.script).encode() + b'; echo READY\n')
-        deadline = time.monotonic() + timeout
-        typed_yet = False
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(fd, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                shown += chunk
-            if not typed_yet and b'READY\r\n' in shown:
-                shown = b''
-                os.write(fd, typed.encode())
-                typed_yet = True
-            elif typed_yet and expect.encode() in shown:
-                break
-    finally:
-        os.kill(pid, signal.SIGKILL)  # the bash this function started
-        os.waitpid(pid, 0)
-        os.close(fd)
-    return shown.decode('utf-8', 'replace')
+    # An interactive bash that reads nothing of ~.
+    return type_on_pty(['bash', '--norc', '--noprofile', '-i'], env,
+                       b'PS1="$ "; HISTFILE=/dev/null; bind "set bell-style none"; '
+                       b'source ' + shlex.quote(c.script).encode() + b'; echo READY\n',
+                       b'READY\r\n', typed, lambda shown: expect.encode() in shown, timeout)
 
 
 def test_interactive(r, c, address):
