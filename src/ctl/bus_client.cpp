@@ -248,10 +248,11 @@ Result<ValueArray> readReply(sd_bus_message* reply, const char* member,
     return out;
 }
 
-// One call of several in flight (BusClient::managerAndObjects).
+// One call of several in flight (sendTogether).
 struct PendingCall {
     const char* member = "";
     std::string_view signature;
+    MessagePtr request;
     io::SlotPtr slot;
     MessagePtr reply; // set when it came (a method return or an error)
 };
@@ -259,6 +260,46 @@ struct PendingCall {
 int onReply(sd_bus_message* m, void* userdata, sd_bus_error* /*error*/) {
     static_cast<PendingCall*>(userdata)->reply.reset(sd_bus_message_ref(m));
     return 0;
+}
+
+// Sends both requests before either answer is awaited (one round trip) and
+// reads each reply body, checked against its signature. The first error, of
+// sending or of a reply, is returned.
+Result<std::pair<ValueArray, ValueArray>> sendTogether(sd_bus* bus,
+                                                       std::array<PendingCall, 2>& calls) {
+    for (auto& c : calls) {
+        sd_bus_slot* slot = nullptr;
+        if (const int r = sd_bus_call_async(bus, &slot, c.request.get(), onReply, &c, 0); r < 0) {
+            return classifyCallError({}, {}, -r, c.member);
+        }
+        c.slot.reset(slot);
+    }
+    // sd-bus fails each call with a timeout reply after the default method
+    // timeout, so this ends.
+    while (!calls[0].reply || !calls[1].reply) {
+        int r = sd_bus_process(bus, nullptr);
+        if (r < 0) {
+            return classifyCallError({}, {}, -r, calls[1].member);
+        }
+        if (r == 0 && (r = sd_bus_wait(bus, UINT64_MAX)) < 0 && r != -EINTR) {
+            return classifyCallError({}, {}, -r, calls[1].member);
+        }
+    }
+    std::array<ValueArray, 2> bodies;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        sd_bus_message* reply = calls.at(i).reply.get();
+        if (const sd_bus_error* e = sd_bus_message_get_error(reply); e != nullptr) {
+            return classifyCallError(e->name != nullptr ? e->name : "",
+                                     e->message != nullptr ? e->message : "",
+                                     sd_bus_error_get_errno(e), calls.at(i).member);
+        }
+        auto body = readReply(reply, calls.at(i).member, calls.at(i).signature);
+        if (!body) {
+            return body.error();
+        }
+        bodies.at(i) = std::move(*body);
+    }
+    return std::pair{std::move(bodies[0]), std::move(bodies[1])};
 }
 
 } // namespace
@@ -283,63 +324,43 @@ Result<ValueArray> BusClient::call(const char* path, const char* interface, cons
     return readReply(reply.get(), member, expectedSignature);
 }
 
-Result<std::pair<ValueArray, ValueArray>> BusClient::managerAndObjects() {
-    std::array<PendingCall, 2> calls{{
-        {"GetAll", "a{sv}", nullptr, nullptr},
-        {"GetManagedObjects", "a{oa{sa{sv}}}", nullptr, nullptr},
-    }};
-    auto getAll = newCall(io::bus_names::kManagerPath, "org.freedesktop.DBus.Properties",
-                          "GetAll");
-    if (!getAll) {
-        return getAll.error();
+Result<std::pair<ValueArray, ValueArray>>
+BusClient::withManagedObjects(const char* path, const char* interface, const char* member,
+                              std::string_view signature, const char* stringArgument) {
+    auto first = newCall(path, interface, member);
+    if (!first) {
+        return first.error();
     }
-    if (const int r = sd_bus_message_append(getAll->get(), "s",
-                                            io::bus_names::kManagerInterface);
-        r < 0) {
-        return classifyCallError({}, {}, -r, "GetAll");
+    if (stringArgument != nullptr) {
+        if (const int r = sd_bus_message_append(first->get(), "s", stringArgument); r < 0) {
+            return classifyCallError({}, {}, -r, member);
+        }
     }
     auto managed = newCall(io::bus_names::kManagerPath, "org.freedesktop.DBus.ObjectManager",
                            "GetManagedObjects");
     if (!managed) {
         return managed.error();
     }
-    // Both requests leave before either answer is awaited: one round trip.
-    std::array<sd_bus_message*, 2> requests{getAll->get(), managed->get()};
-    for (std::size_t i = 0; i < calls.size(); ++i) {
-        sd_bus_slot* slot = nullptr;
-        if (const int r =
-                sd_bus_call_async(bus_.get(), &slot, requests.at(i), onReply, &calls.at(i), 0);
-            r < 0) {
-            return classifyCallError({}, {}, -r, calls.at(i).member);
-        }
-        calls.at(i).slot.reset(slot);
-    }
-    // sd-bus fails each call with a timeout reply after the default method
-    // timeout, so this ends.
-    while (!calls[0].reply || !calls[1].reply) {
-        int r = sd_bus_process(bus_.get(), nullptr);
-        if (r < 0) {
-            return classifyCallError({}, {}, -r, "GetManagedObjects");
-        }
-        if (r == 0 && (r = sd_bus_wait(bus_.get(), UINT64_MAX)) < 0 && r != -EINTR) {
-            return classifyCallError({}, {}, -r, "GetManagedObjects");
-        }
-    }
-    std::array<ValueArray, 2> bodies;
-    for (std::size_t i = 0; i < calls.size(); ++i) {
-        sd_bus_message* reply = calls.at(i).reply.get();
-        if (const sd_bus_error* e = sd_bus_message_get_error(reply); e != nullptr) {
-            return classifyCallError(e->name != nullptr ? e->name : "",
-                                     e->message != nullptr ? e->message : "",
-                                     sd_bus_error_get_errno(e), calls.at(i).member);
-        }
-        auto body = readReply(reply, calls.at(i).member, calls.at(i).signature);
-        if (!body) {
-            return body.error();
-        }
-        bodies.at(i) = std::move(*body);
-    }
-    return std::pair{std::move(bodies[0]), std::move(bodies[1])};
+    std::array<PendingCall, 2> calls{{
+        {member, signature, std::move(*first), nullptr, nullptr},
+        {"GetManagedObjects", "a{oa{sa{sv}}}", std::move(*managed), nullptr, nullptr},
+    }};
+    return sendTogether(bus_.get(), calls);
+}
+
+Result<std::pair<ValueArray, ValueArray>> BusClient::managerAndObjects() {
+    return withManagedObjects(io::bus_names::kManagerPath, "org.freedesktop.DBus.Properties",
+                              "GetAll", "a{sv}", io::bus_names::kManagerInterface);
+}
+
+Result<std::pair<ValueArray, ValueArray>> BusClient::classesAndObjects() {
+    return withManagedObjects(io::bus_names::kManagerPath, io::bus_names::kManagerInterface,
+                              "ListClasses", "a(so)", nullptr);
+}
+
+Result<std::pair<ValueArray, ValueArray>> BusClient::workloadsAndObjects() {
+    return withManagedObjects(io::bus_names::kManagerPath, io::bus_names::kManagerInterface,
+                              "ListWorkloads", "a(ssso)", nullptr);
 }
 
 template <typename Append, typename Map>

@@ -66,6 +66,11 @@ public:
     // /org/memqos1, a{oa{sa{sv}}}): both requests are sent before either
     // answer is awaited, one round trip for top's frame.
     Result<std::pair<ValueArray, ValueArray>> managerAndObjects();
+    // ListClasses (a(so), the daemon's rank order) or ListWorkloads (a(ssso))
+    // and GetManagedObjects, sent together in the same way: one round trip
+    // for every class or workload with its properties (classes, workloads).
+    Result<std::pair<ValueArray, ValueArray>> classesAndObjects();
+    Result<std::pair<ValueArray, ValueArray>> workloadsAndObjects();
     // Whether org.memqos1 has an owner right now.
     Result<bool> daemonOnBus();
 
@@ -86,6 +91,14 @@ private:
     template <typename Append, typename Map>
     std::invoke_result_t<Map&, const ValueArray&>
     callManager(const char* member, std::string_view expectedSignature, Append&& append, Map&& map);
+
+    // The call `member` (with `stringArgument` as its one argument when not
+    // null) and GetManagedObjects on /org/memqos1, both sent before either
+    // answer is awaited; their reply bodies, each checked against its
+    // signature, in that order.
+    Result<std::pair<ValueArray, ValueArray>>
+    withManagedObjects(const char* path, const char* interface, const char* member,
+                       std::string_view signature, const char* stringArgument);
 
     io::BusPtr bus_;
 };

@@ -5,42 +5,37 @@
 #include <utility>
 
 namespace memqos::ctl {
-namespace {
-
-template <typename Item, typename Ref>
-Result<std::vector<Item>> fetchAll(BusClient& client, const std::vector<Ref>& refs,
-                                   const char* interface,
-                                   Item (*make)(std::string, const PropertyMap&)) {
-    std::vector<Item> items;
-    for (const auto& ref : refs) {
-        auto props = client.getAll(ref.objectPath, interface);
-        if (!props) {
-            if (props.error().what.starts_with("org.freedesktop.DBus.Error.UnknownObject")) {
-                continue;
-            }
-            return props.error();
-        }
-        items.push_back(make(ref.objectPath, *props));
-    }
-    return items;
-}
-
-} // namespace
 
 Result<std::vector<ClassInfo>> fetchClasses(BusClient& client) {
-    auto refs = client.listClasses();
+    auto replies = client.classesAndObjects();
+    if (!replies) {
+        return replies.error();
+    }
+    auto refs = classRefsFromReply(replies->first);
     if (!refs) {
         return refs.error();
     }
-    return fetchAll(client, *refs, io::bus_names::kClassInterface, classFromProperties);
+    auto objects = managedObjectsFromReply(replies->second);
+    if (!objects) {
+        return objects.error();
+    }
+    return inListOrder(*refs, std::move(objects->classes));
 }
 
 Result<std::vector<WorkloadInfo>> fetchWorkloads(BusClient& client) {
-    auto refs = client.listWorkloads();
+    auto replies = client.workloadsAndObjects();
+    if (!replies) {
+        return replies.error();
+    }
+    auto refs = workloadRefsFromReply(replies->first);
     if (!refs) {
         return refs.error();
     }
-    return fetchAll(client, *refs, io::bus_names::kWorkloadInterface, workloadFromProperties);
+    auto objects = managedObjectsFromReply(replies->second);
+    if (!objects) {
+        return objects.error();
+    }
+    return inListOrder(*refs, std::move(objects->workloads));
 }
 
 Result<WorkloadRef> findWorkload(BusClient& client, std::string_view id) {

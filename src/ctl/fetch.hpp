@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// Every class and every workload with its properties: the List* call, then
-// GetAll on each object. Used by classes, workloads and top.
+// Every class and every workload with its properties, in one bus round trip:
+// the List* call and ObjectManager.GetManagedObjects go out together
+// (BusClient::classesAndObjects), the list giving the order (the daemon's
+// rank order for classes). Used by classes, workloads and their completion.
 
 #include "memqos/util/result.hpp"
 
@@ -13,8 +15,8 @@
 
 namespace memqos::ctl {
 
-// An object that vanished between the list and its GetAll (UnknownObject) is
-// left out: it is no longer there to show.
+// An object that the list names but GetManagedObjects no longer has (gone
+// between the two) is left out: it is no longer there to show.
 Result<std::vector<ClassInfo>> fetchClasses(BusClient& client);
 Result<std::vector<WorkloadInfo>> fetchWorkloads(BusClient& client);
 

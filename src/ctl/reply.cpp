@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "reply.hpp"
 
+#include "memqos/io/bus_names.hpp"
+
+#include <algorithm>
+#include <utility>
+
 #include "bus_error.hpp"
 
 namespace memqos::ctl {
@@ -187,6 +192,66 @@ Result<std::vector<KillInfo>> killsFromReply(const ValueArray& out) {
             }
             return k;
         });
+}
+
+Result<ManagedObjects> managedObjectsFromReply(const ValueArray& managed) {
+    const ValueObject* objects = managed.size() == 1 ? asObject(managed[0]) : nullptr;
+    const ValueArray* none = managed.size() == 1 ? asArray(managed[0]) : nullptr;
+    if (objects == nullptr && (none == nullptr || !none->empty())) {
+        return malformedReply("GetManagedObjects", "expected a{oa{sa{sv}}}");
+    }
+    ManagedObjects out;
+    for (const auto& [path, interfaces] : objects != nullptr ? *objects : ValueObject{}) {
+        const ValueObject* byInterface = asObject(interfaces);
+        if (byInterface == nullptr) {
+            continue; // an object without interfaces (a{} read as an empty array)
+        }
+        for (const auto& [interface, dict] : *byInterface) {
+            const bool isClass = interface == io::bus_names::kClassInterface;
+            if (!isClass && interface != io::bus_names::kWorkloadInterface) {
+                continue;
+            }
+            auto props = propertiesFromReply(ValueArray{dict});
+            if (!props) {
+                return malformedReply("GetManagedObjects", path + ": expected a{sv}");
+            }
+            if (isClass) {
+                out.classes.push_back(classFromProperties(path, *props));
+            } else {
+                out.workloads.push_back(workloadFromProperties(path, *props));
+            }
+        }
+    }
+    return out;
+}
+
+namespace {
+
+template <typename Info, typename Ref>
+std::vector<Info> orderedLike(const std::vector<Ref>& refs, std::vector<Info> objects) {
+    std::vector<Info> out;
+    out.reserve(refs.size());
+    for (const auto& ref : refs) {
+        auto it = std::find_if(objects.begin(), objects.end(),
+                               [&](const Info& o) { return o.objectPath == ref.objectPath; });
+        if (it != objects.end()) {
+            out.push_back(std::move(*it));
+            objects.erase(it);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+std::vector<ClassInfo> inListOrder(const std::vector<ClassRef>& refs,
+                                   std::vector<ClassInfo> objects) {
+    return orderedLike(refs, std::move(objects));
+}
+
+std::vector<WorkloadInfo> inListOrder(const std::vector<WorkloadRef>& refs,
+                                      std::vector<WorkloadInfo> objects) {
+    return orderedLike(refs, std::move(objects));
 }
 
 } // namespace memqos::ctl

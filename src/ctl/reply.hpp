@@ -36,4 +36,22 @@ Result<PropertyMap> propertiesFromReply(const ValueArray& out);                 
 Result<std::vector<Instance>> instancesFromReply(const ValueArray& out);
 Result<std::vector<KillInfo>> killsFromReply(const ValueArray& out); // a(tsssa{st})             // a(sttb)
 
+// The org.memqos1.Class and org.memqos1.Workload objects of an
+// ObjectManager.GetManagedObjects reply (a{oa{sa{sv}}}), each with its
+// properties, in the reply's order; other interfaces are passed over.
+struct ManagedObjects {
+    std::vector<ClassInfo> classes;
+    std::vector<WorkloadInfo> workloads;
+};
+Result<ManagedObjects> managedObjectsFromReply(const ValueArray& managed);
+
+// The classes of `objects` in the order of `refs` (ListClasses: the
+// daemon's rank order), matched by object path; likewise the workloads in
+// the order of ListWorkloads. A listed object that is not among `objects`
+// (gone between the two calls) is left out, as is one that was not listed.
+std::vector<ClassInfo> inListOrder(const std::vector<ClassRef>& refs,
+                                   std::vector<ClassInfo> objects);
+std::vector<WorkloadInfo> inListOrder(const std::vector<WorkloadRef>& refs,
+                                      std::vector<WorkloadInfo> objects);
+
 } // namespace memqos::ctl

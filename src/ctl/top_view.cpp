@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <utility>
 #include <variant>
 
 #include "bus_error.hpp"
@@ -116,33 +117,11 @@ Result<TopFrame> topFrameFromReplies(const ValueArray& manager, const ValueArray
     if (!props) {
         return props.error();
     }
-    const auto* objects = managed.size() == 1 ? std::get_if<ValueObject>(&managed[0].v) : nullptr;
-    const auto* none = managed.size() == 1 ? std::get_if<ValueArray>(&managed[0].v) : nullptr;
-    if (objects == nullptr && (none == nullptr || !none->empty())) {
-        return malformedReply("GetManagedObjects", "expected a{oa{sa{sv}}}");
+    auto objects = managedObjectsFromReply(managed);
+    if (!objects) {
+        return objects.error();
     }
-    TopFrame frame;
-    for (const auto& [path, interfaces] : objects != nullptr ? *objects : ValueObject{}) {
-        const auto* byInterface = std::get_if<ValueObject>(&interfaces.v);
-        if (byInterface == nullptr) {
-            continue; // an object without interfaces (a{} read as an empty array)
-        }
-        for (const auto& [interface, dict] : *byInterface) {
-            const bool isClass = interface == io::bus_names::kClassInterface;
-            if (!isClass && interface != io::bus_names::kWorkloadInterface) {
-                continue;
-            }
-            auto objectProps = propertiesFromReply(ValueArray{dict});
-            if (!objectProps) {
-                return malformedReply("GetManagedObjects", path + ": expected a{sv}");
-            }
-            if (isClass) {
-                frame.classes.push_back(classFromProperties(path, *objectProps));
-            } else {
-                frame.workloads.push_back(workloadFromProperties(path, *objectProps));
-            }
-        }
-    }
+    TopFrame frame{{}, std::move(objects->classes), std::move(objects->workloads)};
     std::stable_sort(frame.classes.begin(), frame.classes.end(),
                      [](const auto& a, const auto& b) { return a.rank < b.rank; });
     std::stable_sort(frame.workloads.begin(), frame.workloads.end(),

@@ -5,9 +5,9 @@ the bus benchmark.
 BusEnv(tmp, source_dir) writes a dbus-daemon configuration of type "system"
 that includes OUR dbus/org.memqos1.conf (so the real policy is what is
 tested) plus a policy letting root own org.freedesktop.systemd1, starts that
-dbus-daemon, python-dbusmock's systemd template on it (with the Manager
-methods memqosd's SystemdDbus calls added through AddMethods, as
-tests/iotest/run_systemd_dbus_test.py does), fixture cgroup and proc roots,
+dbus-daemon, the fake PID 1 of tests/support/fake_systemd.py on it (unknown
+units load as "not-found" and transient units become active in their slice,
+as with real systemd), fixture cgroup and proc roots,
 and runs memqosd from the build tree. Every process is stopped by the PID
 this module started (and gets SIGTERM from the kernel if the caller dies:
 PR_SET_PDEATHSIG).
@@ -22,11 +22,10 @@ import subprocess
 import sys
 import time
 
-SYSTEMD = 'org.freedesktop.systemd1'
-MANAGER_PATH = '/org/freedesktop/systemd1'
-MANAGER = 'org.freedesktop.systemd1.Manager'
-UNIT = 'org.freedesktop.systemd1.Unit'
-MOCK = 'org.freedesktop.DBus.Mock'
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'support'))
+import fake_systemd  # noqa: E402 pylint: disable=wrong-import-position
+from fake_systemd import MANAGER, MANAGER_PATH, MOCK, SYSTEMD  # noqa: E402,F401
+
 MEMQOS = 'org.memqos1'
 
 BUS_CONFIG = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -79,57 +78,6 @@ OPEN_POLICY = '''  <policy context="mandatory">
     <allow send_destination="org.memqos1"/>
   </policy>
 '''
-
-# Mocked methods (name, in, out, code), added to the systemd template.
-METHODS = [
-    ('Subscribe', '', '', ''),
-    ('Unsubscribe', '', '', ''),
-    # Like real systemd: an unknown unit is loaded with LoadState "not-found".
-    ('LoadUnit', 's', 'o', '''
-name = str(args[0])
-if name not in self.units:
-    self.AddMockUnit(name)
-    objects[self.units[name]].props['org.freedesktop.systemd1.Unit']['LoadState'] = 'not-found'
-    objects[self.units[name]].props['org.freedesktop.systemd1.Unit']['ActiveState'] = 'inactive'
-ret = dbus.ObjectPath(self.units[name])
-'''),
-    ('SetUnitProperties', 'sba(sv)', '', '''
-if str(args[0]) not in self.units:
-    raise dbus.exceptions.DBusException('Unit %s not found.' % args[0],
-                                        name='org.freedesktop.systemd1.NoSuchUnit')
-'''),
-    ('KillUnit', 'ssi', '', ''),
-    # daemon-reload: answered, then Reloading(false), as systemd does.
-    ('Reload', '', '', '''
-self.EmitSignal('org.freedesktop.systemd1.Manager', 'Reloading', 'b', [False])
-'''),
-    ('ListUnits', '', 'a(ssssssouso)', '''
-ret = []
-for name, path in sorted(self.units.items()):
-    p = objects[path].props['org.freedesktop.systemd1.Unit']
-    ret.append((name, 'mock unit', p['LoadState'], p['ActiveState'], 'running', '',
-                dbus.ObjectPath(path), dbus.UInt32(0), '', dbus.ObjectPath('/')))
-'''),
-    # Logged (the template's is not), the unit appears loaded and active, and
-    # the job "finishes" at once, as JobRemoved(..., "done") says.
-    ('StartTransientUnit', 'ssa(sv)a(sa(sv))', 'o', '''
-name = str(args[0])
-if name not in self.units:
-    self.AddMockUnit(name)
-slice_ = 'system.slice'
-for k, v in args[2]:
-    if str(k) == 'Slice':
-        slice_ = str(v)
-cg = '/memqos.slice/' + slice_ + '/' + name if slice_.startswith('memqos-') else '/' + slice_ + '/' + name
-objects[self.units[name]].props['org.freedesktop.systemd1.Unit']['ActiveState'] = 'active'
-objects[self.units[name]].props.setdefault('org.freedesktop.systemd1.Service', {})['ControlGroup'] = cg
-self.next_job_id += 1
-job = dbus.ObjectPath('/org/freedesktop/systemd1/job/%d' % self.next_job_id)
-self.EmitSignal('org.freedesktop.systemd1.Manager', 'JobRemoved', 'uoss',
-                [dbus.UInt32(self.next_job_id), job, args[0], 'done'])
-ret = job
-'''),
-]
 
 # name -> (Unit properties to change, {interface: {property: value}})
 UNITS = {
@@ -293,38 +241,11 @@ class BusEnv:
                 preexec_fn=die_with_parent)
         self.address = read_address(self.bus, deadline)
 
-        env = dict(os.environ)
-        env['DBUS_SYSTEM_BUS_ADDRESS'] = self.address
-        env.pop('DBUS_SESSION_BUS_ADDRESS', None)
-        with open(self.mock_log + '.out', 'wb') as out:
-            self.mock = subprocess.Popen(  # pylint: disable=consider-using-with
-                ['/usr/bin/python3', '-m', 'dbusmock', '--template', 'systemd', '--system',
-                 '-l', self.mock_log],
-                env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent)
+        self.mock = fake_systemd.start(self.address, self.mock_log, die_with_parent)
         import dbus  # pylint: disable=import-outside-toplevel
         self.conn = dbus.bus.BusConnection(self.address)
-        while not self.conn.name_has_owner(SYSTEMD):
-            if self.mock.poll() is not None:
-                raise RuntimeError(f'dbusmock exited with {self.mock.returncode}')
-            if time.monotonic() > deadline:
-                raise RuntimeError(f'{SYSTEMD} did not appear on the bus')
-            time.sleep(0.05)
-        self._configure_mock()
-
-    def _configure_mock(self):
-        import dbus  # pylint: disable=import-outside-toplevel
-        manager = self.conn.get_object(SYSTEMD, MANAGER_PATH)
-        mock = dbus.Interface(manager, MOCK)
-        mock.AddMethods(MANAGER, METHODS)
-        for name, (unit_props, extra) in UNITS.items():
-            mock.AddMockUnit(name)
-            path = manager.GetUnit(name, dbus_interface=MANAGER)
-            unit = dbus.Interface(self.conn.get_object(SYSTEMD, path), MOCK)
-            unit.UpdateProperties(UNIT, unit_props)
-            for interface, props in extra.items():
-                unit.AddProperties(interface, props)
-        mock.ClearCalls()
+        fake_systemd.wait_for_name(self.conn, self.mock, deadline)
+        fake_systemd.configure(self.conn, UNITS, unknown_units='load', transient='adopt')
 
     def mock_iface(self):
         import dbus  # pylint: disable=import-outside-toplevel

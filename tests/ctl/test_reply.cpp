@@ -53,6 +53,45 @@ TEST(Reply, ListWorkloads) {
     EXPECT_FALSE(workloadRefsFromReply({array({array({str("a"), str("b"), str("c")})})}).ok());
 }
 
+// classes and workloads: the objects of GetManagedObjects in the order of
+// the List* reply sent with it; other interfaces, unlisted objects and listed
+// ones that are gone are not shown.
+TEST(Reply, ManagedObjectsInListOrder) {
+    auto object = [](std::string interface, std::string name) {
+        return Value{ValueObject{
+            {std::move(interface), Value{ValueObject{{"Name", str(name)}, {"Id", str(name)}}}}}};
+    };
+    auto managed = managedObjectsFromReply({Value{ValueObject{
+        {"/c/shared", object("org.memqos1.Class", "shared")},
+        {"/w/b", object("org.memqos1.Workload", "b")},
+        {"/c/system", object("org.memqos1.Class", "system")},
+        {"/x", object("org.freedesktop.DBus.Peer", "x")},
+        {"/w/a", object("org.memqos1.Workload", "a")},
+        {"/c/new", object("org.memqos1.Class", "new")},
+    }}});
+    ASSERT_TRUE(managed.ok());
+    ASSERT_EQ(managed->classes.size(), 3U);
+    ASSERT_EQ(managed->workloads.size(), 2U);
+    EXPECT_EQ(managed->classes[0].name, "shared"); // the reply's order
+
+    auto classes = inListOrder(
+        {{"system", "/c/system"}, {"gone", "/c/gone"}, {"shared", "/c/shared"}},
+        managed->classes);
+    ASSERT_EQ(classes.size(), 2U);
+    EXPECT_EQ(classes[0].name, "system");
+    EXPECT_EQ(classes[1].name, "shared");
+    auto workloads = inListOrder(
+        std::vector<WorkloadRef>{{"a", "service", "x", "/w/a"}, {"b", "service", "x", "/w/b"}},
+        managed->workloads);
+    ASSERT_EQ(workloads.size(), 2U);
+    EXPECT_EQ(workloads[0].id, "a");
+    EXPECT_EQ(workloads[1].id, "b");
+
+    EXPECT_TRUE(managedObjectsFromReply({array({})})->classes.empty()); // a{} as an empty array
+    EXPECT_FALSE(managedObjectsFromReply({str("x")}).ok());
+    EXPECT_FALSE(managedObjectsFromReply({}).ok());
+}
+
 TEST(Reply, VerifyPlacement) {
     auto r = placementFromReply(
         {str("fits"), str("ok"), Value{ValueObject{{"available", u64(10)}, {"reserved", u64(0)}}}});
