@@ -84,6 +84,8 @@ step memqosctl top --batch --iterations 1 || true
 step systemctl show web.service -p MemoryLow -p MemoryHigh -p MemoryMax
 check "dry run: web.service's tiers are what they were" test "$(tiers web.service)" == "$web_before"
 check "dry run: its oom_score_adj is what it was" test "$(cat "/proc/$web_pid/oom_score_adj")" == "$adj_before"
+check "the journal says what it would set on web.service (MemoryLow 256M, MemoryMax 1G)" \
+    journalctl -u memqosd -g 'Dry run: would set memory properties of web.service: .*MemoryLow=256.0 MiB .*MemoryMax=1.0 GiB'
 check "the journal says what it would set on web.service's processes" \
     journalctl -u memqosd -g 'Would set oom_score_adj=[0-9-]+ on the 1 processes of web.service'
 check "memqosctl workloads shows the tiers it would get (LOW 256M, MAX 1G)" \
