@@ -3,6 +3,7 @@
 // proc tree in a temp dir, and a real StateStore there.
 #include "fake_systemd.hpp"
 #include "manager.hpp"
+#include "manager_fixture.hpp"
 #include "recording_actuator.hpp"
 
 #include "memqos/io/file.hpp"
@@ -35,10 +36,7 @@ std::string readText(const fs::path& p) {
     return text ? *text : "<" + text.error().what + ">";
 }
 
-void writeFile(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-}
+using test::writeFile;
 
 // A process in the fake /proc: its stat (start time, field 22) and
 // oom_score_adj.
@@ -50,90 +48,22 @@ void writeProcess(const fs::path& proc, std::int32_t pid, const std::string& adj
     writeFile(dir / "oom_score_adj", adj);
 }
 
-class ManagerTest : public testing::Test {
+// The shared fixture (manager_fixture.hpp), with system.slice loaded as on
+// any host and a boot id.
+class ManagerTest : public test::ManagerFixture<> {
 protected:
     void SetUp() override {
-        char tmpl[] = "/tmp/memqos-manager-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
-        systemd_.dropInDir = dir_ / "run/system.control"; // as setRuntimeDropInDir
-        writeFile(dir_ / "cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
-        writeFile(dir_ / "cgroup/system.slice/nginx.service/memory.current", "104857600\n");
-        for (const char* f : {"memory.min", "memory.low"}) {
-            writeFile(dir_ / "cgroup/system.slice/nginx.service" / f, "0\n");
-        }
-        for (const char* f : {"memory.high", "memory.max"}) {
-            writeFile(dir_ / "cgroup/system.slice/nginx.service" / f, "max\n");
-        }
-        writeFile(dir_ / "cgroup/system.slice/nginx.service/memory.stat", "anon 1\n");
-        writeFile(dir_ / "cgroup/system.slice/nginx.service/cgroup.procs", "4242\n");
-        writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
-                                         "MemFree:         4194304 kB\n"
-                                         "MemAvailable:    6291456 kB\n"
-                                         "SwapTotal:       2097152 kB\n"
-                                         "SwapFree:        2097152 kB\n");
-        writeFile(dir_ / "proc/pressure/memory", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
-                                                 "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
-        writeFile(dir_ / "proc/vmstat", "pgscan_kswapd 0\n");
-        writeFile(dir_ / "proc/zoneinfo", "Node 0, zone   Normal\n"
-                                          "  pages free     500000\n"
-                                          "        boost    0\n"
-                                          "        min      11000\n"
-                                          "        low      13750\n"
-                                          "        high     16500\n"
-                                          "        spanned  2097152\n"
-                                          "        present  2097152\n"
-                                          "        managed  2000000\n");
-        writeFile(dir_ / "proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
-        systemd_.addUnit("nginx.service", "/system.slice/nginx.service");
-        systemd_.addUnit("db.service", "/system.slice/db.service");
+        test::ManagerFixture<>::SetUp();
         systemd_.addUnit("system.slice", "/system.slice"); // loaded, as on any host
+        bootId_ = "0b5c0ffee";
     }
-    void TearDown() override { fs::remove_all(dir_); }
-
-    std::unique_ptr<Manager> makeManager(bool dryRun = false) {
-        auto m = std::make_unique<Manager>(
-            config_, [this] { return Result<config::Config>(config_); }, systemd_, store_, instances_,
-            kills_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), dryRun);
-        m->setOriginalStore(originals_.get());
-        m->setRuntimeDropInDir(dir_ / "run/system.control");
-        m->setBootId(bootId_);
-        bool ready = false;
-        m->start([&](Status st) {
-            EXPECT_TRUE(st.ok());
-            ready = true;
-        });
-        systemd_.flush();
-        EXPECT_TRUE(ready);
-        return m;
-    }
-
-    ApiResult<std::string> assign(Manager& m, const std::string& id, const std::string& cls,
-                                  Bytes request, Bytes limit, bool persist = true) {
-        std::optional<ApiResult<std::string>> out;
-        m.assign(id, cls, request, limit, persist, [&](ApiResult<std::string> r) { out = r; });
-        systemd_.flush();
-        EXPECT_TRUE(out.has_value()) << "no reply";
-        return out.value_or(daemon::apiError("NoReply", ""));
-    }
-
-    fs::path dir_;
-    std::string bootId_ = "0b5c0ffee";
-    config::Config config_;
-    FakeSystemd systemd_;
-    io::StateStore store_{fs::path("/nonexistent"), fs::path("/nonexistent")};
-    io::InstanceStore instances_{fs::path("/nonexistent")};
-    io::EventStore kills_{fs::path("/nonexistent/kills")};
-    std::unique_ptr<io::OriginalStore> originals_;
 };
 
 class ManagerStoreTest : public ManagerTest {
 protected:
     void SetUp() override {
         ManagerTest::SetUp();
-        store_ = io::StateStore(dir_ / "state/assignments", dir_ / "run/assignments");
-        instances_ = io::InstanceStore(dir_ / "state/instances");
-        originals_ = std::make_unique<io::OriginalStore>(dir_ / "state/originals");
+        useStores();
     }
 
     // A class NAME, a copy of class FROM, added to the configuration.

@@ -8,6 +8,7 @@
 // they work as root too.
 #include "fake_systemd.hpp"
 #include "manager.hpp"
+#include "manager_fixture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -32,10 +33,7 @@ using memqos::daemon::Manager;
 
 namespace {
 
-void writeFile(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-}
+using test::writeFile;
 
 std::string readText(const fs::path& p) {
     std::ifstream in(p);
@@ -81,65 +79,21 @@ private:
     void (*oldHandler_)(int) = nullptr;
 };
 
-class StateFaultTest : public testing::Test {
+// The shared fixture (manager_fixture.hpp) with its stores in the temp dir,
+// db.service's cgroup too, and a fake systemd with a hook.
+class StateFaultTest : public test::ManagerFixture<HookedSystemd> {
 protected:
     void SetUp() override {
-        char tmpl[] = "/tmp/memqos-state-fault-XXXXXX";
-        ASSERT_NE(::mkdtemp(tmpl), nullptr);
-        dir_ = tmpl;
-        writeFile(dir_ / "cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
-        for (const char* unit : {"nginx.service", "db.service"}) {
-            const auto u = dir_ / "cgroup/system.slice" / unit;
-            writeFile(u / "memory.current", "104857600\n");
-            writeFile(u / "memory.min", "0\n");
-            writeFile(u / "memory.low", "0\n");
-            writeFile(u / "memory.high", "max\n");
-            writeFile(u / "memory.max", "max\n");
-            writeFile(u / "memory.stat", "anon 1\n");
-            writeFile(u / "cgroup.procs", "4242\n");
-        }
-        writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
-                                         "MemFree:         4194304 kB\n"
-                                         "MemAvailable:    6291456 kB\n"
-                                         "SwapTotal:       2097152 kB\n"
-                                         "SwapFree:        2097152 kB\n");
-        writeFile(dir_ / "proc/pressure/memory", "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
-                                                 "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
-        writeFile(dir_ / "proc/vmstat", "pgscan_kswapd 0\n");
-        writeFile(dir_ / "proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
-        systemd_.addUnit("nginx.service", "/system.slice/nginx.service");
-        systemd_.addUnit("db.service", "/system.slice/db.service");
+        test::ManagerFixture<HookedSystemd>::SetUp();
+        writeUnitCgroup("db.service");
         config_.vm.libvirtUri = "";
-        store_ = io::StateStore(state(), runtime());
-        instances_ = io::InstanceStore(dir_ / "state/instances");
-        originals_ = io::OriginalStore(dir_ / "state/originals");
-        systemd_.dropInDir = dir_ / "run/system.control";
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-
-    std::unique_ptr<Manager> makeManager(bool dryRun = false) {
-        auto m = std::make_unique<Manager>(
-            config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
-            instances_, kills_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), dryRun);
-        m->setOriginalStore(&originals_);
-        m->setRuntimeDropInDir(dir_ / "run/system.control");
-        bool ready = false;
-        m->start([&](Status st) {
-            EXPECT_TRUE(st.ok());
-            ready = true;
-        });
-        systemd_.flush();
-        EXPECT_TRUE(ready);
-        return m;
+        useStores();
     }
 
+    using test::ManagerFixture<HookedSystemd>::assign;
     ApiResult<std::string> assign(Manager& m, const std::string& id, const std::string& cls,
                                   bool persist = true) {
-        std::optional<ApiResult<std::string>> out;
-        m.assign(id, cls, 256 * kMiB, kGiB, persist, [&](ApiResult<std::string> r) { out = r; });
-        systemd_.flush();
-        EXPECT_TRUE(out.has_value()) << "no reply";
-        return out.value_or(daemon::apiError("NoReply", ""));
+        return assign(m, id, cls, 256 * kMiB, kGiB, persist);
     }
     ApiResult<Done> unassign(Manager& m, const std::string& id) {
         std::optional<ApiResult<Done>> out;
@@ -164,15 +118,6 @@ protected:
 
     fs::path state() const { return dir_ / "state/assignments"; }
     fs::path runtime() const { return dir_ / "run/assignments"; }
-
-    fs::path dir_;
-    config::Config config_;
-    HookedSystemd systemd_;
-    // Moved into dir_ by SetUp.
-    io::StateStore store_{fs::path("/nonexistent"), fs::path("/nonexistent")};
-    io::InstanceStore instances_{fs::path("/nonexistent")};
-    io::EventStore kills_{fs::path("/nonexistent/kills")};
-    io::OriginalStore originals_{fs::path("/nonexistent")};
 };
 
 // ---- defect 5: failed state writes ----------------------------------------------
