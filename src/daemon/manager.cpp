@@ -43,27 +43,10 @@ std::string classList(const std::vector<core::ClassPolicy>& classes) {
 // "MemoryLow=256.0 MiB MemoryMax=1.0 GiB": what a dry run would set.
 std::string describeProperties(const io::MemoryProperties& p) {
     std::string out;
-    auto add = [&out](const char* key, const std::string& value) {
-        out += (out.empty() ? "" : " ") + std::string(key) + "=" + value;
-    };
-    auto limit = [](const Limit& l) {
-        return l ? wording::formatBytes(*l) : std::string("infinity");
-    };
-    if (p.memoryMin) {
-        add("MemoryMin", wording::formatBytes(*p.memoryMin));
-    }
-    if (p.memoryLow) {
-        add("MemoryLow", wording::formatBytes(*p.memoryLow));
-    }
-    if (p.memoryHigh) {
-        add("MemoryHigh", limit(*p.memoryHigh));
-    }
-    if (p.memoryMax) {
-        add("MemoryMax", limit(*p.memoryMax));
-    }
-    if (p.memorySwapMax) {
-        add("MemorySwapMax", limit(*p.memorySwapMax));
-    }
+    core::forEachProperty(p, [&out](const char* key, const Limit& value) {
+        out += (out.empty() ? "" : " ") + std::string(key) + "=" +
+               (value ? wording::formatBytes(*value) : std::string("infinity"));
+    });
     return out;
 }
 

@@ -114,24 +114,9 @@ private:
 // The a(sv) entries of `props`, only the set ones; "no limit" is UINT64_MAX
 // ("infinity" to systemd).
 void appendMemoryProperties(Appender& a, const MemoryProperties& p) {
-    auto add = [&](const char* name, Bytes value) {
-        a.append("(sv)", name, "t", static_cast<std::uint64_t>(value));
-    };
-    if (p.memoryMin) {
-        add("MemoryMin", *p.memoryMin);
-    }
-    if (p.memoryLow) {
-        add("MemoryLow", *p.memoryLow);
-    }
-    if (p.memoryHigh) {
-        add("MemoryHigh", limitToBus(*p.memoryHigh));
-    }
-    if (p.memoryMax) {
-        add("MemoryMax", limitToBus(*p.memoryMax));
-    }
-    if (p.memorySwapMax) {
-        add("MemorySwapMax", limitToBus(*p.memorySwapMax));
-    }
+    core::forEachProperty(p, [&](const char* name, const Limit& value) {
+        a.append("(sv)", name, "t", static_cast<std::uint64_t>(limitToBus(value)));
+    });
 }
 
 Result<MessagePtr> newManagerCall(sd_bus* bus, const char* path, const char* interface,

@@ -24,6 +24,29 @@ struct MemoryProperties {
     bool operator==(const MemoryProperties&) const = default;
 };
 
+// Calls fn(name, value) for each set property of `p`, in the order above;
+// `value` is a Limit (nullopt: infinity; MemoryMin and MemoryLow are never
+// nullopt). The one walk over the properties: the D-Bus call's a(sv) and
+// the dry run's "would set" line.
+template <typename Fn>
+void forEachProperty(const MemoryProperties& p, Fn&& fn) {
+    if (p.memoryMin) {
+        fn("MemoryMin", Limit{*p.memoryMin});
+    }
+    if (p.memoryLow) {
+        fn("MemoryLow", Limit{*p.memoryLow});
+    }
+    if (p.memoryHigh) {
+        fn("MemoryHigh", *p.memoryHigh);
+    }
+    if (p.memoryMax) {
+        fn("MemoryMax", *p.memoryMax);
+    }
+    if (p.memorySwapMax) {
+        fn("MemorySwapMax", *p.memorySwapMax);
+    }
+}
+
 // What systemd reports for a unit whose configuration sets no memory
 // property: no protection, no limits.
 inline MemoryProperties unconfiguredMemory() {
