@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/core/placement.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "numeric.hpp"
@@ -151,6 +152,32 @@ Status validateInstanceName(std::string_view name) {
         }
     }
     return okStatus();
+}
+
+Result<std::vector<std::string>> parseInstanceList(std::string_view text) {
+    std::vector<std::string> out;
+    std::size_t lineNo = 0;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        ++lineNo;
+        if (!line.empty() && line.back() == '\r') {
+            line.remove_suffix(1);
+        }
+        if (line.empty()) {
+            continue;
+        }
+        if (auto ok = validateInstanceName(line); !ok) {
+            return invalid("line " + std::to_string(lineNo) + ": " + ok.error().what);
+        }
+        if (out.size() == kMaxInstanceList) {
+            return invalid("more than " + std::to_string(kMaxInstanceList) + " instances");
+        }
+        out.emplace_back(line);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 Bytes committedMemory(const std::vector<Instance>& instances, std::string_view exclude,

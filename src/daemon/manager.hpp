@@ -639,6 +639,10 @@ private:
     // gone, its pidfile left behind). ENOENT: no pidfile or no process.
     Result<std::int32_t> ganetiQemu(const std::string& name) const;
     void scanGanetiInstances();
+    // Records of instances Ganeti no longer lists (its remove post-hook never
+    // reached memqosd): forgotten on the second scan in a row that finds them
+    // unlisted and not running.
+    void forgetUnlistedInstances();
     void adoptInstance(const std::string& name);
     // The instance's workload (class, request, limit from its record, a
     // rule or [VM] DefaultClass, unless an API assignment set them) and tiers.
@@ -647,6 +651,7 @@ private:
     void assignGaneti(const core::Workload& w, bool persist, Reply<std::string> reply);
     void ganetiFindings(std::vector<wording::FindingText>& out) const;
     io::GanetiKvm* ganeti_ = nullptr;
+    std::set<std::string> unlisted_; // recorded, not running, not in Ganeti's list at the last scan
     std::uint64_t ticks_ = 0;
 
     config::Config config_;

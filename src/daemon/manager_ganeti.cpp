@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 
 namespace memqos::daemon {
 namespace {
@@ -96,6 +98,44 @@ void Manager::scanGanetiInstances() {
     }
     for (const auto& name : gone) {
         adoptInstance(name);
+    }
+    forgetUnlistedInstances();
+}
+
+// `gnt-instance remove` tells memqosd through its post-hook (ForgetInstance).
+// When the hook cannot run or reach memqosd (Ganeti's RPC to the node timed
+// out, memqosd was down), the record and the instance's assignment would stay
+// forever, and its maximum memory would keep counting against the ratio.
+// Ganeti's own list of the cluster's instances settles it. A missing or
+// malformed list changes nothing; two scans in a row (kSweepTicks apart) must
+// agree, so a list written just before an instance-add does not drop the
+// record its post-hook has just made; an instance whose qemu runs here stays.
+void Manager::forgetUnlistedInstances() {
+    auto listed = ganeti_->clusterInstances();
+    if (!listed) {
+        unlisted_.clear();
+        return;
+    }
+    std::set<std::string> now;
+    for (const auto& [name, rec] : instances_) {
+        if (!std::binary_search(listed->begin(), listed->end(), name) && !ganetiRunning(name)) {
+            now.insert(name);
+        }
+    }
+    std::vector<std::string> forget;
+    std::set_intersection(now.begin(), now.end(), unlisted_.begin(), unlisted_.end(),
+                          std::back_inserter(forget));
+    unlisted_ = std::move(now);
+    for (const auto& name : forget) {
+        log::notice("Ganeti no longer lists instance {INSTANCE} (ssconf_instance_list) and it "
+                    "does not run here: forgetting its record, as its remove post-hook would "
+                    "have",
+                    "INSTANCE", name);
+        if (auto done = forgetInstance(name); !done.ok()) {
+            log::warning("Cannot forget instance {INSTANCE}: {ERROR}", "INSTANCE", name,
+                         "ERROR", done.error().message);
+        }
+        unlisted_.erase(name);
     }
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/io/hmp_ganeti_kvm.hpp"
 
+#include "memqos/core/placement.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/parse/text.hpp"
 
@@ -23,8 +24,10 @@ struct HmpGanetiKvm::Worker {
     std::thread thread{[this] { work.run(); }};
 };
 
-HmpGanetiKvm::HmpGanetiKvm(boost::asio::io_context& io, std::filesystem::path dir)
-    : io_(io), dir_(std::move(dir)), worker_(std::make_unique<Worker>()) {}
+HmpGanetiKvm::HmpGanetiKvm(boost::asio::io_context& io, std::filesystem::path dir,
+                           std::filesystem::path ssconfDir)
+    : io_(io), dir_(std::move(dir)), ssconfDir_(std::move(ssconfDir)),
+      worker_(std::make_unique<Worker>()) {}
 
 HmpGanetiKvm::~HmpGanetiKvm() {
     worker_->guard.reset();
@@ -79,6 +82,19 @@ Result<std::int64_t> HmpGanetiKvm::pidfileWritten(const std::string& instance) c
         return makeError(std::errc(errno), path.string());
     }
     return static_cast<std::int64_t>(st.st_mtim.tv_sec);
+}
+
+Result<std::vector<std::string>> HmpGanetiKvm::clusterInstances() const {
+    const auto path = ssconfDir_ / "ssconf_instance_list";
+    auto text = readFile(path);
+    if (!text) {
+        return text.error();
+    }
+    auto list = core::parseInstanceList(*text);
+    if (!list) {
+        return invalid(path.string() + ": " + list.error().what);
+    }
+    return std::move(*list);
 }
 
 void HmpGanetiKvm::balloonActual(const std::string& instance, Then<Bytes> then) {

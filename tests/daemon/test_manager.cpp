@@ -2257,6 +2257,16 @@ public:
         auto it = written.find(instance);
         return it == written.end() ? kPidfileWritten : it->second;
     }
+    // ssconf_instance_list; unset: there is none (not a Ganeti node).
+    std::optional<std::vector<std::string>> cluster;
+    Result<std::vector<std::string>> clusterInstances() const override {
+        if (!cluster) {
+            return makeError(std::errc::no_such_file_or_directory, "no ssconf_instance_list");
+        }
+        auto v = *cluster;
+        std::sort(v.begin(), v.end());
+        return v;
+    }
     void balloonActual(const std::string& instance, Then<Bytes> then) override {
         post([this, instance, then] { then(actual[instance]); });
     }
@@ -2996,6 +3006,54 @@ TEST_F(GanetiTest, ForgottenInstanceTakesItsAssignmentAlong) {
     EXPECT_FALSE(m->workloads().contains("vm:inst1.example.test"));
     auto fresh = makeGanetiManager(); // nothing stored for it either
     EXPECT_FALSE(fresh->workloads().contains("vm:inst1.example.test"));
+}
+
+// CI 2026-11-28: Ganeti's RPC to the node timed out during `gnt-instance
+// remove`, its post-hook never ran, and memqosd kept the removed instance's
+// record and assignment for good. Ganeti's own instance list settles it.
+TEST_F(GanetiTest, ARecordGanetiNoLongerListsIsForgottenOnTheSecondScan) {
+    kvm_.cluster = std::vector<std::string>{"inst1.example.test", "other.example.test"};
+    auto m = makeGanetiManager();
+    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    flush();
+    ASSERT_TRUE(assign(*m, "vm:inst1.example.test", "reclaimed", 256 * kMiB, 2 * kGiB).ok());
+    flush();
+    ASSERT_TRUE(m->recordInstance("other.example.test", 256 * kMiB, 512 * kMiB, false).ok());
+    std::uint64_t t = 0;
+    const auto scan = [&] {
+        for (std::size_t i = 0; i < Manager::kSweepTicks; ++i) {
+            m->tick(TimePoint(std::chrono::seconds(++t)));
+            flush();
+        }
+    };
+    const auto recorded = [&](const std::string& name) { return m->instances().contains(name); };
+    // Removed, but the qemu still runs here: kept.
+    kvm_.cluster = std::vector<std::string>{"other.example.test"};
+    scan();
+    scan();
+    EXPECT_TRUE(recorded("inst1.example.test")) << "its qemu still runs here";
+    // Gone from the node too; no list (a node that left its cluster): kept.
+    kvm_.pids.clear();
+    kvm_.cluster.reset();
+    scan();
+    scan();
+    EXPECT_TRUE(recorded("inst1.example.test")) << "no list says nothing";
+    // Listed again (the list was written before the instance-add): kept.
+    kvm_.cluster = std::vector<std::string>{"other.example.test"};
+    scan();
+    EXPECT_TRUE(recorded("inst1.example.test")) << "one scan is not enough";
+    kvm_.cluster = std::vector<std::string>{"inst1.example.test", "other.example.test"};
+    scan();
+    kvm_.cluster = std::vector<std::string>{"other.example.test"};
+    scan();
+    EXPECT_TRUE(recorded("inst1.example.test")) << "the two scans were not in a row";
+    scan();
+    EXPECT_FALSE(recorded("inst1.example.test"));
+    EXPECT_TRUE(recorded("other.example.test")) << "a stopped, listed instance stays";
+    EXPECT_FALSE(m->workloads().contains("vm:inst1.example.test"));
+    auto fresh = makeGanetiManager(); // its record and assignment are gone from the store too
+    EXPECT_FALSE(fresh->workloads().contains("vm:inst1.example.test"));
+    EXPECT_FALSE(fresh->instances().contains("inst1.example.test"));
 }
 
 TEST_F(GanetiTest, ItsScopeInAClassSliceIsNotASecondWorkload) {

@@ -8,6 +8,7 @@
 #include "memqos/core/types.hpp"
 #include "memqos/util/result.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -60,6 +61,15 @@ struct Instance {
 // '.', starting with a letter or digit (a host name, as Ganeti requires).
 // The error says what is wrong with it.
 Status validateInstanceName(std::string_view name);
+
+// Ganeti's list of the cluster's instances, one name per line
+// (/var/lib/ganeti/ssconf_instance_list, which Ganeti writes on every node
+// at every configuration change). Blank lines and a missing final newline
+// are fine; a line that is no instance name makes the whole list an error
+// (a half-written or foreign file must not make memqos forget anything).
+// At most kMaxInstanceList names.
+inline constexpr std::size_t kMaxInstanceList = 100'000;
+Result<std::vector<std::string>> parseInstanceList(std::string_view text);
 
 // Σ (maxMemory + overhead) of the up instances, leaving out the one named
 // `exclude` (the candidate itself when it is already recorded: a start,

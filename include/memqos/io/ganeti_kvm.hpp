@@ -5,6 +5,7 @@
 // Ganeti 3.0 keeps both under /run/ganeti/kvm-hypervisor:
 //   pid/<instance>             qemu's pid (-pidfile)
 //   ctrl/<instance>.monitor    the human monitor (-monitor unix:…,server,nowait)
+// and the cluster's instance list in /var/lib/ganeti/ssconf_instance_list.
 // Balloon calls are asynchronous: the callback runs later on the io thread,
 // never inside the call (HmpGanetiKvm talks to the monitor on a worker thread).
 
@@ -32,6 +33,10 @@ public:
     // When the pidfile was last written (seconds since the epoch): a process
     // that started well after it cannot be the qemu that wrote it.
     virtual Result<std::int64_t> pidfileWritten(const std::string& instance) const = 0;
+    // The cluster's instances as Ganeti last wrote them on this node
+    // (ssconf_instance_list, sorted); an error when the file is missing (not
+    // a Ganeti node, or one that left its cluster) or malformed.
+    virtual Result<std::vector<std::string>> clusterInstances() const = 0;
     virtual void balloonActual(const std::string& instance, Then<Bytes> then) = 0;
     virtual void setBalloon(const std::string& instance, Bytes target, Done done) = 0;
 };

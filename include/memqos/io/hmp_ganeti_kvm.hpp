@@ -16,7 +16,8 @@ namespace memqos::io {
 class HmpGanetiKvm final : public GanetiKvm {
 public:
     explicit HmpGanetiKvm(boost::asio::io_context& io,
-                          std::filesystem::path dir = "/run/ganeti/kvm-hypervisor");
+                          std::filesystem::path dir = "/run/ganeti/kvm-hypervisor",
+                          std::filesystem::path ssconfDir = "/var/lib/ganeti");
     ~HmpGanetiKvm() override;
     HmpGanetiKvm(const HmpGanetiKvm&) = delete;
     HmpGanetiKvm& operator=(const HmpGanetiKvm&) = delete;
@@ -24,6 +25,7 @@ public:
     std::vector<std::string> instances() const override;
     Result<std::int32_t> pid(const std::string& instance) const override;
     Result<std::int64_t> pidfileWritten(const std::string& instance) const override;
+    Result<std::vector<std::string>> clusterInstances() const override;
     void balloonActual(const std::string& instance, Then<Bytes> then) override;
     void setBalloon(const std::string& instance, Bytes target, Done done) override;
 
@@ -33,6 +35,7 @@ private:
     std::filesystem::path socketOf(const std::string& instance) const;
     boost::asio::io_context& io_;
     std::filesystem::path dir_;
+    std::filesystem::path ssconfDir_;
     HmpMonitor monitor_;
     std::unique_ptr<Worker> worker_;
 };

@@ -123,6 +123,19 @@ TEST(CorePlacement, InstanceNames) {
     EXPECT_FALSE(validateInstanceName(std::string(256, 'a')));
 }
 
+TEST(CorePlacement, GanetisInstanceListIsSortedNamesOrAnError) {
+    auto l = parseInstanceList("web.example.test\ndb.example.test\r\n\ninst-3");
+    ASSERT_TRUE(l) << l.error().what;
+    EXPECT_EQ(*l, (std::vector<std::string>{"db.example.test", "inst-3", "web.example.test"}));
+    auto empty = parseInstanceList(""); // a cluster without instances
+    ASSERT_TRUE(empty);
+    EXPECT_TRUE(empty->empty());
+    // One bad line spoils the list: memqos forgets nothing on a foreign file.
+    auto bad = parseInstanceList("web.example.test\nnot a name\n");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().what.rfind("line 2: ", 0), 0U) << bad.error().what;
+}
+
 TEST(CorePlacement, VerdictNumbers) {
     PlacementInput in = host(5_GiB + 512_MiB, 256_MiB, 1.5);
     in.swapTotal = 2_GiB;
