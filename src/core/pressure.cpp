@@ -331,14 +331,15 @@ std::optional<std::uint64_t> fullTotal(const std::optional<CgroupSample>& cg) {
 
 // Moves the windows of the workloads and protected cgroups on (the class
 // windows move in classStallKills); windows of what the snapshot has no
-// pressure for are dropped. Returns whether a protected cgroup stalls
-// (hostHurt's second half).
-bool protectedStalls(const Snapshot& snapshot, const PressureConfig& config,
-                     const std::vector<ClassPolicy>& classes, PressureState& st) {
+// pressure for are dropped. Fills in the protected class or cgroup that
+// stalls most at or above the threshold (hostHurt's second half).
+void protectedStalls(const Snapshot& snapshot, const PressureConfig& config,
+                     const std::vector<ClassPolicy>& classes, PressureState& st,
+                     HostHurt& host) {
     if (!config.classStallFull) {
         st.workloadStall.clear();
         st.protectedStall.clear();
-        return false;
+        return;
     }
     const TimePoint now = snapshot.now;
     const double threshold = *config.classStallFull;
@@ -359,25 +360,28 @@ bool protectedStalls(const Snapshot& snapshot, const PressureConfig& config,
         }
     }
     st.workloadStall = std::move(workloads);
-    bool hurt = false;
     Windows prot;
+    const auto note = [&](const std::string& key, std::uint64_t total) {
+        const double share = move(st.protectedStall, prot, key, total);
+        if (share >= threshold && share > host.stallingShare) {
+            host.stalling = key;
+            host.stallingShare = share;
+        }
+    };
     for (const auto& c : snapshot.classes) {
         const ClassPolicy* cls = findClass(classes, c.name);
         if (cls != nullptr && !cls->killable) {
             if (const auto total = fullTotal(c.cgroup)) {
-                hurt = move(st.protectedStall, prot, "class:" + c.name, *total) >= threshold || hurt;
+                note("class:" + c.name, *total);
             }
         }
     }
     for (const auto& cg : snapshot.protectedCgroups) {
         if (cg.pressure && cg.pressure->full) {
-            hurt = move(st.protectedStall, prot, "cgroup:" + cg.path,
-                        cg.pressure->full->totalUsec) >= threshold ||
-                   hurt;
+            note("cgroup:" + cg.path, cg.pressure->full->totalUsec);
         }
     }
     st.protectedStall = std::move(prot);
-    return hurt;
 }
 
 // The "class stall" rule of pressure.hpp. `guards`: each memoryGuard
@@ -385,8 +389,8 @@ bool protectedStalls(const Snapshot& snapshot, const PressureConfig& config,
 void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
                      const std::vector<ClassPolicy>& classes,
                      const std::vector<const ClassPolicy*>& ordered, const Evaluation& ev,
-                     const std::map<std::string, Bytes>& guards, Bytes step, bool hostHurt,
-                     PressureState& st, Decisions& d) {
+                     const std::map<std::string, Bytes>& guards, Bytes step,
+                     const HostHurt& host, PressureState& st, Decisions& d) {
     const TimePoint now = snapshot.now;
     // Every window moves on first, whatever is killed below.
     struct AtCap {
@@ -419,7 +423,7 @@ void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
         st.stallSince.try_emplace(c->name, now);
         shares[c->name] = AtCap{share, sample->memoryCurrent, sample->memoryHigh.value_or(0)};
     }
-    if (!hostHurt) {
+    if (!host.hurt()) {
         return; // a hog held at its cap harms nobody but itself
     }
     for (const ClassPolicy* c : ordered) {
@@ -451,12 +455,20 @@ void classStallKills(const Snapshot& snapshot, const PressureConfig& config,
                              .threshold = *config.classStallFull,
                              .duration = elapsed(now, since),
                              .classUsage = at.usage,
-                             .classCap = at.cap};
+                             .classCap = at.cap,
+                             .host = host};
         k.numbers.emplace_back("class_full_stall_permyriad", psiPermyriad(at.share));
         k.numbers.emplace_back("class_stall_usec",
                                static_cast<std::uint64_t>(elapsed(now, since).count()));
         k.numbers.emplace_back("class_memory_current", at.usage);
         k.numbers.emplace_back("class_memory_high", at.cap);
+        if (host.memShort) {
+            k.numbers.emplace_back("host_mem_available", host.memShort->memAvailable);
+        }
+        if (!host.stalling.empty()) {
+            k.numbers.emplace_back("protected_full_stall_permyriad",
+                                   psiPermyriad(host.stallingShare));
+        }
         k.numbers.emplace_back("workload_full_stall_permyriad",
                                psiPermyriad(st.workloadStall.at(ranked.front().id).share));
         d.consideredVictims = ranked.size() > kConsideredVictims
@@ -671,12 +683,16 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
     // hostHurt (pressure.hpp): memory short by level 1's own measure, or a
     // protected cgroup stalls.
     const auto& t1 = config.levels[0];
-    const bool memShort = t1.memAvailableBelow && snapshot.system.mem.memTotal > 0 &&
-                          memAvailableBelow(snapshot.system.mem, *t1.memAvailableBelow,
-                                            kPermyriadOne)
-                              .first;
-    const bool hurt = protectedStalls(snapshot, config, classes, st) || memShort;
-    classStallKills(snapshot, config, classes, ordered, ev, guards, step, hurt, st, d);
+    const MemInfo& mem = snapshot.system.mem;
+    HostHurt host;
+    if (t1.memAvailableBelow && mem.memTotal > 0 &&
+        memAvailableBelow(mem, *t1.memAvailableBelow, kPermyriadOne).first) {
+        host.memShort = MemAvailableSignal{.memAvailable = mem.memAvailable,
+                                           .memTotal = mem.memTotal,
+                                           .threshold = *t1.memAvailableBelow};
+    }
+    protectedStalls(snapshot, config, classes, st, host);
+    classStallKills(snapshot, config, classes, ordered, ev, guards, step, host, st, d);
     // Never reclaim in a tick that kills: the reclaim would swap out pages of
     // the workload about to die, and delay the kill.
     const bool kills = std::any_of(d.actions.begin(), d.actions.end(), [](const Action& a) {

@@ -150,6 +150,27 @@ std::string describe(const core::CapClass& c) {
     return text;
 }
 
+namespace {
+
+// "MemAvailable 4.0% ≤ 5% (…)" and/or "protected class system stalled
+// 35.0% of the time".
+std::string hostHurtText(const core::HostHurt& h) {
+    std::string text;
+    if (h.memShort) {
+        text = memAvailableText(*h.memShort, true);
+    }
+    if (!h.stalling.empty()) {
+        const bool isClass = h.stalling.starts_with("class:");
+        const std::string name = h.stalling.substr(h.stalling.find(':') + 1);
+        text += (text.empty() ? "" : ", ") + std::string("protected ") +
+                (isClass ? "class " : "cgroup ") + name + " stalled " +
+                detail::percentText(h.stallingShare) + " of the time";
+    }
+    return text.empty() ? "no evidence recorded" : text;
+}
+
+} // namespace
+
 std::string describe(const core::KillWorkload& k) {
     const core::Candidate& v = k.victim;
     if (const auto* stall = std::get_if<core::StallKill>(&k.reason)) {
@@ -159,7 +180,8 @@ std::string describe(const core::KillWorkload& k) {
                detail::percentText(stall->share) + " of the time ≥ " +
                detail::percentText(stall->threshold) + " for " +
                detail::durationText(stall->duration) + "; usage " + formatBytes(v.usage) +
-               ", swap " + formatBytes(v.swapUsage);
+               ", swap " + formatBytes(v.swapUsage) + "; the host was hurt: " +
+               hostHurtText(stall->host);
     }
     const auto* ladder = std::get_if<core::LadderKill>(&k.reason);
     const core::LadderKill none{};

@@ -166,12 +166,25 @@ struct ShrinkBalloons {
 //   StallKill   its guarded class's full stall share was `share` percent of
 //               the time, ≥ `threshold`, for `duration`, at its cap: the
 //               class slice's memory.current `classUsage` against its
-//               memory.high `classCap` when the kill was decided
+//               memory.high `classCap` when the kill was decided; and the
+//               host was hurt (`host`: the evidence the rule demands)
 struct LadderKill {
     std::uint32_t level = 0;
     std::vector<PressureSignal> signals;
     Readings readings;
     friend bool operator==(const LadderKill&, const LadderKill&) = default;
+};
+// What showed that the host was hurt when the class-stall rule killed:
+// MemAvailable at or below level 1's threshold (`memShort`, with the
+// reading), and/or a protected class or cgroup whose own full stall share
+// was ≥ the rule's threshold (`stalling`: "class:NAME" or "cgroup:PATH",
+// the one that stalled most, with its share in percent).
+struct HostHurt {
+    std::optional<MemAvailableSignal> memShort;
+    std::string stalling;
+    double stallingShare = 0;
+    bool hurt() const { return memShort.has_value() || !stalling.empty(); }
+    friend bool operator==(const HostHurt&, const HostHurt&) = default;
 };
 struct StallKill {
     double share = 0;
@@ -179,6 +192,7 @@ struct StallKill {
     Usec duration{0};
     Bytes classUsage = 0;
     Bytes classCap = 0;
+    HostHurt host;
     friend bool operator==(const StallKill&, const StallKill&) = default;
 };
 using KillReason = std::variant<LadderKill, StallKill>;

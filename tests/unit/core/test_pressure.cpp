@@ -797,7 +797,10 @@ TEST(CorePressureGuard, StalledGuardedClassLosesTheWorkloadThatStalls) {
                                                        .threshold = 20,
                                                        .duration = std::chrono::seconds(1),
                                                        .classUsage = 2_GiB,
-                                                       .classCap = 2_GiB}}));
+                                                       .classCap = 2_GiB,
+                                                       .host = {.memShort = std::nullopt,
+                                                                .stalling = "class:system",
+                                                                .stallingShare = 50}}}));
             EXPECT_EQ(k->numbers.back(), (std::pair<std::string, std::uint64_t>{
                                              "workload_full_stall_permyriad", 5000}));
         }

@@ -3,6 +3,7 @@
 // PressureLevelChanged and WorkloadKilled signals and the kill history say
 // (the VM tests grep for parts of it). The numbers are those the core
 // decides in tests/unit/core/test_pressure.cpp's scenarios.
+#include "memqos/wording/bytes.hpp"
 #include "memqos/wording/pressure.hpp"
 
 #include <gtest/gtest.h>
@@ -178,10 +179,23 @@ TEST(WordingPressure, KillReasons) {
                          .threshold = 20,
                          .duration = std::chrono::milliseconds(10300),
                          .classUsage = 1536_MiB,
-                         .classCap = 1_GiB};
+                         .classCap = 1_GiB,
+                         .host = {.memShort = std::nullopt,
+                                  .stalling = "class:system",
+                                  .stallingShare = 35}};
     EXPECT_EQ(describe(k), "kill batch.service (class reclaimed): class reclaimed stalled at its "
                            "cap (memory.current 1.5 GiB of memory.high 1.0 GiB), full stall "
-                           "25.4% of the time ≥ 20% for 10.3s; usage 1.0 GiB, swap 100.0 MiB");
+                           "25.4% of the time ≥ 20% for 10.3s; usage 1.0 GiB, swap 100.0 MiB; "
+                           "the host was hurt: protected class system stalled 35% of the time");
+    std::get<StallKill>(k.reason).host = {
+        .memShort = MemAvailableSignal{.memAvailable = kTotal / 25, .memTotal = kTotal, .threshold = 500},
+        .stalling = "cgroup:system.slice/db.service",
+        .stallingShare = 21};
+    EXPECT_TRUE(describe(k).ends_with("; the host was hurt: MemAvailable 4% ≤ 5% (" +
+                                      formatBytes(kTotal / 25) + " of " + formatBytes(kTotal) +
+                                      "), protected cgroup system.slice/db.service stalled "
+                                      "21% of the time"))
+        << describe(k);
 }
 
 } // namespace
