@@ -72,14 +72,11 @@ Manager::Manager(config::Config config, ConfigReader reader, io::SystemdManager&
                           std::function<void(Status)> done) {
                        sendProperties(unit, props, urgent, std::move(done));
                    }),
-      dryRunForced_(dryRun), dryRun_(dryRun || config_.manager.dryRun) {
-    pickActuator();
-}
+      dryRunForced_(dryRun), dryRun_(dryRun || config_.manager.dryRun) {}
 
 void Manager::setActuators(Actuator* live, Actuator* dryRun) {
     live_ = live != nullptr ? live : &liveBuiltIn_;
     dry_ = dryRun != nullptr ? dryRun : &dryBuiltIn_;
-    pickActuator();
 }
 
 Bytes Manager::nodeReserved() const {
@@ -1781,8 +1778,7 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     auto notes = config::restartNeeded(config_, *next);
     config_ = config::withStartOnlyKeysOf(config_, std::move(*next));
     const bool wasDryRun = dryRun_;
-    dryRun_ = dryRunForced_ || config_.manager.dryRun;
-    pickActuator(); // the dry run's actuator, or the live one again
+    dryRun_ = dryRunForced_ || config_.manager.dryRun; // and with it actuator()
     if (dryRunForced_ && !config_.manager.dryRun) {
         notes.emplace_back("Manager.DryRun=no has no effect: memqosd was started with --dry-run, "
                            "which stays on until it restarts without it");
@@ -2171,7 +2167,7 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
                 if constexpr (std::is_same_v<T, core::SetAdmission>) {
                     // The state is the core's (admissionOpen); the actuator
                     // says whether it counts as an action taken.
-                    if (actuator_->admission(x.open, pressure_.level).kind ==
+                    if (actuator().admission(x.open, pressure_.level).kind ==
                         Outcome::Kind::Done) {
                         ++actionCounts_["admission"];
                         log::notice(x.open ? "Admission reopened: placements into killable "
@@ -2237,7 +2233,7 @@ bool Manager::reclaimClassOnWorker(const std::string& className, Bytes bytes) {
     if (!classReclaimBusy_.insert(className).second) {
         return false;
     }
-    actuator_->reclaim(ReclaimOrder{.what = ReclaimOrder::For::Class,
+    actuator().reclaim(ReclaimOrder{.what = ReclaimOrder::For::Class,
                                     .cgroup = io::classSlicePath(className),
                                     .bytes = bytes,
                                     .subject = className,
@@ -2332,7 +2328,7 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
             continue; // the last write is still under way
         }
         reclaimInFlight_.insert(step.workload);
-        actuator_->reclaim(ReclaimOrder{.what = ReclaimOrder::For::Proactive,
+        actuator().reclaim(ReclaimOrder{.what = ReclaimOrder::For::Proactive,
                                         .cgroup = step.cgroup,
                                         .bytes = step.bytes,
                                         .subject = step.workload,
@@ -2462,7 +2458,7 @@ void Manager::reclaimNow(const std::string& id, Bytes bytes, bool force, Reply<B
                     log::kMessagePressureAction);
         reply(o.freed);
     };
-    actuator_->reclaim(ReclaimOrder{.what = ReclaimOrder::For::Request,
+    actuator().reclaim(ReclaimOrder{.what = ReclaimOrder::For::Request,
                                     .cgroup = w->second.cgroupPath,
                                     .bytes = bytes,
                                     .subject = id,
@@ -2484,7 +2480,7 @@ void Manager::capClass(const core::CapClass& c) {
                    .why = why,
                    .reason = reason,
                    .prepare = [this, c, slice] { return prepareCap(c, slice); }};
-    actuator_->setCap(order, [this, c, slice, why, reason](const Outcome& o) {
+    actuator().setCap(order, [this, c, slice, why, reason](const Outcome& o) {
         switch (o.kind) {
         case Outcome::Kind::Done:
         case Outcome::Kind::Unchanged:
@@ -2616,7 +2612,7 @@ void Manager::giveBackCap(const std::string& className, std::function<void(bool)
         }
     }
     const Limit own = *props.memoryHigh;
-    actuator_->giveBackCap(
+    actuator().giveBackCap(
         CapGiveBack{.className = className, .slice = slice, .own = own},
         [this, className, slice, own, done](const Outcome& o) {
             capReturning_.erase(className);

@@ -664,15 +664,15 @@ private:
     io::CgroupFs cgroups_;
     io::ProcFs proc_;
     io::KernelKnobs knobs_;
-    // Pressure actions go through actuator_ (DESIGN §2.7): live_ acts,
-    // dry_ logs "Would …"; reload() swaps them when DryRun changes. A stop
+    // Pressure actions go through actuator() (DESIGN §2.7): live_ acts,
+    // dry_ logs "Would …"; which one follows dryRun_, so a reload that
+    // changes DryRun swaps them. A stop
     // of a reclaim write goes to live_ (only its writes can be under way).
     LiveActuator liveBuiltIn_;
     DryRunActuator dryBuiltIn_;
     Actuator* live_ = &liveBuiltIn_;
     Actuator* dry_ = &dryBuiltIn_;
-    Actuator* actuator_ = nullptr;
-    void pickActuator() { actuator_ = dryRun_ ? dry_ : live_; }
+    Actuator& actuator() const { return dryRun_ ? *dry_ : *live_; }
     std::map<std::string, core::WorkloadReclaim> reclaim_; // by workload id
     std::set<std::string> manualReclaimInFlight_;          // workload ids (Reclaim, not forced)
     std::set<std::string> reclaimInFlight_;                // workload ids

@@ -40,7 +40,7 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
     // A kill stops the pressure reclaim of the guarded classes (it would
     // swap out what is about to be freed).
     for (const auto& cls : classReclaimBusy_) {
-        actuator_->cancelReclaim(io::classSlicePath(cls));
+        actuator().cancelReclaim(io::classSlicePath(cls));
     }
     if (killsInFlight_.contains(k.victim.id)) {
         // tick() sets such a workload aside, so the core does not pick it.
@@ -56,7 +56,7 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
         const std::uint64_t seq = kill.seq;
         const KillOrder order = killOrder(kill);
         killsInFlight_[id] = std::move(kill);
-        actuator_->destroyDomain(order, [this, id, seq](const Outcome& o) {
+        actuator().destroyDomain(order, [this, id, seq](const Outcome& o) {
             auto f = killsInFlight_.find(id);
             if (o.kind == Outcome::Kind::Would) {
                 // Dry run (said so): nothing on its way; the cooldown is
@@ -96,7 +96,7 @@ void Manager::killWorkload(const core::KillWorkload& k, std::optional<TimePoint>
 
 Manager::CgroupKill Manager::killCgroup(const KillInFlight& kill, TimePoint now) {
     const std::string& id = kill.record.id;
-    const Outcome o = actuator_->killCgroup(killOrder(kill));
+    const Outcome o = actuator().killCgroup(killOrder(kill));
     switch (o.kind) {
     case Outcome::Kind::Would:
         return CgroupKill::Would;

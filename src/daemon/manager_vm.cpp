@@ -486,7 +486,7 @@ void Manager::moveBalloon(const std::string& id, Bytes target, const std::string
                              .from = from,
                              .target = target,
                              .why = why};
-    actuator_->moveBalloon(order, [this, id, from, target, why](const Outcome& o) {
+    actuator().moveBalloon(order, [this, id, from, target, why](const Outcome& o) {
         auto w = workloads_.find(id);
         if (w == workloads_.end() || !w->second.vm) {
             return;

@@ -59,7 +59,7 @@ void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t
     // The kernel, if it ever fires, takes a whole low-class workload rather
     // than one of its processes. Protected classes are left as they are.
     if (cls->killable) {
-        const Outcome w = actuator_->setOomGroup(OomGroupOrder{.workload = m.workload.id,
+        const Outcome w = actuator().setOomGroup(OomGroupOrder{.workload = m.workload.id,
                                                                .cgroup = m.cgroupPath,
                                                                .on = true,
                                                                .said = m.oomGroupNoted});
@@ -88,7 +88,7 @@ void Manager::keepOomPriority(ManagedWorkload& m, const std::vector<std::int32_t
                         .why = {},
                         .announce = m.oomScoreAdj != adj && !procs.empty(),
                         .prepare = [&] { return recordOomPriority(m, procs, adj, had); }};
-    const auto out = actuator_->setOomScoreAdj(order);
+    const auto out = actuator().setOomScoreAdj(order);
     if (out.kind == Outcome::Kind::Would) {
         if (order.announce) {
             m.oomScoreAdj = adj; // said for this value
@@ -274,7 +274,7 @@ void Manager::giveBackOom(const std::string& id, std::string_view why) {
         }
         return writes;
     };
-    const auto out = actuator_->giveBackOomScoreAdj(
+    const auto out = actuator().giveBackOomScoreAdj(
         OomScoreOrder{.workload = id,
                       .value = rec.written,
                       .processes = rec.processes.size(),
