@@ -271,7 +271,11 @@ int update(Daemon& d, const Plan& p, const Step& s) {
     if (!reply) {
         say(log::Level::Warning,
             "could not " + what + " after " + p.path + ": memqosd did not answer (" +
-                reply.error().what + "); memqosctl record-instance can mend it",
+                reply.error().what + "); " +
+                (s.kind == StepKind::Record
+                     ? "memqosctl record-instance can mend it"
+                     : "memqosctl forget-instance can mend it (after a removal memqosd "
+                       "also forgets it by itself once Ganeti no longer lists it)"),
             p);
         return kExitRefused;
     }
