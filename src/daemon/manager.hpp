@@ -696,6 +696,7 @@ private:
         std::filesystem::path(io::kRuntimeControlDir), std::filesystem::path(io::kTransientDir)}};
     std::string bootId_;
     std::set<std::string> learning_;  // units being looked up for originals_
+    bool reconcileDue_ = false;       // a learned unit waits for reconcile() (learnOriginal)
     // Slices whose own values were learned since memqos last sent them
     // something: a slice is learned again before every change memqos sends
     // (an administrator may have raised its protection meanwhile).

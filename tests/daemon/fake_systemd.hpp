@@ -65,6 +65,8 @@ public:
     // setUnitProperties of these units is answered only by releaseHeld().
     std::set<std::string> holdSet;
     std::vector<std::function<void()>> heldSets;
+    // getUnit of these units is answered only by releaseHeld() too.
+    std::set<std::string> holdGet;
     void releaseHeld() {
         for (auto& f : heldSets) {
             later(std::move(f));
@@ -96,6 +98,10 @@ public:
         io::UnitInfo info{unit, "not-found", "inactive", "", std::nullopt, false};
         if (auto it = units.find(unit); it != units.end()) {
             info = it->second;
+        }
+        if (holdGet.contains(unit)) {
+            heldSets.emplace_back([then, info] { then(info); });
+            return;
         }
         later([then, info] { then(info); });
     }
