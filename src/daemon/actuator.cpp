@@ -99,7 +99,7 @@ void LiveActuator::setCap(const CapOrder& order, OutcomeFn done) {
     // waits for 1000 of them comes too late).
     door_(order.slice, props, true, [done = std::move(done), sent = *high](Status st) {
         Outcome o = fromSystemd(st);
-        o.freed = sent;
+        o.memoryHigh = sent;
         done(std::move(o));
     });
 }

@@ -52,22 +52,26 @@ struct Outcome {
         Vanished,  // the cgroup, process, unit or domain is gone (no error)
     };
     Kind kind = Kind::Done;
-    // memory.reclaim: what the kernel freed; a cap: the MemoryHigh sent.
+    // memory.reclaim: what the kernel freed.
     Bytes freed = 0;
     // memory.reclaim: the kernel found less than asked (EAGAIN), or a cancel
     // stopped the write after a chunk.
     bool partial = false;
     std::string error; // Failed, and Vanished when a caller logs why
+    // A cap: the MemoryHigh sent (the prepare hook may have chosen it).
+    Bytes memoryHigh = 0;
 
     static Outcome done(Bytes freed = 0, bool partial = false) {
-        return Outcome{Kind::Done, freed, partial, {}};
+        return Outcome{Kind::Done, freed, partial, {}, 0};
     }
-    static Outcome unchanged() { return Outcome{Kind::Unchanged, 0, false, {}}; }
-    static Outcome would() { return Outcome{Kind::Would, 0, false, {}}; }
-    static Outcome deferred() { return Outcome{Kind::Deferred, 0, false, {}}; }
-    static Outcome failed(std::string why) { return Outcome{Kind::Failed, 0, false, std::move(why)}; }
+    static Outcome unchanged() { return Outcome{Kind::Unchanged, 0, false, {}, 0}; }
+    static Outcome would() { return Outcome{Kind::Would, 0, false, {}, 0}; }
+    static Outcome deferred() { return Outcome{Kind::Deferred, 0, false, {}, 0}; }
+    static Outcome failed(std::string why) {
+        return Outcome{Kind::Failed, 0, false, std::move(why), 0};
+    }
     static Outcome vanished(std::string why = {}) {
-        return Outcome{Kind::Vanished, 0, false, std::move(why)};
+        return Outcome{Kind::Vanished, 0, false, std::move(why), 0};
     }
     bool ok() const { return kind == Kind::Done || kind == Kind::Unchanged; }
 };

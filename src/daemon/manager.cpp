@@ -2499,7 +2499,7 @@ void Manager::capClass(const core::CapClass& c) {
         case Outcome::Kind::Unchanged:
             ++actionCounts_["cap"];
             log::notice("Set MemoryHigh of {UNIT} to {MEMORY_HIGH} ({WHY}): {REASON}", "UNIT",
-                        slice, "MEMORY_HIGH", o.freed, "WHY", why, "REASON", reason, "CLASS",
+                        slice, "MEMORY_HIGH", o.memoryHigh, "WHY", why, "REASON", reason, "CLASS",
                         c.className, "MESSAGE_ID", log::kMessagePressureAction);
             return;
         case Outcome::Kind::Failed:

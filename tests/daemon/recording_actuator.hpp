@@ -60,7 +60,9 @@ public:
             inner_->setCap(o, answer(i, std::move(done)));
             return;
         }
-        answer(i, std::move(done))(Outcome::done(o.memoryHigh));
+        Outcome sent = Outcome::done();
+        sent.memoryHigh = o.memoryHigh;
+        answer(i, std::move(done))(sent);
     }
     void giveBackCap(const daemon::CapGiveBack& o, daemon::OutcomeFn done) override {
         const auto i = open("cap-give-back", o.className, 0);
