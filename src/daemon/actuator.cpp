@@ -63,8 +63,8 @@ std::string vmNameOf(const std::string& workload) {
 
 // --- LiveActuator ---
 
-LiveActuator::LiveActuator(io::KernelKnobs knobs, io::CgroupFs cgroups, PropertyDoor door)
-    : knobs_(std::move(knobs)), cgroups_(std::move(cgroups)), door_(std::move(door)) {}
+LiveActuator::LiveActuator(io::KernelKnobs knobs, const io::CgroupFs& cgroups, PropertyDoor door)
+    : knobs_(std::move(knobs)), cgroups_(cgroups), door_(std::move(door)) {}
 
 void LiveActuator::reclaim(const ReclaimOrder& order, OutcomeFn done) {
     if (order.what == ReclaimOrder::For::Proactive) {

@@ -196,7 +196,7 @@ using PropertyDoor = std::function<void(const std::string& unit, const io::Memor
 // Does it, through the io objects the Manager owns.
 class LiveActuator final : public Actuator {
 public:
-    LiveActuator(io::KernelKnobs knobs, io::CgroupFs cgroups, PropertyDoor door);
+    LiveActuator(io::KernelKnobs knobs, const io::CgroupFs& cgroups, PropertyDoor door);
     // nullptr: memory.reclaim is written within the call (tests).
     void setReclaimRunner(io::ReclaimRunner* runner) { runner_ = runner; }
     void setHypervisor(io::Hypervisor* hypervisor) { hypervisor_ = hypervisor; }
@@ -217,7 +217,7 @@ public:
 private:
     OomScoreOutcome writeAll(const OomScoreOrder& order) const;
     io::KernelKnobs knobs_;
-    io::CgroupFs cgroups_;
+    const io::CgroupFs& cgroups_; // the Manager's: its kept descriptors, not a copy of them
     PropertyDoor door_;
     io::ReclaimRunner* runner_ = nullptr;
     io::Hypervisor* hypervisor_ = nullptr;
