@@ -300,7 +300,6 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
         return invalid("the iallocator input has no nodes object");
     }
     Transformed out;
-    const TagPolicy none;
     for (auto& [name, node] : nodes->items()) {
         const std::string where = "node " + bounded(name);
         if (!node.is_object()) {
