@@ -85,20 +85,29 @@ bool flag(const Json& object, std::string_view key, bool fallback) {
     return v != nullptr && v->is_boolean() ? v->get<bool>() : fallback;
 }
 
-// hail's Instance.usesMemory for an instance of the input: admin_state
-// "down" or "offline" and forthcoming instances use none; any other or no
-// admin_state counts as up (IAlloc.hs parseBaseInstance).
-bool usesMemory(const Json& instance) {
+// hail's view of an instance's memory (IAlloc.hs parseBaseInstance,
+// Instance.usesMemory): a forthcoming one and one whose admin_state is
+// "down" or "offline" use none; any other or no admin_state counts as up.
+enum class InstanceUse { Up, Down, Forthcoming };
+InstanceUse instanceUse(const Json& instance) {
     if (flag(instance, "forthcoming", false)) {
-        return false;
+        return InstanceUse::Forthcoming;
     }
     const auto* state = member(instance, "admin_state");
     if (state != nullptr && state->is_string()) {
         const auto& s = state->get_ref<const std::string&>();
-        return s != "down" && s != "offline";
+        if (s == "down" || s == "offline") {
+            return InstanceUse::Down;
+        }
     }
-    return true;
+    return InstanceUse::Up;
 }
+
+// Per primary node: hail's iMem (up) and the memory of its down instances.
+struct NodeInstances {
+    std::uint64_t upMib = 0;
+    std::uint64_t downMib = 0;
+};
 
 std::uint64_t ceilMib(Bytes bytes) { return bytes / kMiB + (bytes % kMiB != 0 ? 1 : 0); }
 
@@ -273,8 +282,7 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
     if (instances == nullptr || !instances->is_object()) {
         return invalid("the iallocator input has no instances object");
     }
-    // hail's iMem per primary node.
-    std::map<std::string, std::uint64_t, std::less<>> instanceMemory;
+    std::map<std::string, NodeInstances, std::less<>> instanceMemory;
     for (const auto& [name, instance] : instances->items()) {
         const std::string where = "instance " + bounded(name);
         if (!instance.is_object()) {
@@ -289,9 +297,12 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
         if (!memory) {
             return memory.error();
         }
-        if (usesMemory(instance)) {
-            auto& sum = instanceMemory[nodes->front().get<std::string>()];
-            sum += *memory; // at most 2^32 per instance: no overflow in practice
+        // At most 2^32 per instance: no overflow in practice.
+        const auto use = instanceUse(instance);
+        if (use == InstanceUse::Up) {
+            instanceMemory[nodes->front().get<std::string>()].upMib += *memory;
+        } else if (use == InstanceUse::Down) {
+            instanceMemory[nodes->front().get<std::string>()].downMib += *memory;
         }
     }
 
@@ -358,10 +369,14 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
         const std::uint64_t capacity = available * policy->ratioMicro / kMicro;
         const std::uint64_t room = available == 0 ? 0 : capacity + 1;
         const auto it = instanceMemory.find(name);
-        const std::uint64_t used = it == instanceMemory.end() ? 0 : it->second;
+        const NodeInstances on = it == instanceMemory.end() ? NodeInstances{} : it->second;
+        const std::uint64_t used = on.upMib;
 
         node["total_memory"] = hailNodeMemory + room;
-        node["free_memory"] = room > used ? room - used : 0;
+        // hail's strict pass also keeps the memory of the node's down
+        // instances free (fMemForth: free_memory minus them); memqos counts
+        // up instances only, so it is added back.
+        node["free_memory"] = room + on.downMib > used ? room + on.downMib - used : 0;
         out.changes.push_back(NodeChange{.node = name,
                                          .ratioMicro = policy->ratioMicro,
                                          .memNodeMib = memNode,

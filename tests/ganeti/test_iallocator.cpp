@@ -70,12 +70,15 @@ Json transformed(const Json& input, const HailOptions& options = {}) {
 
 const Json& node(const Json& j, const char* name) { return j["nodes"][name]; }
 
-// What hail computes as the node's free memory (Node.unallocatedMem) with
-// nMem = its static KVM node memory.
-std::int64_t hailFree(const Json& n, std::int64_t nMem, std::int64_t iMem) {
+// What hail computes as the node's free memory with nMem = its static KVM
+// node memory: the smaller of Node.unallocatedMem and, for its strict pass,
+// fMemForth (free_memory minus the down instances' memory).
+std::int64_t hailFree(const Json& n, std::int64_t nMem, std::int64_t iMem,
+                      std::int64_t downMem = 0) {
     const auto recorded = n["total_memory"].get<std::int64_t>() - nMem - iMem;
     const auto missing = recorded - n["free_memory"].get<std::int64_t>();
-    return recorded - std::max<std::int64_t>(0, missing);
+    const auto unallocated = recorded - std::max<std::int64_t>(0, missing);
+    return std::min(unallocated, n["free_memory"].get<std::int64_t>() - downMem);
 }
 
 TEST(IAllocator, RatioOnTwoNodes) {
@@ -84,9 +87,10 @@ TEST(IAllocator, RatioOnTwoNodes) {
     const auto out = transformed(in);
     // node1: available 8192 − 1024 = 7168, capacity 10752; hail's nMem 4096.
     EXPECT_EQ(node(out, "node1.example.test")["total_memory"], 4096 + 10752 + 1);
-    EXPECT_EQ(node(out, "node1.example.test")["free_memory"], 10752 + 1 - 2048);
+    // inst2 (down, 1024) is added back: hail's strict pass would keep it.
+    EXPECT_EQ(node(out, "node1.example.test")["free_memory"], 10752 + 1 - 2048 + 1024);
     EXPECT_EQ(node(out, "node1.example.test")["reserved_memory"], 1200);
-    EXPECT_EQ(hailFree(node(out, "node1.example.test"), 4096, 2048), 10752 + 1 - 2048);
+    EXPECT_EQ(hailFree(node(out, "node1.example.test"), 4096, 2048, 1024), 10752 + 1 - 2048);
     // node2: available 3072, capacity 4608, no instance.
     EXPECT_EQ(node(out, "node2.example.test")["total_memory"], 4096 + 4608 + 1);
     EXPECT_EQ(hailFree(node(out, "node2.example.test"), 4096, 0), 4608 + 1);
@@ -105,7 +109,7 @@ TEST(IAllocator, ExactlyAtCapacityFitsOneMoreDoesNot) {
     const auto out = transformed(in);
     // node1: capacity 7168, instances 2048: 5120 MiB fit (hail: free after
     // the placement 1 > 0), 5121 do not (0).
-    const auto free = hailFree(node(out, "node1.example.test"), 4096, 2048);
+    const auto free = hailFree(node(out, "node1.example.test"), 4096, 2048, 1024);
     EXPECT_GT(free - 5120, 0);
     EXPECT_LE(free - 5121, 0);
 }
@@ -170,7 +174,7 @@ TEST(IAllocator, OfflineNodeAndNoAvailableMemory) {
     EXPECT_EQ(out["nodes"]["node2.example.test"], off);
     // node1: mem_node 8192 ≥ total: nothing fits, not even 1 MiB.
     EXPECT_EQ(node(out, "node1.example.test")["total_memory"], 4096);
-    EXPECT_LE(hailFree(node(out, "node1.example.test"), 4096, 2048) - 1, 0);
+    EXPECT_LE(hailFree(node(out, "node1.example.test"), 4096, 2048, 1024) - 1, 0);
 }
 
 TEST(IAllocator, TagPolicyGrammar) {

@@ -21,22 +21,30 @@
 // replaces it when > 0), iMem = Σ memory of the primary instances that use
 // memory (admin_state up, or absent), fMem = free_memory; it places while
 //   min(tMem − nMem − iMem, fMem) − instance > 0
-// (and, in its strict pass, above the memory its N+1 failover check keeps).
+// and, in its strict pass (the default for allocations), also while
+//   fMem − Σ memory of the node's down and forthcoming instances − instance > 0
+// (fMemForth: room for the down instances to start again) and while the
+// node keeps the memory its N+1 check wants for DRBD secondaries' failover.
+// By default (no --no-capacity-checks) it also refuses an allocation after
+// which some node of the group could not be evacuated onto the others
+// (GlobalN1.hs, "FailN1").
 //
 // The rewrite: for a node under a memqos policy (see below),
 //   available = total_memory − mem_node           (MiB, 0 when negative)
 //   capacity  = floor(ratio × available)
 //   total_memory'  = nMem + capacity + 1  (nMem: what hail will use)
-//   free_memory'   = max(0, capacity + 1 − iMem)
+//   free_memory'   = max(0, capacity + 1 − iMem + Σ memory of down instances)
 //   reserved_memory unchanged
-// so hail's free memory is capacity + 1 − iMem, and it places an instance of
-// m MiB exactly when iMem + m ≤ capacity: core::checkPlacement's "not hard"
-// (the +1 turns hail's "> 0" into memqos's "≤"). hail's N+1 check then
-// keeps room for the failover of the node's DRBD secondaries inside that
-// capacity, which is the model's soft line. available 0 gets no +1: nothing
-// fits (checkPlacement: always hard). free_memory' drops Ganeti's measured
-// free memory on purpose: under overcommit the ratio decides, not what is
-// free right now. Per-instance overhead (memqosd's VMOverhead) is not added.
+// so hail's free memory is capacity + 1 − iMem in both checks, and it places
+// an instance of m MiB exactly when iMem + m ≤ capacity: core::checkPlacement's
+// "not hard" (the +1 turns hail's "> 0" into memqos's "≤"; down instances do
+// not count, as in memqosd's record, where a stopped instance is checked when
+// it starts). Forthcoming instances stay reserved. hail's N+1 checks stay as
+// they are, on these figures: they are the model's soft line (failover room),
+// stricter than memqos's soft (allowed). available 0 gets no +1: nothing fits
+// (checkPlacement: always hard). free_memory' drops Ganeti's measured free
+// memory on purpose: under overcommit the ratio decides, not what is free
+// right now. Per-instance overhead (memqosd's VMOverhead) is not added.
 //
 // Policy, from Ganeti tags (the first level that has the tag wins: node,
 // then its node group, then the cluster):
@@ -91,7 +99,7 @@ struct NodeChange {
     std::uint64_t ratioMicro = 0;
     std::uint64_t memNodeMib = 0;
     std::uint64_t capacityMib = 0;
-    std::uint64_t instancesMib = 0; // hail's iMem
+    std::uint64_t instancesMib = 0; // hail's iMem: the up instances
     friend bool operator==(const NodeChange&, const NodeChange&) = default;
 };
 
