@@ -3,8 +3,9 @@
 # The iallocator memqos (/usr/lib/ganeti/iallocators/memqos) on the two-node
 # bed: with the cluster tagged memqos:memory-ratio:1.5, an instance bigger
 # than what hail sees free on either node is refused by `-I hail` and placed
-# by `-I memqos`, on the only node whose capacity takes it; an instance over
-# the capacity of every node is refused by `-I memqos` and not created.
+# by `-I memqos`, on node1 (the emptier node, which hail's score prefers); an
+# instance over the capacity of every node is refused by `-I memqos` and not
+# created; so is any instance while a memqos tag is malformed.
 #
 # DRAFT: written without being run (not yet run on the bed).
 #
@@ -14,9 +15,12 @@
 # whatever the iallocator said, so an overcommitted instance can be placed
 # but not started on a node without that much free memory.
 #
-# Numbers (MiB, from gnt-node list): mem_node is 512M for the cluster and
-# 1280M for node2 (a node tag), so node1's capacity 1.5 × (mtotal − 512) is
-# the larger; hail itself sees min(mtotal − mnode − instances, mfree).
+# hail's capacity check (global N+1, on by default) must hold as well: after
+# the placement each node's instances must fit on the other node. So both
+# nodes have mem_node 512M, node2 runs a small instance (inst6, 128M, so
+# node1 is the emptier), and the big instance fits the memory left on either
+# node. Numbers (MiB) from gnt-node list; hail itself sees
+# min(mtotal − mnode − up instances, mfree − down instances).
 set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
 
@@ -25,16 +29,17 @@ conf=/etc/memqos/memqosd.conf.d/90-iallocator-test.conf
 t0=$SECONDS
 ganeti_pair_up
 
-# finish: the tags and test configs go, whatever happened.
+# finish: the instances, tags and test configs go, whatever happened.
 # shellcheck disable=SC2317  # the EXIT trap
 finish() {
     local rc=$?
-    gnt-instance remove -f inst7.example.test >/dev/null 2>&1 || true
-    gnt-instance remove -f inst8.example.test >/dev/null 2>&1 || true
+    local i
+    for i in inst6 inst7 inst8; do gnt-instance remove -f "$i.example.test" >/dev/null 2>&1 || true; done
     gnt-cluster remove-tags memqos:memory-ratio:1.5 memqos:mem-node:512M >/dev/null 2>&1 || true
-    gnt-node remove-tags "$GANETI_NODE2" memqos:mem-node:1280M >/dev/null 2>&1 || true
+    gnt-cluster remove-tags memqos:memory-ratio:lots >/dev/null 2>&1 || true
     rm -f "$conf"
-    on2 "rm -f $conf" || true
+    memqosctl reload >/dev/null 2>&1 || true
+    on2 "rm -f $conf; memqosctl reload >/dev/null" || true
     ((rc == 0)) || _gnt_node2_journal
 }
 trap finish EXIT
@@ -42,34 +47,35 @@ trap finish EXIT
 [[ -L /usr/lib/ganeti/iallocators/memqos && -x /usr/lib/ganeti/iallocators/hail ]] ||
     gnt_fail "no /usr/lib/ganeti/iallocators/memqos (symlink) or hail: $(ls -l /usr/lib/ganeti/iallocators)"
 
-# The nodes' memqosd agree with the tags (their hooks check starts, not these
-# --no-start adds, but keep one model on the bed).
+# The nodes' memqosd agree with the tags (their hooks check inst6's start).
 printf '[Overcommit]\nMemoryRatio=1.5\nNodeReserved=512M\n' >"$conf"
 memqosctl reload >/dev/null || gnt_fail "node1 refused the test config"
-on2 "mkdir -p ${conf%/*} && printf '[Overcommit]\nMemoryRatio=1.5\nNodeReserved=1280M\n' >$conf && memqosctl reload >/dev/null" ||
+on2 "mkdir -p ${conf%/*} && cat >$conf && memqosctl reload >/dev/null" <"$conf" ||
     gnt_fail "node2 refused the test config"
-
 gnt-cluster add-tags memqos:memory-ratio:1.5 memqos:mem-node:512M || gnt_fail "cannot tag the cluster"
-gnt-node add-tags "$GANETI_NODE2" memqos:mem-node:1280M || gnt_fail "cannot tag node2"
+GANETI_ADD_NODE=$GANETI_NODE2 ganeti_add inst6 128M 128M >/dev/null ||
+    gnt_fail "add inst6 on node2 failed: $GANETI_OUT"
 
-# figures NODE: "mtotal mnode mfree up-instances" in MiB.
+# figures NODE: "mtotal mnode mfree up down" in MiB (up/down: maxmem of the
+# node's primary instances by admin state).
 figures() {
-    local used
-    used=$(gnt-instance list --no-headers --units=m -o pnode,be/maxmem,admin_state |
-        awk -v n="$1" '$1 == n && $3 == "up" { s += $2 } END { print s + 0 }')
-    echo "$(gnt-node list --no-headers --units=m -o mtotal,mnode,mfree "$1") $used"
+    local inst
+    inst=$(gnt-instance list --no-headers --units=m -o pnode,be/maxmem,admin_state |
+        awk -v n="$1" '$1 == n { if ($3 == "up") u += $2; else d += $2 } END { print u + 0, d + 0 }')
+    echo "$(gnt-node list --no-headers --units=m -o mtotal,mnode,mfree "$1") $inst"
 }
-read -r t1 n1 f1 u1 <<<"$(figures "$GANETI_NODE")"
-read -r t2 n2 f2 u2 <<<"$(figures "$GANETI_NODE2")"
-hail1=$((t1 - n1 - u1 < f1 ? t1 - n1 - u1 : f1))
-hail2=$((t2 - n2 - u2 < f2 ? t2 - n2 - u2 : f2))
-cap1=$(((t1 - 512) * 3 / 2 - u1))
-cap2=$(((t2 - 1280) * 3 / 2 - u2))
-echo "node1: total $t1, node $n1, free $f1, up $u1: hail sees $hail1, memqos $cap1 left"
-echo "node2: total $t2, node $n2, free $f2, up $u2: hail sees $hail2, memqos $cap2 left"
+read -r t1 n1 f1 u1 d1 <<<"$(figures "$GANETI_NODE")"
+read -r t2 n2 f2 u2 d2 <<<"$(figures "$GANETI_NODE2")"
+min() { echo $(($1 < $2 ? $1 : $2)); }
+hail1=$(min $((t1 - n1 - u1)) $((f1 - d1)))
+hail2=$(min $((t2 - n2 - u2)) $((f2 - d2)))
+left1=$(((t1 - 512) * 3 / 2 - u1))
+left2=$(((t2 - 512) * 3 / 2 - u2))
+echo "node1: total $t1, node $n1, free $f1, up $u1, down $d1: hail sees $hail1, memqos leaves $left1"
+echo "node2: total $t2, node $n2, free $f2, up $u2, down $d2: hail sees $hail2, memqos leaves $left2"
 big=$(((hail1 > hail2 ? hail1 : hail2) + 64))
-((big <= cap1 && big > cap2)) ||
-    gnt_fail "the bed's figures leave no size that only memqos places, on node1 only (big $big)"
+((big <= left1 - 128 && big <= left2)) ||
+    gnt_fail "the bed's figures leave no size that only memqos places and that keeps hail's N+1 (big $big)"
 
 add() { # add ALLOCATOR NAME MAXMEM
     gnt-instance add -t diskless -o noop --no-ip-check --no-start -I "$1" \
@@ -85,10 +91,10 @@ ok "-I hail refuses ${big}M (it sees $hail1 and $hail2 MiB free): $(tail -n 1 <<
 out=$(add memqos inst7 "$big") || gnt_fail "-I memqos did not place ${big}M: $out"
 pnode=$(gnt-instance list --no-headers -o pnode inst7.example.test)
 [[ $pnode == "$GANETI_NODE" ]] || gnt_fail "-I memqos placed inst7 on $pnode, expected $GANETI_NODE"
-ok "-I memqos places ${big}M on node1 (capacity left $cap1; node2 $cap2)"
+ok "-I memqos places ${big}M on node1 (memqos leaves $left1 there, $left2 on node2)"
 
 # --- over the capacity of every node: refused, nothing created -----------------
-huge=$(((cap1 > cap2 ? cap1 : cap2) + 64))
+huge=$(((left1 > left2 ? left1 : left2) + 64))
 out=$(add memqos inst8 "$huge") && gnt_fail "-I memqos placed ${huge}M: $out"
 grep -q "Request failed" <<<"$out" || gnt_fail "-I memqos failed, but not as hail's refusal: $out"
 exists inst8.example.test && gnt_fail "-I memqos refused but inst8 exists"
@@ -96,7 +102,7 @@ ok "-I memqos refuses ${huge}M on every node: $(tail -n 1 <<<"$out")"
 
 # --- a malformed tag: a clear error, nothing created ---------------------------
 gnt-cluster add-tags memqos:memory-ratio:lots || gnt_fail "cannot add the malformed tag"
-out=$(add memqos inst8 64) && gnt_fail "-I memqos ran with a malformed tag: $out"
+out=$(add memqos inst8 128) && gnt_fail "-I memqos ran with a malformed tag: $out"
 gnt-cluster remove-tags memqos:memory-ratio:lots || true
 grep -q "memqos: cluster: tag memqos:memory-ratio:lots" <<<"$out" ||
     gnt_fail "the error does not name the malformed tag: $out"
