@@ -20,6 +20,7 @@ constexpr std::uint64_t kMicro = 1'000'000;
 // Memory figures above this (4 PiB in MiB) are refused: with a ratio of at
 // most 100 (10^8 millionths) the products stay far below 2^63.
 constexpr std::uint64_t kMaxMib = std::uint64_t{1} << 32;
+constexpr int kMaxDepth = 64;
 
 // The request types of Ganeti 3.0.2 (VALID_IALLOCATOR_MODES).
 constexpr std::array<std::string_view, 6> kRequestTypes = {
@@ -214,9 +215,20 @@ Result<HailOptions> hailOptionsFromArgs(const std::vector<std::string>& args) {
 }
 
 Result<Transformed> transformForHail(std::string_view inputJson, const HailOptions& options) {
-    Json input = Json::parse(inputJson.begin(), inputJson.end(), nullptr, false);
+    // The parser and the destructor do not recurse, but dump() does: a
+    // deeper input is refused (Ganeti's nests about 6 levels).
+    int depth = 0;
+    const Json::parser_callback_t deepest = [&depth](int d, Json::parse_event_t, Json&) {
+        depth = d > depth ? d : depth;
+        return true;
+    };
+    Json input = Json::parse(inputJson.begin(), inputJson.end(), deepest, false);
     if (input.is_discarded()) {
         return invalid("the iallocator input is not JSON");
+    }
+    if (depth > kMaxDepth) {
+        return invalid("the iallocator input is nested deeper than " + std::to_string(kMaxDepth) +
+                       " levels");
     }
     if (!input.is_object()) {
         return invalid("the iallocator input is not a JSON object");

@@ -254,6 +254,13 @@ TEST(IAllocator, MalformedInputIsAnErrorNeverAnException) {
     inputs.push_back(mutate([](Json& j) { j["instances"]["inst1.example.test"]["nodes"] = {}; }));
     inputs.push_back(mutate([](Json& j) { j["instances"]["inst1.example.test"].erase("memory"); }));
     inputs.push_back(mutate([](Json& j) { j["instances"]["inst1.example.test"]["memory"] = -5; }));
+    inputs.push_back(mutate([](Json& j) {
+        Json deep = Json::array();
+        for (int i = 0; i < 100; ++i) {
+            deep = Json::array({deep});
+        }
+        j["request"]["extra"] = deep;
+    }));
     for (const auto& text : inputs) {
         Result<Transformed> r = invalid("not run");
         EXPECT_NO_THROW(r = transformForHail(text)) << text;
