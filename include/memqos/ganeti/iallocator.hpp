@@ -111,7 +111,8 @@ struct Transformed {
 // The iallocator input rewritten for hail (above). Errors (not JSON, not an
 // object, a missing or ill-typed key that this rewrite or hail needs, an
 // unknown request type, a malformed tag, a memory figure that is negative
-// or above 2^32 MiB) say what and where. Never throws.
+// or above 2^32 MiB, nesting deeper than 64 levels) say what and where.
+// Never throws.
 Result<Transformed> transformForHail(std::string_view inputJson, const HailOptions& options = {});
 
 // Ganeti's answer for a failed iallocator run:
