@@ -4,12 +4,11 @@
 #include "memqos/config/values.hpp"
 #include "memqos/core/types.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 
 namespace memqos::ganeti {
 namespace {
@@ -23,8 +22,9 @@ constexpr std::uint64_t kMaxMib = std::uint64_t{1} << 32;
 constexpr int kMaxDepth = 64;
 
 // The request types of Ganeti 3.0.2 (VALID_IALLOCATOR_MODES).
-constexpr std::array<std::string_view, 6> kRequestTypes = {
-    "allocate", "allocate-secondary", "change-group", "multi-allocate", "node-evacuate", "relocate"};
+constexpr std::array<std::string_view, 6> kRequestTypes = {"allocate",      "allocate-secondary",
+                                                           "change-group",  "multi-allocate",
+                                                           "node-evacuate", "relocate"};
 
 // A text from the input as shown in an error: at most 80 bytes.
 std::string bounded(std::string_view text) {
@@ -110,7 +110,9 @@ struct NodeInstances {
     std::uint64_t downMib = 0;
 };
 
-std::uint64_t ceilMib(Bytes bytes) { return bytes / kMiB + (bytes % kMiB != 0 ? 1 : 0); }
+std::uint64_t ceilMib(Bytes bytes) {
+    return bytes / kMiB + (bytes % kMiB != 0 ? 1 : 0);
+}
 
 // The resolved policy of one node, or none when no level has a memqos tag.
 struct NodePolicy {
@@ -163,8 +165,7 @@ Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::stri
             }
             const auto mib = ceilMib(*size);
             if (mib > kMaxMib) {
-                return invalid(std::string(where) + ": tag " + bounded(t) +
-                               ": more than 2^32 MiB");
+                return invalid(std::string(where) + ": tag " + bounded(t) + ": more than 2^32 MiB");
             }
             if (policy.memNodeMib && *policy.memNodeMib != mib) {
                 return invalid(std::string(where) + ": tags " + bounded(memNodeTag) + " and " +
@@ -363,8 +364,7 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
         if (!total) {
             return total.error();
         }
-        auto reserved =
-            mebibytes(member(node, "reserved_memory"), where + ": reserved_memory");
+        auto reserved = mebibytes(member(node, "reserved_memory"), where + ": reserved_memory");
         if (!reserved) {
             return reserved.error();
         }

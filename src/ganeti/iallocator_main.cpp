@@ -89,8 +89,9 @@ int run(int argc, char** argv) {
     const char* env = std::getenv("MEMQOS_HAIL"); // tests: a stand-in for hail
     const std::string hail = env != nullptr && *env != '\0' ? env : MEMQOS_HAIL;
     if (::access(hail.c_str(), X_OK) != 0) {
-        return fail("Ganeti's allocator hail (" + hail + ") cannot be run: " +
-                    std::strerror(errno) + "; memqos needs it (Debian: packages ganeti and ganeti-htools-3.0)");
+        return fail("Ganeti's allocator hail (" + hail +
+                    ") cannot be run: " + std::strerror(errno) +
+                    "; memqos needs it (Debian: packages ganeti and ganeti-htools-3.0)");
     }
 
     const char* tmpdir = std::getenv("TMPDIR");
@@ -108,7 +109,7 @@ int run(int argc, char** argv) {
     }
 
     std::vector<char*> args;
-    args.push_back(const_cast<char*>(hail.c_str()));  // NOLINT: execv's signature
+    args.push_back(const_cast<char*>(hail.c_str())); // NOLINT: execv's signature
     args.push_back(path.data());
     for (const auto& a : hailArgs) {
         args.push_back(const_cast<char*>(a.c_str())); // NOLINT
@@ -146,4 +147,6 @@ int run(int argc, char** argv) {
 } // namespace
 } // namespace memqos::ganeti
 
-int main(int argc, char** argv) { return memqos::ganeti::run(argc, argv); }
+int main(int argc, char** argv) {
+    return memqos::ganeti::run(argc, argv);
+}

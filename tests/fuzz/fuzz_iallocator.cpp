@@ -4,14 +4,14 @@
 // non-empty; a result is JSON again with whole MiB figures for the nodes it
 // rewrote, and transforming it once more rewrites the same nodes.
 
-#include "fuzz_check.hpp"
 #include "memqos/ganeti/iallocator.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string_view>
+
+#include "fuzz_check.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using memqos::fuzz::check;

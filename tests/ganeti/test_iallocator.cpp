@@ -6,8 +6,8 @@
 #include "memqos/ganeti/iallocator.hpp"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace memqos::ganeti {
@@ -68,7 +68,9 @@ Json transformed(const Json& input, const HailOptions& options = {}) {
     return Json::parse(t->json);
 }
 
-const Json& node(const Json& j, const char* name) { return j["nodes"][name]; }
+const Json& node(const Json& j, const char* name) {
+    return j["nodes"][name];
+}
 
 // What hail computes as the node's free memory with nMem = its static KVM
 // node memory: the smaller of Node.unallocatedMem and, for its strict pass,
@@ -187,10 +189,11 @@ TEST(IAllocator, TagPolicyGrammar) {
     ASSERT_TRUE(p.ok());
     EXPECT_EQ(p->memNodeMib, 1U);
     EXPECT_EQ(parseTagPolicy({}, "cluster").value(), TagPolicy{});
-    for (const auto* bad : {"memqos:memory-ratio:", "memqos:memory-ratio", "memqos:memory-ratio:0.5",
-                            "memqos:memory-ratio:abc", "memqos:memory-ratio:101",
-                            "memqos:mem-node:", "memqos:mem-node", "memqos:mem-node:10%",
-                            "memqos:mem-node:max", "memqos:mem-node:-1G", "memqos:mem-node:1Q"}) {
+    for (const auto* bad :
+         {"memqos:memory-ratio:", "memqos:memory-ratio", "memqos:memory-ratio:0.5",
+          "memqos:memory-ratio:abc", "memqos:memory-ratio:101",
+          "memqos:mem-node:", "memqos:mem-node", "memqos:mem-node:10%", "memqos:mem-node:max",
+          "memqos:mem-node:-1G", "memqos:mem-node:1Q"}) {
         auto r = parseTagPolicy({bad}, "node n1");
         ASSERT_FALSE(r.ok()) << bad;
         EXPECT_NE(r.error().what.find("node n1"), std::string::npos) << r.error().what;
@@ -202,22 +205,23 @@ TEST(IAllocator, TagPolicyGrammar) {
 
 TEST(IAllocator, HailOptions) {
     EXPECT_EQ(hailOptionsFromArgs({}).value().staticKvmNodeMemoryMib, 4096);
-    EXPECT_EQ(hailOptionsFromArgs({"--static-kvm-node-memory=0", "--x"})
-                  .value()
-                  .staticKvmNodeMemoryMib,
-              0);
-    EXPECT_EQ(hailOptionsFromArgs({"--static-kvm-node-memory", "512",
-                                   "--static-kvm-node-memory=1024"})
-                  .value()
-                  .staticKvmNodeMemoryMib,
-              1024);
+    EXPECT_EQ(
+        hailOptionsFromArgs({"--static-kvm-node-memory=0", "--x"}).value().staticKvmNodeMemoryMib,
+        0);
+    EXPECT_EQ(
+        hailOptionsFromArgs({"--static-kvm-node-memory", "512", "--static-kvm-node-memory=1024"})
+            .value()
+            .staticKvmNodeMemoryMib,
+        1024);
     EXPECT_FALSE(hailOptionsFromArgs({"--static-kvm-node-memory=1G"}).ok());
     EXPECT_FALSE(hailOptionsFromArgs({"--static-kvm-node-memory"}).ok());
     EXPECT_FALSE(hailOptionsFromArgs({"--static-kvm-node-memory=99999999999"}).ok());
 }
 
 TEST(IAllocator, MalformedInputIsAnErrorNeverAnException) {
-    std::vector<std::string> inputs = {"", "{", "[]", "null", "42", "{\"request\":1}",
+    std::vector<std::string> inputs = {"",         "{",
+                                       "[]",       "null",
+                                       "42",       "{\"request\":1}",
                                        "\xff\xfe", R"({"request":{"type":"allocate"}})"};
     const auto mutate = [](auto&& f) {
         auto j = twoNodes();
@@ -236,8 +240,8 @@ TEST(IAllocator, MalformedInputIsAnErrorNeverAnException) {
     inputs.push_back(mutate([](Json& j) { j["cluster_tags"] = {1}; }));
     inputs.push_back(mutate([](Json& j) { j["cluster_tags"] = {"memqos:memory-ratio:x"}; }));
     inputs.push_back(mutate([](Json& j) { j["nodegroups"]["uuid-g1"]["tags"] = "a"; }));
-    inputs.push_back(mutate(
-        [](Json& j) { j["nodegroups"]["uuid-g1"]["tags"] = {"memqos:mem-node:lots"}; }));
+    inputs.push_back(
+        mutate([](Json& j) { j["nodegroups"]["uuid-g1"]["tags"] = {"memqos:mem-node:lots"}; }));
     inputs.push_back(mutate([](Json& j) { j["nodegroups"]["uuid-g1"] = 3; }));
     inputs.push_back(mutate([](Json& j) { j["nodes"]["node1.example.test"]["group"] = "x"; }));
     inputs.push_back(mutate([](Json& j) { j["nodes"]["node1.example.test"].erase("group"); }));
