@@ -11,7 +11,7 @@
 #
 #   check-install.sh MESON BUILD_ROOT KEY=ABSOLUTE_DIR... [file=ABSOLUTE_PATH...]
 #   keys: prefix bindir sbindir libexecdir sysconfdir datadir mandir unitdir
-#         dbuspolicydir ganetihooksdir; file= adds a file to the expected list
+#         dbuspolicydir ganetihooksdir ganetiiallocatordir; file= adds a file to the expected list
 #
 # TAP output; exit 0 when every check passed.
 set -uo pipefail
@@ -23,7 +23,7 @@ more=()
 for kv in "$@"; do
     if [[ $kv == file=* ]]; then more+=("${kv#file=}"); else dir[${kv%%=*}]=${kv#*=}; fi
 done
-for k in prefix bindir sbindir libexecdir sysconfdir datadir mandir unitdir dbuspolicydir ganetihooksdir; do
+for k in prefix bindir sbindir libexecdir sysconfdir datadir mandir unitdir dbuspolicydir ganetihooksdir ganetiiallocatordir; do
     [[ ${dir[$k]:-} == /* ]] || { echo "Bail out! $k is not given as an absolute directory"; exit 1; }
 done
 
@@ -52,10 +52,13 @@ hooks=(instance-add-pre instance-start-pre instance-modify-pre instance-migrate-
        instance-migrate-post instance-failover-post)
 conf=${dir[sysconfdir]}/memqos/memqosd.conf
 hook=${dir[libexecdir]}/memqos/memqos-ganeti-hook
+iallocator=${dir[libexecdir]}/memqos/memqos-iallocator
 expected=(
     "${dir[bindir]}/memqosctl"
     "${dir[sbindir]}/memqosd"
     "$hook"
+    "$iallocator"
+    "${dir[ganetiiallocatordir]}/memqos"
     "$conf"
     "${dir[unitdir]}/memqosd.service"
     "${dir[unitdir]}/memqos.slice"
@@ -74,6 +77,7 @@ expected=(
     "${dir[mandir]}/man5/memqosd.conf.5"
     "${dir[mandir]}/man8/memqosd.8"
     "${dir[mandir]}/man8/memqos-ganeti-hook.8"
+    "${dir[mandir]}/man8/memqos-iallocator.8"
 )
 for h in "${hooks[@]}"; do expected+=("${dir[ganetihooksdir]}/$h.d/memqos"); done
 expected+=("${more[@]}")
@@ -122,6 +126,12 @@ if ((${#bad[@]} == 0)); then
     ok "the ${#hooks[@]} Ganeti hook wrappers are executable and exec $hook"
 else
     not_ok "Ganeti hook wrappers" "${bad[@]}"
+fi
+link=$(readlink "$dest${dir[ganetiiallocatordir]}/memqos")
+if [[ $link == "$iallocator" && -x $dest$link ]]; then
+    ok "${dir[ganetiiallocatordir]}/memqos links to the installed $iallocator"
+else
+    not_ok "${dir[ganetiiallocatordir]}/memqos links to '$link', not the installed $iallocator"
 fi
 execstart=$(sed -n 's/^ExecStart=//p' "$dest${dir[unitdir]}/memqosd.service")
 if [[ $execstart == "${dir[sbindir]}/memqosd" ]]; then

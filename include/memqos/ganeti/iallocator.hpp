@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The memqos iallocator (pure part): Ganeti's iallocator input rewritten so
+// that Ganeti's own allocator, hail, places instances under the memory-ratio
+// model instead of its own free-memory model. memqos-iallocator (main) reads
+// the input file, calls transformForHail(), runs hail on the result and
+// relays hail's answer.
+//
+// What Ganeti 3.0.2 gives an iallocator (ganeti/masterd/iallocator.py): a
+// JSON object with cluster_tags (array of strings), nodegroups (uuid ->
+// {name, alloc_policy, networks, ipolicy, tags, ...}), nodes (name ->
+// {tags, group, offline, drained, vm_capable, ndparams, total_memory,
+// reserved_memory, free_memory, ... in MiB; the memory figures only for a
+// node that is not offline}), instances (name -> {memory (maxmem, MiB),
+// admin_state, nodes [primary, secondaries...], ...}) and request
+// ({type, ...}).
+//
+// How hail 3.0.2 sees memory (src/Ganeti/HTools/Node.hs, Loader.hs): for a
+// node, tMem = total_memory, nMem = reserved_memory (but on KVM, the first
+// enabled hypervisor, its option --static-kvm-node-memory, default 4096,
+// replaces it when > 0), iMem = Σ memory of the primary instances that use
+// memory (admin_state up, or absent), fMem = free_memory; it places while
+//   min(tMem − nMem − iMem, fMem) − instance > 0
+// and, in its strict pass (the default for allocations), also while
+//   fMem − Σ memory of the node's down and forthcoming instances − instance > 0
+// (fMemForth: room for the down instances to start again) and while the
+// node keeps the memory its N+1 check wants for DRBD secondaries' failover.
+// By default (no --no-capacity-checks) it also refuses an allocation after
+// which some node of the group could not be evacuated onto the others
+// (GlobalN1.hs, "FailN1").
+//
+// The rewrite: for a node under a memqos policy (see below),
+//   available = total_memory − mem_node           (MiB, 0 when negative)
+//   capacity  = floor(ratio × available)
+//   total_memory'  = nMem + capacity + 1  (nMem: what hail will use)
+//   free_memory'   = max(0, capacity + 1 − iMem + Σ memory of down instances)
+//   reserved_memory unchanged
+// so hail's free memory is capacity + 1 − iMem in both checks, and it places
+// an instance of m MiB exactly when iMem + m ≤ capacity: core::checkPlacement's
+// "not hard" (the +1 turns hail's "> 0" into memqos's "≤"; down instances do
+// not count, as in memqosd's record, where a stopped instance is checked when
+// it starts). Forthcoming instances stay reserved. hail's N+1 checks stay as
+// they are, on these figures: they are the model's soft line (failover room),
+// stricter than memqos's soft (allowed). available 0 gets no +1: nothing fits
+// (checkPlacement: always hard). free_memory' drops Ganeti's measured free
+// memory on purpose: under overcommit the ratio decides, not what is free
+// right now. Per-instance overhead (memqosd's VMOverhead) is not added.
+//
+// Policy, from Ganeti tags (the first level that has the tag wins: node,
+// then its node group, then the cluster):
+//   memqos:memory-ratio:R   R as in memqosd.conf MemoryRatio: a decimal
+//                           number from 1.0 to 100, at most 6 decimals
+//   memqos:mem-node:SIZE    SIZE as in memqosd.conf (512M, 1G, 1.5G; bytes
+//                           without a unit), rounded up to whole MiB
+// A node under neither tag (at any level) is left exactly as Ganeti gave it:
+// hail's own behaviour. A node under only one of them gets ratio 1.0 or
+// hail's own nMem for the missing one. Two different values of one tag at
+// one level, an empty or malformed value, or "memqos:memory-ratio" /
+// "memqos:mem-node" without a value are errors. Other memqos:* tags
+// (memqos:class:NAME on instances) are not read here.
+
+#include "memqos/util/result.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memqos::ganeti {
+
+inline constexpr std::string_view kRatioTag = "memqos:memory-ratio:";
+inline constexpr std::string_view kMemNodeTag = "memqos:mem-node:";
+
+// The policy of one level (cluster, group or node) from its tags.
+struct TagPolicy {
+    std::optional<std::uint64_t> ratioMicro; // memory ratio × 10^6
+    std::optional<std::uint64_t> memNodeMib;
+    friend bool operator==(const TagPolicy&, const TagPolicy&) = default;
+};
+
+// `where` names the level in errors ("cluster", "node group default",
+// "node node1.example.test").
+Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::string_view where);
+
+// Options of hail that change its memory model, from the iallocator's own
+// arguments after the input file (Ganeti passes the cluster's default
+// iallocator parameters as --key=value; memqos-iallocator hands them to hail
+// unchanged). Only --static-kvm-node-memory=N (or "--static-kvm-node-memory
+// N") is read; the last one wins, as in hail. A malformed N is an error.
+struct HailOptions {
+    std::int64_t staticKvmNodeMemoryMib = 4096; // hail's default
+};
+Result<HailOptions> hailOptionsFromArgs(const std::vector<std::string>& args);
+
+// What transformForHail() did to one node, for messages and tests.
+struct NodeChange {
+    std::string node;
+    std::uint64_t ratioMicro = 0;
+    std::uint64_t memNodeMib = 0;
+    std::uint64_t capacityMib = 0;
+    std::uint64_t instancesMib = 0; // hail's iMem: the up instances
+    friend bool operator==(const NodeChange&, const NodeChange&) = default;
+};
+
+struct Transformed {
+    std::string json; // the input for hail (compact JSON)
+    std::vector<NodeChange> changes;
+};
+
+// The iallocator input rewritten for hail (above). Errors (not JSON, not an
+// object, a missing or ill-typed key that this rewrite or hail needs, an
+// unknown request type, a malformed tag, a memory figure that is negative
+// or above 2^32 MiB, nesting deeper than 64 levels) say what and where.
+// Never throws.
+Result<Transformed> transformForHail(std::string_view inputJson, const HailOptions& options = {});
+
+// Ganeti's answer for a failed iallocator run:
+//   {"success": false, "info": "memqos: <message>", "result": []}
+// (as hail answers a request it cannot satisfy). Always valid JSON.
+std::string failureReply(std::string_view message);
+
+} // namespace memqos::ganeti

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "memqos/ganeti/iallocator.hpp"
+
+#include "memqos/config/values.hpp"
+#include "memqos/core/types.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace memqos::ganeti {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::uint64_t kMicro = 1'000'000;
+// Memory figures above this (4 PiB in MiB) are refused: with a ratio of at
+// most 100 (10^8 millionths) the products stay far below 2^63.
+constexpr std::uint64_t kMaxMib = std::uint64_t{1} << 32;
+constexpr int kMaxDepth = 64;
+
+// The request types of Ganeti 3.0.2 (VALID_IALLOCATOR_MODES).
+constexpr std::array<std::string_view, 6> kRequestTypes = {"allocate",      "allocate-secondary",
+                                                           "change-group",  "multi-allocate",
+                                                           "node-evacuate", "relocate"};
+
+// A text from the input as shown in an error: at most 80 bytes.
+std::string bounded(std::string_view text) {
+    return text.size() > 80 ? std::string(text.substr(0, 80)) + "..." : std::string(text);
+}
+
+const Json* member(const Json& object, std::string_view key) {
+    if (!object.is_object()) {
+        return nullptr;
+    }
+    const auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+}
+
+Result<std::vector<std::string>> stringList(const Json* value, std::string_view what) {
+    if (value == nullptr || !value->is_array()) {
+        return invalid(std::string(what) + ": not a list of strings");
+    }
+    std::vector<std::string> out;
+    out.reserve(value->size());
+    for (const auto& item : *value) {
+        if (!item.is_string()) {
+            return invalid(std::string(what) + ": not a list of strings");
+        }
+        out.push_back(item.get<std::string>());
+    }
+    return out;
+}
+
+// A memory figure in MiB: a JSON number from 0 to kMaxMib (a fraction is
+// rounded down, as hail truncates total_memory).
+Result<std::uint64_t> mebibytes(const Json* value, std::string_view what) {
+    if (value != nullptr) {
+        if (value->is_number_unsigned()) {
+            const auto v = value->get<std::uint64_t>();
+            if (v <= kMaxMib) {
+                return v;
+            }
+        } else if (value->is_number_integer()) {
+            const auto v = value->get<std::int64_t>();
+            if (v >= 0 && static_cast<std::uint64_t>(v) <= kMaxMib) {
+                return static_cast<std::uint64_t>(v);
+            }
+        } else if (value->is_number_float()) {
+            const auto v = value->get<double>();
+            if (v >= 0 && v <= static_cast<double>(kMaxMib)) {
+                return static_cast<std::uint64_t>(std::floor(v));
+            }
+        } else {
+            return invalid(std::string(what) + ": not a number");
+        }
+        return invalid(std::string(what) + ": not a number of MiB from 0 to 2^32");
+    }
+    return invalid(std::string(what) + ": missing");
+}
+
+bool flag(const Json& object, std::string_view key, bool fallback) {
+    const auto* v = member(object, key);
+    return v != nullptr && v->is_boolean() ? v->get<bool>() : fallback;
+}
+
+// hail's view of an instance's memory (IAlloc.hs parseBaseInstance,
+// Instance.usesMemory): a forthcoming one and one whose admin_state is
+// "down" or "offline" use none; any other or no admin_state counts as up.
+enum class InstanceUse { Up, Down, Forthcoming };
+InstanceUse instanceUse(const Json& instance) {
+    if (flag(instance, "forthcoming", false)) {
+        return InstanceUse::Forthcoming;
+    }
+    const auto* state = member(instance, "admin_state");
+    if (state != nullptr && state->is_string()) {
+        const auto& s = state->get_ref<const std::string&>();
+        if (s == "down" || s == "offline") {
+            return InstanceUse::Down;
+        }
+    }
+    return InstanceUse::Up;
+}
+
+// Per primary node: hail's iMem (up) and the memory of its down instances.
+struct NodeInstances {
+    std::uint64_t upMib = 0;
+    std::uint64_t downMib = 0;
+};
+
+std::uint64_t ceilMib(Bytes bytes) {
+    return bytes / kMiB + (bytes % kMiB != 0 ? 1 : 0);
+}
+
+// The resolved policy of one node, or none when no level has a memqos tag.
+struct NodePolicy {
+    std::uint64_t ratioMicro = kMicro;
+    std::optional<std::uint64_t> memNodeMib; // none: hail's own nMem
+};
+
+std::optional<NodePolicy> resolve(const TagPolicy& node, const TagPolicy& group,
+                                  const TagPolicy& cluster) {
+    const auto pick = [](const auto& a, const auto& b, const auto& c) {
+        return a ? a : (b ? b : c);
+    };
+    const auto ratio = pick(node.ratioMicro, group.ratioMicro, cluster.ratioMicro);
+    const auto memNode = pick(node.memNodeMib, group.memNodeMib, cluster.memNodeMib);
+    if (!ratio && !memNode) {
+        return std::nullopt;
+    }
+    return NodePolicy{ratio.value_or(kMicro), memNode};
+}
+
+} // namespace
+
+Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::string_view where) {
+    TagPolicy policy;
+    std::string ratioTag;
+    std::string memNodeTag;
+    for (const auto& tag : tags) {
+        const std::string_view t(tag);
+        if (t.starts_with(kRatioTag)) {
+            const auto value = t.substr(kRatioTag.size());
+            auto ratio = config::parseRatio(value);
+            if (!ratio) {
+                return invalid(std::string(where) + ": tag " + bounded(t) + ": " +
+                               ratio.error().what);
+            }
+            const auto micro =
+                static_cast<std::uint64_t>(std::llround(*ratio * static_cast<double>(kMicro)));
+            if (policy.ratioMicro && *policy.ratioMicro != micro) {
+                return invalid(std::string(where) + ": tags " + bounded(ratioTag) + " and " +
+                               bounded(t) + " disagree");
+            }
+            policy.ratioMicro = micro;
+            ratioTag = tag;
+        } else if (t.starts_with(kMemNodeTag)) {
+            const auto value = t.substr(kMemNodeTag.size());
+            auto size = config::parseSize(value);
+            if (!size) {
+                return invalid(std::string(where) + ": tag " + bounded(t) + ": " +
+                               size.error().what);
+            }
+            const auto mib = ceilMib(*size);
+            if (mib > kMaxMib) {
+                return invalid(std::string(where) + ": tag " + bounded(t) + ": more than 2^32 MiB");
+            }
+            if (policy.memNodeMib && *policy.memNodeMib != mib) {
+                return invalid(std::string(where) + ": tags " + bounded(memNodeTag) + " and " +
+                               bounded(t) + " disagree");
+            }
+            policy.memNodeMib = mib;
+            memNodeTag = tag;
+        } else if (t == kRatioTag.substr(0, kRatioTag.size() - 1) ||
+                   t == kMemNodeTag.substr(0, kMemNodeTag.size() - 1)) {
+            return invalid(std::string(where) + ": tag " + bounded(t) +
+                           ": no value (expected e.g. memqos:memory-ratio:1.5 or "
+                           "memqos:mem-node:1G)");
+        }
+    }
+    return policy;
+}
+
+Result<HailOptions> hailOptionsFromArgs(const std::vector<std::string>& args) {
+    constexpr std::string_view kOption = "--static-kvm-node-memory";
+    HailOptions options;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        std::string_view a(args[i]);
+        std::string_view value;
+        if (a.starts_with(kOption) && a.size() > kOption.size() && a[kOption.size()] == '=') {
+            value = a.substr(kOption.size() + 1);
+        } else if (a == kOption) {
+            if (i + 1 >= args.size()) {
+                return invalid("option --static-kvm-node-memory: no value");
+            }
+            value = args[++i];
+        } else {
+            continue;
+        }
+        std::int64_t n = 0;
+        const auto* end = value.data() + value.size();
+        const auto [ptr, ec] = std::from_chars(value.data(), end, n);
+        if (value.empty() || ec != std::errc{} || ptr != end) {
+            return invalid("option --static-kvm-node-memory=" + bounded(value) +
+                           ": not a whole number of MiB");
+        }
+        if (n > static_cast<std::int64_t>(kMaxMib)) {
+            return invalid("option --static-kvm-node-memory=" + bounded(value) +
+                           ": more than 2^32 MiB");
+        }
+        options.staticKvmNodeMemoryMib = n;
+    }
+    return options;
+}
+
+Result<Transformed> transformForHail(std::string_view inputJson, const HailOptions& options) {
+    // The parser and the destructor do not recurse, but dump() does: a
+    // deeper input is refused (Ganeti's nests about 6 levels).
+    int depth = 0;
+    const Json::parser_callback_t deepest = [&depth](int d, Json::parse_event_t, Json&) {
+        depth = d > depth ? d : depth;
+        return true;
+    };
+    Json input = Json::parse(inputJson.begin(), inputJson.end(), deepest, false);
+    if (input.is_discarded()) {
+        return invalid("the iallocator input is not JSON");
+    }
+    if (depth > kMaxDepth) {
+        return invalid("the iallocator input is nested deeper than " + std::to_string(kMaxDepth) +
+                       " levels");
+    }
+    if (!input.is_object()) {
+        return invalid("the iallocator input is not a JSON object");
+    }
+
+    const auto* request = member(input, "request");
+    if (request == nullptr || !request->is_object()) {
+        return invalid("the iallocator input has no request object");
+    }
+    const auto* type = member(*request, "type");
+    if (type == nullptr || !type->is_string()) {
+        return invalid("request: no type");
+    }
+    const auto& typeName = type->get_ref<const std::string&>();
+    bool known = false;
+    for (const auto t : kRequestTypes) {
+        known = known || typeName == t;
+    }
+    if (!known) {
+        return invalid("request: unknown type " + bounded(typeName));
+    }
+
+    auto clusterTags = stringList(member(input, "cluster_tags"), "cluster_tags");
+    if (!clusterTags) {
+        return clusterTags.error();
+    }
+    auto clusterPolicy = parseTagPolicy(*clusterTags, "cluster");
+    if (!clusterPolicy) {
+        return clusterPolicy.error();
+    }
+
+    const auto* hypervisors = member(input, "enabled_hypervisors");
+    auto hvList = stringList(hypervisors, "enabled_hypervisors");
+    if (!hvList) {
+        return hvList.error();
+    }
+    // hail replaces every node's reserved memory with its static value on
+    // KVM (the first enabled hypervisor), when that value is above 0.
+    const bool staticNodeMemory =
+        !hvList->empty() && hvList->front() == "kvm" && options.staticKvmNodeMemoryMib > 0;
+
+    auto* groups = input.contains("nodegroups") ? &input["nodegroups"] : nullptr;
+    if (groups == nullptr || !groups->is_object()) {
+        return invalid("the iallocator input has no nodegroups object");
+    }
+    std::map<std::string, TagPolicy, std::less<>> groupPolicies;
+    for (const auto& [uuid, group] : groups->items()) {
+        if (!group.is_object()) {
+            return invalid("node group " + bounded(uuid) + ": not an object");
+        }
+        auto tags = stringList(member(group, "tags"), "node group " + bounded(uuid) + ": tags");
+        if (!tags) {
+            return tags.error();
+        }
+        auto policy = parseTagPolicy(*tags, "node group " + bounded(uuid));
+        if (!policy) {
+            return policy.error();
+        }
+        groupPolicies.emplace(uuid, *policy);
+    }
+
+    const auto* instances = member(input, "instances");
+    if (instances == nullptr || !instances->is_object()) {
+        return invalid("the iallocator input has no instances object");
+    }
+    std::map<std::string, NodeInstances, std::less<>> instanceMemory;
+    for (const auto& [name, instance] : instances->items()) {
+        const std::string where = "instance " + bounded(name);
+        if (!instance.is_object()) {
+            return invalid(where + ": not an object");
+        }
+        const auto* nodes = member(instance, "nodes");
+        if (nodes == nullptr || !nodes->is_array() || nodes->empty() ||
+            !nodes->front().is_string()) {
+            return invalid(where + ": nodes: not a list starting with the primary node");
+        }
+        auto memory = mebibytes(member(instance, "memory"), where + ": memory");
+        if (!memory) {
+            return memory.error();
+        }
+        // At most 2^32 per instance: no overflow in practice.
+        const auto use = instanceUse(instance);
+        if (use == InstanceUse::Up) {
+            instanceMemory[nodes->front().get<std::string>()].upMib += *memory;
+        } else if (use == InstanceUse::Down) {
+            instanceMemory[nodes->front().get<std::string>()].downMib += *memory;
+        }
+    }
+
+    auto* nodes = input.contains("nodes") ? &input["nodes"] : nullptr;
+    if (nodes == nullptr || !nodes->is_object()) {
+        return invalid("the iallocator input has no nodes object");
+    }
+    Transformed out;
+    for (auto& [name, node] : nodes->items()) {
+        const std::string where = "node " + bounded(name);
+        if (!node.is_object()) {
+            return invalid(where + ": not an object");
+        }
+        const auto* tagsValue = member(node, "tags");
+        std::vector<std::string> tagList;
+        if (tagsValue != nullptr) { // hail too takes a missing list as empty
+            auto tags = stringList(tagsValue, where + ": tags");
+            if (!tags) {
+                return tags.error();
+            }
+            tagList = std::move(*tags);
+        }
+        auto nodePolicy = parseTagPolicy(tagList, where);
+        if (!nodePolicy) {
+            return nodePolicy.error();
+        }
+        const auto* group = member(node, "group");
+        if (group == nullptr || !group->is_string()) {
+            return invalid(where + ": no group");
+        }
+        const auto g = groupPolicies.find(group->get_ref<const std::string&>());
+        if (g == groupPolicies.end()) {
+            return invalid(where + ": group " + bounded(group->get<std::string>()) +
+                           " is not in nodegroups");
+        }
+        const auto policy = resolve(*nodePolicy, g->second, *clusterPolicy);
+        if (!policy) {
+            continue; // hail's own behaviour
+        }
+        // hail reads no memory figures of a node that is offline or not
+        // vm_capable (and Ganeti sends none for an offline one).
+        if (flag(node, "offline", false) || !flag(node, "vm_capable", true)) {
+            continue;
+        }
+        auto total = mebibytes(member(node, "total_memory"), where + ": total_memory");
+        if (!total) {
+            return total.error();
+        }
+        auto reserved = mebibytes(member(node, "reserved_memory"), where + ": reserved_memory");
+        if (!reserved) {
+            return reserved.error();
+        }
+        auto freeMemory = mebibytes(member(node, "free_memory"), where + ": free_memory");
+        if (!freeMemory) {
+            return freeMemory.error();
+        }
+        const std::uint64_t hailNodeMemory =
+            staticNodeMemory ? static_cast<std::uint64_t>(options.staticKvmNodeMemoryMib)
+                             : *reserved;
+        const std::uint64_t memNode = policy->memNodeMib.value_or(hailNodeMemory);
+        const std::uint64_t available = *total > memNode ? *total - memNode : 0;
+        // ≤ 2^32 · 10^8 / 10^6: no overflow.
+        const std::uint64_t capacity = available * policy->ratioMicro / kMicro;
+        const std::uint64_t room = available == 0 ? 0 : capacity + 1;
+        const auto it = instanceMemory.find(name);
+        const NodeInstances on = it == instanceMemory.end() ? NodeInstances{} : it->second;
+        const std::uint64_t used = on.upMib;
+
+        node["total_memory"] = hailNodeMemory + room;
+        // hail's strict pass also keeps the memory of the node's down
+        // instances free (fMemForth: free_memory minus them); memqos counts
+        // up instances only, so it is added back.
+        node["free_memory"] = room + on.downMib > used ? room + on.downMib - used : 0;
+        out.changes.push_back(NodeChange{.node = name,
+                                         .ratioMicro = policy->ratioMicro,
+                                         .memNodeMib = memNode,
+                                         .capacityMib = capacity,
+                                         .instancesMib = used});
+    }
+    // The input was valid UTF-8 (the parser checks), so nothing is replaced.
+    out.json = input.dump(-1, ' ', false, Json::error_handler_t::replace);
+    return out;
+}
+
+std::string failureReply(std::string_view message) {
+    Json reply = Json::object();
+    reply["success"] = false;
+    reply["info"] = "memqos: " + std::string(message);
+    reply["result"] = Json::array();
+    return reply.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+} // namespace memqos::ganeti

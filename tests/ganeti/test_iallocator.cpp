@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: Apache-2.0
+// The iallocator's rewrite of Ganeti's input for hail: the ratio applied,
+// node tag over group tag over cluster tag, no tags = unchanged figures,
+// and every malformed input an error (never an exception).
+
+#include "memqos/ganeti/iallocator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace memqos::ganeti {
+namespace {
+
+using Json = nlohmann::json;
+
+// Two KVM nodes in one group as Ganeti 3.0.2 describes them (the fields
+// hail reads; memory in MiB), one instance up on node1 and one down.
+Json twoNodes() {
+    return Json::parse(R"({
+  "cluster_name": "cluster.example.test",
+  "cluster_tags": [],
+  "enabled_hypervisors": ["kvm"],
+  "ipolicy": {},
+  "nodegroups": {
+    "uuid-g1": {"name": "default", "alloc_policy": "preferred", "networks": [],
+                "ipolicy": {}, "tags": []}},
+  "nodes": {
+    "node1.example.test": {"tags": [], "group": "uuid-g1", "offline": false,
+      "drained": false, "vm_capable": true, "master_candidate": true,
+      "ndparams": {"exclusive_storage": false, "spindle_count": 1},
+      "total_memory": 8192, "reserved_memory": 1200, "free_memory": 3000,
+      "total_disk": 10240, "free_disk": 10240, "total_spindles": 1,
+      "free_spindles": 1, "total_cpus": 4, "reserved_cpus": 1,
+      "i_pri_memory": 3072, "i_pri_up_memory": 2048},
+    "node2.example.test": {"tags": [], "group": "uuid-g1", "offline": false,
+      "drained": false, "vm_capable": true, "master_candidate": true,
+      "ndparams": {"exclusive_storage": false, "spindle_count": 1},
+      "total_memory": 4096, "reserved_memory": 900, "free_memory": 3500,
+      "total_disk": 10240, "free_disk": 10240, "total_spindles": 1,
+      "free_spindles": 1, "total_cpus": 4, "reserved_cpus": 1,
+      "i_pri_memory": 0, "i_pri_up_memory": 0}},
+  "instances": {
+    "inst1.example.test": {"tags": [], "admin_state": "up", "vcpus": 1,
+      "memory": 2048, "spindle_use": 1, "os": "debootstrap",
+      "nodes": ["node1.example.test"], "nics": [], "disks": [],
+      "disk_template": "plain", "disks_active": true, "hypervisor": "kvm",
+      "disk_space_total": 0},
+    "inst2.example.test": {"tags": [], "admin_state": "down", "vcpus": 1,
+      "memory": 1024, "spindle_use": 1, "os": "debootstrap",
+      "nodes": ["node1.example.test"], "nics": [], "disks": [],
+      "disk_template": "plain", "disks_active": false, "hypervisor": "kvm",
+      "disk_space_total": 0}},
+  "request": {"type": "allocate", "name": "new.example.test", "memory": 3000,
+    "disks": [], "disk_template": "plain", "os": "debootstrap", "tags": [],
+    "nics": [], "vcpus": 1, "spindle_use": 1, "required_nodes": 1,
+    "disk_space_total": 0}
+})");
+}
+
+Json transformed(const Json& input, const HailOptions& options = {}) {
+    auto t = transformForHail(input.dump(), options);
+    EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().what);
+    if (!t.ok()) {
+        return Json();
+    }
+    return Json::parse(t->json);
+}
+
+const Json& node(const Json& j, const char* name) {
+    return j["nodes"][name];
+}
+
+// What hail computes as the node's free memory with nMem = its static KVM
+// node memory: the smaller of Node.unallocatedMem and, for its strict pass,
+// fMemForth (free_memory minus the down instances' memory).
+std::int64_t hailFree(const Json& n, std::int64_t nMem, std::int64_t iMem,
+                      std::int64_t downMem = 0) {
+    const auto recorded = n["total_memory"].get<std::int64_t>() - nMem - iMem;
+    const auto missing = recorded - n["free_memory"].get<std::int64_t>();
+    const auto unallocated = recorded - std::max<std::int64_t>(0, missing);
+    return std::min(unallocated, n["free_memory"].get<std::int64_t>() - downMem);
+}
+
+TEST(IAllocator, RatioOnTwoNodes) {
+    auto in = twoNodes();
+    in["cluster_tags"] = {"memqos:memory-ratio:1.5", "memqos:mem-node:1G"};
+    const auto out = transformed(in);
+    // node1: available 8192 − 1024 = 7168, capacity 10752; hail's nMem 4096.
+    EXPECT_EQ(node(out, "node1.example.test")["total_memory"], 4096 + 10752 + 1);
+    // inst2 (down, 1024) is added back: hail's strict pass would keep it.
+    EXPECT_EQ(node(out, "node1.example.test")["free_memory"], 10752 + 1 - 2048 + 1024);
+    EXPECT_EQ(node(out, "node1.example.test")["reserved_memory"], 1200);
+    EXPECT_EQ(hailFree(node(out, "node1.example.test"), 4096, 2048, 1024), 10752 + 1 - 2048);
+    // node2: available 3072, capacity 4608, no instance.
+    EXPECT_EQ(node(out, "node2.example.test")["total_memory"], 4096 + 4608 + 1);
+    EXPECT_EQ(hailFree(node(out, "node2.example.test"), 4096, 0), 4608 + 1);
+    // Everything else is as Ganeti sent it.
+    auto back = out;
+    for (const char* n : {"node1.example.test", "node2.example.test"}) {
+        back["nodes"][n]["total_memory"] = in["nodes"][n]["total_memory"];
+        back["nodes"][n]["free_memory"] = in["nodes"][n]["free_memory"];
+    }
+    EXPECT_EQ(back, in);
+}
+
+TEST(IAllocator, ExactlyAtCapacityFitsOneMoreDoesNot) {
+    auto in = twoNodes();
+    in["cluster_tags"] = {"memqos:memory-ratio:1.0", "memqos:mem-node:1024M"};
+    const auto out = transformed(in);
+    // node1: capacity 7168, instances 2048: 5120 MiB fit (hail: free after
+    // the placement 1 > 0), 5121 do not (0).
+    const auto free = hailFree(node(out, "node1.example.test"), 4096, 2048, 1024);
+    EXPECT_GT(free - 5120, 0);
+    EXPECT_LE(free - 5121, 0);
+}
+
+TEST(IAllocator, StaticKvmNodeMemoryAndOtherHypervisors) {
+    auto in = twoNodes();
+    in["cluster_tags"] = {"memqos:memory-ratio:2"};
+    // No mem-node tag: hail's own node memory, here --static-kvm-node-memory=0,
+    // i.e. reserved_memory.
+    auto out = transformed(in, HailOptions{.staticKvmNodeMemoryMib = 0});
+    EXPECT_EQ(node(out, "node1.example.test")["total_memory"], 1200 + (8192 - 1200) * 2 + 1);
+    in["enabled_hypervisors"] = {"xen-pvm", "kvm"};
+    out = transformed(in);
+    EXPECT_EQ(node(out, "node2.example.test")["total_memory"], 900 + (4096 - 900) * 2 + 1);
+    EXPECT_EQ(hailFree(node(out, "node2.example.test"), 900, 0), (4096 - 900) * 2 + 1);
+}
+
+TEST(IAllocator, NodeTagOverGroupTagOverClusterTag) {
+    auto in = twoNodes();
+    in["cluster_tags"] = {"memqos:memory-ratio:3", "memqos:mem-node:2G"};
+    in["nodegroups"]["uuid-g1"]["tags"] = {"memqos:memory-ratio:2", "other:tag"};
+    in["nodes"]["node1.example.test"]["tags"] = {"memqos:memory-ratio:1.25"};
+    auto t = transformForHail(in.dump());
+    ASSERT_TRUE(t.ok()) << t.error().what;
+    ASSERT_EQ(t->changes.size(), 2U);
+    // std::map order: node1, node2.
+    EXPECT_EQ(t->changes[0], (NodeChange{.node = "node1.example.test",
+                                         .ratioMicro = 1'250'000,
+                                         .memNodeMib = 2048,
+                                         .capacityMib = (8192 - 2048) * 5 / 4,
+                                         .instancesMib = 2048}));
+    EXPECT_EQ(t->changes[1], (NodeChange{.node = "node2.example.test",
+                                         .ratioMicro = 2'000'000,
+                                         .memNodeMib = 2048,
+                                         .capacityMib = (4096 - 2048) * 2,
+                                         .instancesMib = 0}));
+}
+
+TEST(IAllocator, NoTagsLeaveTheInputUnchanged) {
+    const auto in = twoNodes();
+    auto t = transformForHail(in.dump());
+    ASSERT_TRUE(t.ok()) << t.error().what;
+    EXPECT_TRUE(t->changes.empty());
+    EXPECT_EQ(Json::parse(t->json), in);
+    // A tag on one node changes that node only.
+    auto one = in;
+    one["nodes"]["node2.example.test"]["tags"] = {"memqos:mem-node:512M"};
+    const auto out = transformed(one);
+    EXPECT_EQ(out["nodes"]["node1.example.test"], in["nodes"]["node1.example.test"]);
+    EXPECT_EQ(node(out, "node2.example.test")["total_memory"], 4096 + (4096 - 512) + 1);
+}
+
+TEST(IAllocator, OfflineNodeAndNoAvailableMemory) {
+    auto in = twoNodes();
+    in["cluster_tags"] = {"memqos:mem-node:8G"};
+    auto& off = in["nodes"]["node2.example.test"];
+    off["offline"] = true;
+    off.erase("total_memory");
+    off.erase("free_memory");
+    off.erase("reserved_memory");
+    const auto out = transformed(in);
+    EXPECT_EQ(out["nodes"]["node2.example.test"], off);
+    // node1: mem_node 8192 ≥ total: nothing fits, not even 1 MiB.
+    EXPECT_EQ(node(out, "node1.example.test")["total_memory"], 4096);
+    EXPECT_LE(hailFree(node(out, "node1.example.test"), 4096, 2048, 1024) - 1, 0);
+}
+
+TEST(IAllocator, TagPolicyGrammar) {
+    auto p = parseTagPolicy({"memqos:memory-ratio:1.5", "memqos:mem-node:1.5G", "memqos:class:x"},
+                            "cluster");
+    ASSERT_TRUE(p.ok()) << p.error().what;
+    EXPECT_EQ(p->ratioMicro, 1'500'000U);
+    EXPECT_EQ(p->memNodeMib, 1536U);
+    p = parseTagPolicy({"memqos:mem-node:1000000"}, "cluster"); // bytes, rounded up
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->memNodeMib, 1U);
+    EXPECT_EQ(parseTagPolicy({}, "cluster").value(), TagPolicy{});
+    for (const auto* bad :
+         {"memqos:memory-ratio:", "memqos:memory-ratio", "memqos:memory-ratio:0.5",
+          "memqos:memory-ratio:abc", "memqos:memory-ratio:101",
+          "memqos:mem-node:", "memqos:mem-node", "memqos:mem-node:10%", "memqos:mem-node:max",
+          "memqos:mem-node:-1G", "memqos:mem-node:1Q"}) {
+        auto r = parseTagPolicy({bad}, "node n1");
+        ASSERT_FALSE(r.ok()) << bad;
+        EXPECT_NE(r.error().what.find("node n1"), std::string::npos) << r.error().what;
+    }
+    auto r = parseTagPolicy({"memqos:memory-ratio:1.5", "memqos:memory-ratio:2"}, "cluster");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().what.find("disagree"), std::string::npos);
+}
+
+TEST(IAllocator, HailOptions) {
+    EXPECT_EQ(hailOptionsFromArgs({}).value().staticKvmNodeMemoryMib, 4096);
+    EXPECT_EQ(
+        hailOptionsFromArgs({"--static-kvm-node-memory=0", "--x"}).value().staticKvmNodeMemoryMib,
+        0);
+    EXPECT_EQ(
+        hailOptionsFromArgs({"--static-kvm-node-memory", "512", "--static-kvm-node-memory=1024"})
+            .value()
+            .staticKvmNodeMemoryMib,
+        1024);
+    EXPECT_FALSE(hailOptionsFromArgs({"--static-kvm-node-memory=1G"}).ok());
+    EXPECT_FALSE(hailOptionsFromArgs({"--static-kvm-node-memory"}).ok());
+    EXPECT_FALSE(hailOptionsFromArgs({"--static-kvm-node-memory=99999999999"}).ok());
+}
+
+TEST(IAllocator, MalformedInputIsAnErrorNeverAnException) {
+    std::vector<std::string> inputs = {"",         "{",
+                                       "[]",       "null",
+                                       "42",       "{\"request\":1}",
+                                       "\xff\xfe", R"({"request":{"type":"allocate"}})"};
+    const auto mutate = [](auto&& f) {
+        auto j = twoNodes();
+        j["cluster_tags"] = {"memqos:memory-ratio:1.5"};
+        f(j);
+        return j.dump();
+    };
+    inputs.push_back(mutate([](Json& j) { j["request"]["type"] = "bogus"; }));
+    inputs.push_back(mutate([](Json& j) { j["request"].erase("type"); }));
+    inputs.push_back(mutate([](Json& j) { j.erase("request"); }));
+    inputs.push_back(mutate([](Json& j) { j.erase("nodes"); }));
+    inputs.push_back(mutate([](Json& j) { j.erase("nodegroups"); }));
+    inputs.push_back(mutate([](Json& j) { j.erase("instances"); }));
+    inputs.push_back(mutate([](Json& j) { j.erase("cluster_tags"); }));
+    inputs.push_back(mutate([](Json& j) { j.erase("enabled_hypervisors"); }));
+    inputs.push_back(mutate([](Json& j) { j["cluster_tags"] = {1}; }));
+    inputs.push_back(mutate([](Json& j) { j["cluster_tags"] = {"memqos:memory-ratio:x"}; }));
+    inputs.push_back(mutate([](Json& j) { j["nodegroups"]["uuid-g1"]["tags"] = "a"; }));
+    inputs.push_back(
+        mutate([](Json& j) { j["nodegroups"]["uuid-g1"]["tags"] = {"memqos:mem-node:lots"}; }));
+    inputs.push_back(mutate([](Json& j) { j["nodegroups"]["uuid-g1"] = 3; }));
+    inputs.push_back(mutate([](Json& j) { j["nodes"]["node1.example.test"]["group"] = "x"; }));
+    inputs.push_back(mutate([](Json& j) { j["nodes"]["node1.example.test"].erase("group"); }));
+    inputs.push_back(mutate([](Json& j) { j["nodes"]["node1.example.test"]["tags"] = {2}; }));
+    inputs.push_back(
+        mutate([](Json& j) { j["nodes"]["node1.example.test"].erase("total_memory"); }));
+    inputs.push_back(
+        mutate([](Json& j) { j["nodes"]["node1.example.test"]["free_memory"] = "3000"; }));
+    inputs.push_back(
+        mutate([](Json& j) { j["nodes"]["node1.example.test"]["reserved_memory"] = -1; }));
+    inputs.push_back(
+        mutate([](Json& j) { j["nodes"]["node1.example.test"]["total_memory"] = 1e300; }));
+    inputs.push_back(mutate([](Json& j) { j["nodes"]["node1.example.test"] = nullptr; }));
+    inputs.push_back(mutate([](Json& j) { j["instances"]["inst1.example.test"]["nodes"] = {}; }));
+    inputs.push_back(mutate([](Json& j) { j["instances"]["inst1.example.test"].erase("memory"); }));
+    inputs.push_back(mutate([](Json& j) { j["instances"]["inst1.example.test"]["memory"] = -5; }));
+    inputs.push_back(mutate([](Json& j) {
+        Json deep = Json::array();
+        for (int i = 0; i < 100; ++i) {
+            deep = Json::array({deep});
+        }
+        j["request"]["extra"] = deep;
+    }));
+    for (const auto& text : inputs) {
+        Result<Transformed> r = invalid("not run");
+        EXPECT_NO_THROW(r = transformForHail(text)) << text;
+        ASSERT_FALSE(r.ok()) << text;
+        EXPECT_FALSE(r.error().what.empty());
+        EXPECT_LT(r.error().what.size(), 400U) << r.error().what;
+    }
+}
+
+TEST(IAllocator, EveryRequestTypeOfGaneti302) {
+    for (const auto* type : {"allocate", "allocate-secondary", "change-group", "multi-allocate",
+                             "node-evacuate", "relocate"}) {
+        auto in = twoNodes();
+        in["request"] = {{"type", type}};
+        EXPECT_TRUE(transformForHail(in.dump()).ok()) << type;
+    }
+}
+
+TEST(IAllocator, FailureReply) {
+    const auto reply = Json::parse(failureReply("bad \"tag\"\n\xff"));
+    EXPECT_EQ(reply["success"], false);
+    EXPECT_EQ(reply["result"], Json::array());
+    EXPECT_EQ(reply["info"].get<std::string>().substr(0, 13), "memqos: bad \"");
+}
+
+} // namespace
+} // namespace memqos::ganeti

@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The iallocator memqos (/usr/lib/ganeti/iallocators/memqos) on the two-node
+# bed: with the cluster tagged memqos:memory-ratio:1.5, an instance bigger
+# than what hail sees free on either node is refused by `-I hail` and placed
+# by `-I memqos`, on node1 (the emptier node, which hail's score prefers); an
+# instance over the capacity of every node is refused by `-I memqos` and not
+# created; so is any instance while a memqos tag is malformed.
+#
+# DRAFT: written without being run (not yet run on the bed).
+#
+# Instances are added with --no-start: Ganeti 3.0.2's own free-memory check
+# (cmdlib CheckNodeFreeMemory, which runs for an add with start, a start, a
+# migrate and a failover) compares maxmem with the hypervisor's free memory
+# whatever the iallocator said, so an overcommitted instance can be placed
+# but not started on a node without that much free memory.
+#
+# hail's capacity check (global N+1, on by default) must hold as well: after
+# the placement each node's instances must fit on the other node. So both
+# nodes have mem_node 512M, node2 runs a small instance (inst6, 128M, so
+# node1 is the emptier), and the big instance fits the memory left on either
+# node. Numbers (MiB) from gnt-node list; hail itself sees
+# min(mtotal − mnode − up instances, mfree − down instances).
+set -euo pipefail
+. "$(dirname "$0")/lib-ganeti.bash"
+
+ok() { echo "ok: $*"; }
+conf=/etc/memqos/memqosd.conf.d/90-iallocator-test.conf
+t0=$SECONDS
+ganeti_pair_up
+
+# finish: the instances, tags and test configs go, whatever happened.
+# shellcheck disable=SC2317  # the EXIT trap
+finish() {
+    local rc=$?
+    local i
+    for i in inst6 inst7 inst8; do gnt-instance remove -f "$i.example.test" >/dev/null 2>&1 || true; done
+    gnt-cluster remove-tags memqos:memory-ratio:1.5 memqos:mem-node:512M >/dev/null 2>&1 || true
+    gnt-cluster remove-tags memqos:memory-ratio:lots >/dev/null 2>&1 || true
+    rm -f "$conf"
+    memqosctl reload >/dev/null 2>&1 || true
+    on2 "rm -f $conf; memqosctl reload >/dev/null" || true
+    ((rc == 0)) || _gnt_node2_journal
+}
+trap finish EXIT
+
+[[ -L /usr/lib/ganeti/iallocators/memqos && -x /usr/lib/ganeti/iallocators/hail ]] ||
+    gnt_fail "no /usr/lib/ganeti/iallocators/memqos (symlink) or hail: $(ls -l /usr/lib/ganeti/iallocators)"
+
+# The nodes' memqosd agree with the tags (their hooks check inst6's start).
+printf '[Overcommit]\nMemoryRatio=1.5\nNodeReserved=512M\n' >"$conf"
+memqosctl reload >/dev/null || gnt_fail "node1 refused the test config"
+on2 "mkdir -p ${conf%/*} && cat >$conf && memqosctl reload >/dev/null" <"$conf" ||
+    gnt_fail "node2 refused the test config"
+gnt-cluster add-tags memqos:memory-ratio:1.5 memqos:mem-node:512M || gnt_fail "cannot tag the cluster"
+GANETI_ADD_NODE=$GANETI_NODE2 ganeti_add inst6 128M 128M >/dev/null ||
+    gnt_fail "add inst6 on node2 failed: $GANETI_OUT"
+
+# figures NODE: "mtotal mnode mfree up down" in MiB (up/down: maxmem of the
+# node's primary instances by admin state).
+figures() {
+    local inst
+    inst=$(gnt-instance list --no-headers --units=m -o pnode,be/maxmem,admin_state |
+        awk -v n="$1" '$1 == n { if ($3 == "up") u += $2; else d += $2 } END { print u + 0, d + 0 }')
+    echo "$(gnt-node list --no-headers --units=m -o mtotal,mnode,mfree "$1") $inst"
+}
+read -r t1 n1 f1 u1 d1 <<<"$(figures "$GANETI_NODE")"
+read -r t2 n2 f2 u2 d2 <<<"$(figures "$GANETI_NODE2")"
+min() { echo $(($1 < $2 ? $1 : $2)); }
+hail1=$(min $((t1 - n1 - u1)) $((f1 - d1)))
+hail2=$(min $((t2 - n2 - u2)) $((f2 - d2)))
+left1=$(((t1 - 512) * 3 / 2 - u1))
+left2=$(((t2 - 512) * 3 / 2 - u2))
+echo "node1: total $t1, node $n1, free $f1, up $u1, down $d1: hail sees $hail1, memqos leaves $left1"
+echo "node2: total $t2, node $n2, free $f2, up $u2, down $d2: hail sees $hail2, memqos leaves $left2"
+big=$(((hail1 > hail2 ? hail1 : hail2) + 64))
+((big <= left1 - 128 && big <= left2)) ||
+    gnt_fail "the bed's figures leave no size that only memqos places and that keeps hail's N+1 (big $big)"
+
+add() { # add ALLOCATOR NAME MAXMEM
+    gnt-instance add -t diskless -o noop --no-ip-check --no-start -I "$1" \
+        -B "maxmem=${3}M,minmem=${3}M" "$2" 2>&1
+}
+exists() { gnt-instance list --no-headers -o name "$1" >/dev/null 2>&1; }
+
+# --- hail alone refuses it; memqos places it on node1 -------------------------
+out=$(add hail inst7 "$big") && gnt_fail "-I hail placed ${big}M: $out"
+exists inst7.example.test && gnt_fail "-I hail failed but inst7 exists"
+ok "-I hail refuses ${big}M (it sees $hail1 and $hail2 MiB free): $(tail -n 1 <<<"$out")"
+
+out=$(add memqos inst7 "$big") || gnt_fail "-I memqos did not place ${big}M: $out"
+pnode=$(gnt-instance list --no-headers -o pnode inst7.example.test)
+[[ $pnode == "$GANETI_NODE" ]] || gnt_fail "-I memqos placed inst7 on $pnode, expected $GANETI_NODE"
+ok "-I memqos places ${big}M on node1 (memqos leaves $left1 there, $left2 on node2)"
+
+# --- over the capacity of every node: refused, nothing created -----------------
+huge=$(((left1 > left2 ? left1 : left2) + 64))
+out=$(add memqos inst8 "$huge") && gnt_fail "-I memqos placed ${huge}M: $out"
+grep -q "Request failed" <<<"$out" || gnt_fail "-I memqos failed, but not as hail's refusal: $out"
+exists inst8.example.test && gnt_fail "-I memqos refused but inst8 exists"
+ok "-I memqos refuses ${huge}M on every node: $(tail -n 1 <<<"$out")"
+
+# --- a malformed tag: a clear error, nothing created ---------------------------
+gnt-cluster add-tags memqos:memory-ratio:lots || gnt_fail "cannot add the malformed tag"
+out=$(add memqos inst8 128) && gnt_fail "-I memqos ran with a malformed tag: $out"
+gnt-cluster remove-tags memqos:memory-ratio:lots || true
+grep -q "memqos: cluster: tag memqos:memory-ratio:lots" <<<"$out" ||
+    gnt_fail "the error does not name the malformed tag: $out"
+exists inst8.example.test && gnt_fail "inst8 exists after the malformed-tag failure"
+ok "a malformed tag fails the request with: $(tail -n 1 <<<"$out")"
+
+echo "ok: iallocator case passed in $((SECONDS - t0)) s"
