@@ -1874,7 +1874,7 @@ void Manager::tick(TimePoint now) {
     // unit no rule adopts any more, a VM now unplaced) gets its processes'
     // own values back rather than the class value again.
     giveBackOomPriorities();
-    sampleWorkloads();
+    const bool killableRead = sampleWorkloads();
     advanceKills(now);
     giveBackCaps(); // again, if a give-back failed
     core::Snapshot snap;
@@ -1927,28 +1927,22 @@ void Manager::tick(TimePoint now) {
         }
         snap.classes.push_back(std::move(cs));
     }
-    for (const auto& [id, m] : workloads_) {
-        core::WorkloadSample ws;
-        ws.workload = m.workload;
-        ws.neverKill = m.vm && m.vm->backend == VmBackend::Ganeti;
-        ws.unplaced = observedOnly(m);
-        ws.setAside = setAside(id, now);
-        if (!m.cgroupPath.empty() && m.present) {
-            core::CgroupSample cg;
-            cg.path = m.cgroupPath;
-            cg.memoryCurrent = m.memoryCurrent;
-            cg.swapCurrent = m.swapCurrent;
-            if (m.fullStallUsec) {
-                cg.pressure = core::Pressure{
-                    .some = {}, .full = core::PressureLine{.totalUsec = *m.fullStallUsec}};
-            }
-            ws.cgroup = cg;
-        }
-        snap.workloads.push_back(std::move(ws));
-    }
+    snap.workloads = workloadSamples(now);
     snap.protectedCgroups = protectedCgroups();
     lastClasses_ = snap.classes;
     auto outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
+    const bool kills = std::any_of(
+        outcome.decisions.actions.begin(), outcome.decisions.actions.end(),
+        [](const core::Action& a) { return std::holds_alternative<core::KillWorkload>(a); });
+    if (kills && !killableRead) {
+        // A kill decided on the sweep's older readings (the level rose to 3
+        // at once, from calm): what the candidates hold now decides the
+        // victim. VM case 50-pressure killed big.service by a swap-usage
+        // ranking in which swapper.service's 64 MiB of swap were not read yet.
+        sampleWorkloads(true);
+        snap.workloads = workloadSamples(now);
+        outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
+    }
     const auto before = pressure_;
     pressure_ = outcome.state;
     execute(outcome.decisions, before, now);
@@ -2015,14 +2009,17 @@ std::vector<core::CgroupSample> Manager::protectedCgroups() {
     return out;
 }
 
-void Manager::sampleWorkloads() {
+bool Manager::sampleWorkloads(bool killableOnly) {
     const bool watchful =
-        pressure_.level > 0 || !pressure_.stallSince.empty() ||
+        killableOnly || pressure_.level > 0 || !pressure_.stallSince.empty() ||
         std::any_of(pressure_.aboveSince.begin(), pressure_.aboveSince.end(),
                     [](const std::optional<TimePoint>& t) { return t.has_value(); });
     const std::size_t n = workloads_.size();
     const std::size_t perTick =
-        std::min(kMaxSweepPerTick, std::max<std::size_t>(1, (n + kSweepTicks - 1) / kSweepTicks));
+        killableOnly
+            ? 0
+            : std::min(kMaxSweepPerTick,
+                       std::max<std::size_t>(1, (n + kSweepTicks - 1) / kSweepTicks));
     const std::size_t cursor = n == 0 ? 0 : sweepCursor_ % n;
     std::size_t pos = 0;
     for (auto& [id, m] : workloads_) {
@@ -2030,7 +2027,7 @@ void Manager::sampleWorkloads() {
         if (m.cgroupPath.empty()) {
             continue;
         }
-        const bool full = turn || m.oomDue;
+        const bool full = !killableOnly && (turn || m.oomDue);
         const auto* cls = core::findClass(config_.classes, m.workload.className);
         // Its class stalls at its cap: whether it stalls itself decides
         // whether it may be the class-stall rule's victim.
@@ -2067,6 +2064,32 @@ void Manager::sampleWorkloads() {
         }
     }
     sweepCursor_ = n == 0 ? 0 : (cursor + perTick) % n;
+    return watchful;
+}
+
+std::vector<core::WorkloadSample> Manager::workloadSamples(TimePoint now) {
+    std::vector<core::WorkloadSample> out;
+    out.reserve(workloads_.size());
+    for (const auto& [id, m] : workloads_) {
+        core::WorkloadSample ws;
+        ws.workload = m.workload;
+        ws.neverKill = m.vm && m.vm->backend == VmBackend::Ganeti;
+        ws.unplaced = observedOnly(m);
+        ws.setAside = setAside(id, now);
+        if (!m.cgroupPath.empty() && m.present) {
+            core::CgroupSample cg;
+            cg.path = m.cgroupPath;
+            cg.memoryCurrent = m.memoryCurrent;
+            cg.swapCurrent = m.swapCurrent;
+            if (m.fullStallUsec) {
+                cg.pressure = core::Pressure{
+                    .some = {}, .full = core::PressureLine{.totalUsec = *m.fullStallUsec}};
+            }
+            ws.cgroup = cg;
+        }
+        out.push_back(std::move(ws));
+    }
+    return out;
 }
 
 void Manager::writeMetrics() {

@@ -747,7 +747,12 @@ private:
     // memory.reclaim of a class slice on the reclaim worker (synchronously
     // without one: tests); false when one of the class is under way.
     bool reclaimClassOnWorker(const std::string& className, Bytes bytes);
-    void sampleWorkloads();
+    // The sweep's turn (kSweepTicks), and every workload of a killable
+    // class while watchful. Returns whether every killable workload was read.
+    // killableOnly: only those, now (a kill decided on older samples).
+    bool sampleWorkloads(bool killableOnly = false);
+    // The snapshot's workloads from what the sweep last read.
+    std::vector<core::WorkloadSample> workloadSamples(TimePoint now);
 };
 
 } // namespace memqos::daemon

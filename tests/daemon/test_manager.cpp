@@ -1264,6 +1264,53 @@ TEST_F(PressureTest, KillsTheTopVictimThroughCgroupKillAndKeepsTheRecord) {
     EXPECT_TRUE(systemd_.killCalls.empty());
 }
 
+// VM case 50-pressure (2026-11-28): memory and swap exhausted put level 3
+// on at once, from calm, and the swap-usage ranking used the sweep's older
+// readings, in which swapper.service had not been read since its memory went
+// to swap: big.service, the bigger in RAM, was killed. A kill decided on
+// such readings is decided again on what the candidates hold now.
+TEST_F(PressureTest, AKillFromCalmRanksOnFreshReadings) {
+    config_.pressure.swapUsedKill = 100; // 1 %
+    for (auto& l : config_.pressure.levels) {
+        l.memAvailableBelow = 9900; // 99 %
+    }
+    const std::string swapper = "memqos.slice/memqos-reclaimed.slice/swapper.service";
+    cgroupFiles(dir_ / "cgroup" / swapper, 100 * kMiB, "4646\n");
+    writeFile(dir_ / "cgroup" / swapper / "memory.swap.current", "0\n");
+    writeFile(dir_ / "cgroup" / swapper / "memory.oom.group", "0\n");
+    writeFile(dir_ / "cgroup" / swapper / "cgroup.kill", "");
+    writeFile(dir_ / "cgroup" / kBatch / "memory.swap.current", "0\n");
+    writeProcess(dir_ / "proc", 4646, "0\n");
+    systemd_.addUnit("swapper.service", "/" + swapper);
+    writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
+                                     "MemFree:         8000000 kB\n"
+                                     "MemAvailable:    8388608 kB\n"
+                                     "SwapTotal:       2097152 kB\n"
+                                     "SwapFree:        2097152 kB\n");
+    auto m = makeEngine();
+    ASSERT_TRUE(assign(*m, "swapper.service", "reclaimed", 0, kNoLimit).ok());
+    // Every workload read by the sweep (one of the three a tick, in id
+    // order): swapper holds no swap. 21 ticks: the next turn is batch's.
+    for (int t = 0; t < 21; ++t) {
+        tickAt(*m, t);
+    }
+    ASSERT_EQ(m->pressureLevel(), 0U);
+    // swapper's memory goes to swap behind the sweep's back; then memory and
+    // swap run short.
+    writeFile(dir_ / "cgroup" / swapper / "memory.current", std::to_string(4 * kMiB) + "\n");
+    writeFile(dir_ / "cgroup" / swapper / "memory.swap.current",
+              std::to_string(500 * kMiB) + "\n");
+    writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
+                                     "MemFree:         4000000 kB\n"
+                                     "MemAvailable:    4194304 kB\n"
+                                     "SwapTotal:       2097152 kB\n"
+                                     "SwapFree:        1000000 kB\n");
+    tickAt(*m, 100);
+    ASSERT_EQ(m->pressureLevel(), 3U);
+    EXPECT_EQ(killFile(swapper), "1") << "the swap ranking puts swapper first";
+    EXPECT_EQ(killFile(kBatch), "") << "batch is bigger in RAM only";
+}
+
 // A unit systemd never announced (its UnitNew goes through dbus-daemon,
 // which may be stopped or swapped out) is still found in its class slice
 // under pressure, and is the one killed (VM case 52-kill-path: "level 3 but
