@@ -78,7 +78,7 @@ wait_for 10 "mm.service cgroup" test -d $cg
 expect_file $cg/memory.max 314572800
 mgr AssignWorkload ssttb mm.service shared 268435456 1073741824 true >/dev/null
 wait_for 20 "memqosd's limit on mm.service" grep -qx 1073741824 $cg/memory.max
-wait_for 30 "mm.service holding more than 300M" bash -c \
+wait_for 90 "mm.service holding more than 300M" bash -c \
   "(( \$(cat $cg/memory.current) + \$(cat $cg/memory.swap.current) > 330000000 ))"
 sed -i 's/^MemoryMax=300M/MemoryMax=600M/' /etc/systemd/system/mm.service # not reloaded
 mgr UnassignWorkload s mm.service >/dev/null
