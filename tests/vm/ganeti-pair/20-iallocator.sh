@@ -10,10 +10,9 @@
 # DRAFT: written without being run (not yet run on the bed).
 #
 # Instances are added with --no-start: Ganeti 3.0.2's own free-memory check
-# (cmdlib CheckNodeFreeMemory, which runs for an add with start, a start, a
-# migrate and a failover) compares maxmem with the hypervisor's free memory
-# whatever the iallocator said, so an overcommitted instance can be placed
-# but not started on a node without that much free memory.
+# (cmdlib CheckNodeFreeMemory) wants the instance's maxmem free on the node
+# for an add with start (instance_create.py; minmem for a later start,
+# migrate or failover), whatever the iallocator said.
 #
 # hail's capacity check (global N+1, on by default) must hold as well: after
 # the placement each node's instances must fit on the other node. So both
