@@ -47,6 +47,7 @@ trap finish EXIT
     gnt_fail "no /usr/lib/ganeti/iallocators/memqos (symlink) or hail: $(ls -l /usr/lib/ganeti/iallocators)"
 
 # The nodes' memqosd agree with the tags (their hooks check inst6's start).
+mkdir -p "${conf%/*}"
 printf '[Overcommit]\nMemoryRatio=1.5\nNodeReserved=512M\n' >"$conf"
 memqosctl reload >/dev/null || gnt_fail "node1 refused the test config"
 on2 "mkdir -p ${conf%/*} && cat >$conf && memqosctl reload >/dev/null" <"$conf" ||
