@@ -695,14 +695,16 @@ PressureOutcome decide(const Snapshot& snapshot, const PressureConfig& config,
     classStallKills(snapshot, config, classes, ordered, ev, guards, step, host, st, d);
     // Never reclaim in a tick that kills: the reclaim would swap out pages of
     // the workload about to die, and delay the kill.
-    const bool kills = std::any_of(d.actions.begin(), d.actions.end(), [](const Action& a) {
-        return std::holds_alternative<KillWorkload>(a);
-    });
-    if (kills) {
+    if (hasKill(d.actions)) {
         std::erase_if(d.actions,
                       [](const Action& a) { return std::holds_alternative<ReclaimClass>(a); });
     }
     return out;
+}
+
+bool hasKill(const std::vector<Action>& actions) {
+    return std::any_of(actions.begin(), actions.end(),
+                       [](const Action& a) { return std::holds_alternative<KillWorkload>(a); });
 }
 
 } // namespace memqos::core

@@ -1931,10 +1931,7 @@ void Manager::tick(TimePoint now) {
     snap.protectedCgroups = protectedCgroups();
     lastClasses_ = snap.classes;
     auto outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
-    const bool kills = std::any_of(
-        outcome.decisions.actions.begin(), outcome.decisions.actions.end(),
-        [](const core::Action& a) { return std::holds_alternative<core::KillWorkload>(a); });
-    if (kills && !killableRead) {
+    if (core::hasKill(outcome.decisions.actions) && !killableRead) {
         // A kill decided on the sweep's older readings (the level rose to 3
         // at once, from calm): what the candidates hold now decides the
         // victim. VM case 50-pressure killed big.service by a swap-usage
@@ -2020,14 +2017,27 @@ bool Manager::sampleWorkloads(bool killableOnly) {
             ? 0
             : std::min(kMaxSweepPerTick,
                        std::max<std::size_t>(1, (n + kSweepTicks - 1) / kSweepTicks));
+    // The OOM priority's repair (cgroup.procs, memory.oom.group and each
+    // process's oom_score_adj) on its own slower clock: a unit that
+    // (re)started is due at once (oomDue), so this only finds what was
+    // changed behind memqosd's back.
+    const std::size_t repairPerTick =
+        killableOnly ? 0
+                     : std::min(kMaxSweepPerTick,
+                                std::max<std::size_t>(1, (n + kOomRepairTicks - 1) /
+                                                             kOomRepairTicks));
     const std::size_t cursor = n == 0 ? 0 : sweepCursor_ % n;
+    const std::size_t repairCursor = n == 0 ? 0 : repairCursor_ % n;
     std::size_t pos = 0;
     for (auto& [id, m] : workloads_) {
-        const bool turn = (pos++ + n - cursor) % n < perTick;
+        const bool turn = (pos + n - cursor) % n < perTick;
+        const bool repairTurn = (pos + n - repairCursor) % n < repairPerTick;
+        ++pos;
         if (m.cgroupPath.empty()) {
             continue;
         }
-        const bool full = !killableOnly && (turn || m.oomDue);
+        const bool repair = !killableOnly && (repairTurn || m.oomDue);
+        const bool full = !killableOnly && (turn || repair);
         const auto* cls = core::findClass(config_.classes, m.workload.className);
         // Its class stalls at its cap: whether it stalls itself decides
         // whether it may be the class-stall rule's victim.
@@ -2038,7 +2048,7 @@ bool Manager::sampleWorkloads(bool killableOnly) {
         if (!full && !(watchful && cls != nullptr && cls->killable)) {
             continue;
         }
-        auto u = cgroups_.usage(m.cgroupPath, full, full || stalls);
+        auto u = cgroups_.usage(m.cgroupPath, repair, full || stalls);
         m.present = u && u->has_value();
         if (m.present) {
             m.memoryCurrent = (*u)->memoryCurrent;
@@ -2049,6 +2059,8 @@ bool Manager::sampleWorkloads(bool killableOnly) {
             }
             if (full) {
                 m.memoryPressure = (*u)->pressure ? (*u)->pressure->some.avg10 : 0.0;
+            }
+            if (repair) {
                 keepOomPriority(m, (*u)->procs);
                 m.oomDue = false;
             }
@@ -2064,6 +2076,7 @@ bool Manager::sampleWorkloads(bool killableOnly) {
         }
     }
     sweepCursor_ = n == 0 ? 0 : (cursor + perTick) % n;
+    repairCursor_ = n == 0 ? 0 : (repairCursor + repairPerTick) % n;
     return watchful;
 }
 
@@ -2192,10 +2205,7 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
         log::notice("Pressure: {REASON}", "REASON", wording::describe(r), "PRESSURE_LEVEL",
                     pressure_.level);
     }
-    killing_ = std::any_of(decisions.actions.begin(), decisions.actions.end(),
-                           [](const core::Action& a) {
-                               return std::holds_alternative<core::KillWorkload>(a);
-                           });
+    killing_ = core::hasKill(decisions.actions);
     for (const auto& a : decisions.actions) {
         std::visit(
             [&](const auto& x) {

@@ -151,15 +151,21 @@ using ConfigReader = std::function<Result<config::Config>()>;
 class Manager {
 public:
     // Reading workloads' cgroups is a tick's main cost with many workloads.
-    // All of them are read in turn (usage, processes, OOM priority), at most
-    // kMaxSweepPerTick per tick and each at least every kSweepTicks ticks
-    // while there are at most 500; a workload that is due (oomDue) at the
-    // next tick; and while the engine is watchful (level above 0, a level's
+    // All of them are read in turn: their usage (memory.current,
+    // memory.swap.current, memory.pressure) at most kMaxSweepPerTick per
+    // tick and each at least every kSweepTicks ticks while there are at most
+    // 500; their OOM priority (cgroup.procs, memory.oom.group, each
+    // process's oom_score_adj) repaired on a slower clock, each at least
+    // every kOomRepairTicks ticks while there are at most 3000 (with fewer
+    // than kOomRepairTicks workloads, one a tick), and at the next tick for
+    // a workload that is due (oomDue: its unit started, restarted or was
+    // placed); and while the engine is watchful (level above 0, a level's
     // condition pending or a class stalling), the usage of every workload of
     // a killable class at every tick, for the victim ranking.
     // The most PID 1 may reclaim when systemd writes a lowered memory.high.
     static constexpr Bytes kPid1ReclaimSlack = Bytes{8} << 20U;
     static constexpr std::size_t kSweepTicks = 10;
+    static constexpr std::size_t kOomRepairTicks = 60;
     // A Ganeti qemu that started more than this after its pidfile was
     // written did not write it (ganetiQemu); seconds, room for clock steps.
     static constexpr std::int64_t kPidfileSlack = 600;
@@ -743,6 +749,7 @@ private:
     std::optional<std::string> dropOldMetricsFile();
 
     std::size_t sweepCursor_ = 0; // see kSweepTicks
+    std::size_t repairCursor_ = 0; // see kOomRepairTicks
     std::vector<core::CgroupSample> protectedCgroups();
     // memory.reclaim of a class slice on the reclaim worker (synchronously
     // without one: tests); false when one of the class is under way.

@@ -400,10 +400,53 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
     return out;
 }
 
+// `text` in ASCII: the signs memqos's messages use spelled out, any other
+// non-ASCII byte as '?'. Ganeti shows an iallocator's "info" to the operator
+// through a path that does not keep UTF-8 ("≥" arrived as "e").
+std::string asciiOnly(std::string_view text) {
+    static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kSigns = {{
+        {"\u2265", ">="},
+        {"\u2264", "<="},
+        {"\u00d7", "x"},
+        {"\u2212", "-"},
+        {"\u00b7", "*"},
+        {"\u2026", "..."},
+        {"\u2192", "->"},
+    }};
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c < 0x80) {
+            out.push_back(static_cast<char>(c));
+            ++i;
+            continue;
+        }
+        bool spelled = false;
+        for (const auto& [sign, ascii] : kSigns) {
+            if (text.substr(i).starts_with(sign)) {
+                out.append(ascii);
+                i += sign.size();
+                spelled = true;
+                break;
+            }
+        }
+        if (!spelled) {
+            out.push_back('?');
+            ++i;
+            // the rest of a multi-byte sequence
+            while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) {
+                ++i;
+            }
+        }
+    }
+    return out;
+}
+
 std::string failureReply(std::string_view message) {
     Json reply = Json::object();
     reply["success"] = false;
-    reply["info"] = "memqos: " + std::string(message);
+    reply["info"] = asciiOnly("memqos: " + std::string(message));
     reply["result"] = Json::array();
     return reply.dump(-1, ' ', false, Json::error_handler_t::replace);
 }

@@ -287,7 +287,17 @@ TEST(IAllocator, FailureReply) {
     const auto reply = Json::parse(failureReply("bad \"tag\"\n\xff"));
     EXPECT_EQ(reply["success"], false);
     EXPECT_EQ(reply["result"], Json::array());
-    EXPECT_EQ(reply["info"].get<std::string>().substr(0, 13), "memqos: bad \"");
+    EXPECT_EQ(reply["info"].get<std::string>(), "memqos: bad \"tag\"\n?");
+}
+
+// Ganeti showed "\u2265" of a config message as "e": the reply is ASCII.
+TEST(IAllocator, FailureReplyIsAscii) {
+    const std::string text = failureReply("ratio \u2265 1.0, 2 \u00d7 3 \u2212 1 \u2026 \u00e9");
+    for (const char c : text) {
+        EXPECT_LT(static_cast<unsigned char>(c), 0x80) << text;
+    }
+    EXPECT_EQ(Json::parse(text)["info"].get<std::string>(),
+              "memqos: ratio >= 1.0, 2 x 3 - 1 ... ?");
 }
 
 } // namespace

@@ -247,4 +247,7 @@ struct Decisions {
     std::vector<Candidate> consideredVictims;
 };
 
+// Whether `actions` hold a kill.
+bool hasKill(const std::vector<Action>& actions);
+
 } // namespace memqos::core

@@ -117,7 +117,10 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
 
 // Ganeti's answer for a failed iallocator run:
 //   {"success": false, "info": "memqos: <message>", "result": []}
-// (as hail answers a request it cannot satisfy). Always valid JSON.
+// (as hail answers a request it cannot satisfy). Always valid JSON, and
+// ASCII only: the signs of memqos's messages are spelled out (">=", "x",
+// "-", "..."), any other non-ASCII character becomes '?' (Ganeti showed a
+// UTF-8 "\u2265" to the operator as "e").
 std::string failureReply(std::string_view message);
 
 } // namespace memqos::ganeti
