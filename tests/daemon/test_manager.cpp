@@ -1688,13 +1688,14 @@ TEST_F(PressureTest, OomPriorityPerClassKeptRight) {
     // A protected workload's memory.oom.group is left as it was.
     EXPECT_EQ(readText(dir_ / "cgroup/system.slice/nginx.service/memory.oom.group"), "0\n");
     // Changed behind memqosd's back: repaired at the workload's turn in the
-    // sweep, within kSweepTicks ticks.
+    // repair sweep, within kOomRepairTicks ticks (with these few workloads,
+    // within their number of ticks).
     const auto oomGroup = dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service/"
                                  "memory.oom.group";
     writeFile(dir_ / "proc/4343/oom_score_adj", "0\n");
     writeFile(oomGroup, "0\n");
     int t = 1;
-    for (; t <= static_cast<int>(Manager::kSweepTicks); ++t) {
+    for (; t <= static_cast<int>(Manager::kOomRepairTicks); ++t) {
         tickAt(*m, t);
         if (readText(dir_ / "proc/4343/oom_score_adj") == "1000") {
             break;
