@@ -81,6 +81,7 @@ struct Counts {
     long timeouts = 0;      // no answer within 30 s
     long acceptedInvalid = 0; // an invalid call that got a method return
     long writes = 0;
+    long writesOk = 0;
     std::map<std::string, long> errorNames;
 };
 
@@ -155,6 +156,7 @@ public:
         sd_bus_message_unref(reply);
         if (r >= 0) {
             ++c.ok;
+            c.writesOk += write ? 1 : 0;
             if (invalid) {
                 ++c.acceptedInvalid;
                 std::fprintf(stderr, "bench-flood: an invalid %s was accepted\n",
@@ -288,8 +290,9 @@ int runClient(const std::string& address, long calls, std::uint64_t seed, bool r
     }
     const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
     std::printf("calls=%ld ok=%ld errors=%ld unnamed=%ld timeouts=%ld accepted_invalid=%ld "
-                "writes=%ld wall_s=%.3f\n",
-                c.calls, c.ok, c.errors, c.unnamed, c.timeouts, c.acceptedInvalid, c.writes, wall);
+                "writes=%ld writes_ok=%ld wall_s=%.3f\n",
+                c.calls, c.ok, c.errors, c.unnamed, c.timeouts, c.acceptedInvalid, c.writes,
+                c.writesOk, wall);
     for (const auto& [name, n] : c.errorNames) {
         std::printf("error %s %ld\n", name.c_str(), n);
     }
