@@ -127,8 +127,25 @@ check "no command: usage, exit 64" test $? = 64
 check "unknown command: exit 64" test $? = 64
 "$prog" verify --bogus >/dev/null 2>&1
 check "unknown verify option: exit 64" test $? = 64
-check "--help: exit 0 and mentions hbal cannot execute" \
-    bash -c '"$1" --help | grep -qF "cannot"' _ "$prog"
+helps() { "$prog" --help | grep -qF "cannot execute moves"; }
+check "--help: exit 0 and says hbal cannot execute moves" helps
+
+# The bash completion (completions/memqos-cluster).
+completes() { # completes "WORDS..." WANT: the candidates for the last word
+    local want=$1
+    shift
+    local got
+    got=$(bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _memqos_cluster; printf "%s\n" "${COMPREPLY[@]}"' \
+        _ "$(dirname "${BASH_SOURCE[0]}")/../../completions/memqos-cluster" memqos-cluster "$@" | sort | tr '\n' ' ')
+    # (an empty reply prints one empty line: " ")
+    [[ $got == "$want" ]] || { echo "# completing '$*': got '$got', want '$want'"; return 1; }
+}
+check "completion: the commands" completes "--help hbal hcheck verify " ""
+check "completion: verify's options" completes "--json " verify --j
+check "completion: hbal's own options" completes "--cluster-data " hbal --cl
+check "completion: nothing of ours after --" completes " " hbal -- -
+touch "$work/c1.data"
+check "completion: a file after --cluster-data" completes "$work/c1.data " verify --cluster-data "$work/c1"
 
 echo "1..$n"
 ((failed == 0))
