@@ -274,14 +274,7 @@ int htoolsCommand(const std::string& tool, const Options& o, const TempDir& tmp)
         return kExitUnchecked;
     }
     for (const auto& c : rewritten->changes) {
-        std::fprintf(stderr,
-                     "memqos: node %s: ratio %llu.%06llu, mem_node %llu MiB, capacity %llu MiB, "
-                     "instances %llu MiB\n",
-                     c.node.c_str(), static_cast<unsigned long long>(c.ratioMicro / 1000000),
-                     static_cast<unsigned long long>(c.ratioMicro % 1000000),
-                     static_cast<unsigned long long>(c.memNodeMib),
-                     static_cast<unsigned long long>(c.capacityMib),
-                     static_cast<unsigned long long>(c.instancesMib));
+        std::fprintf(stderr, "%s\n", describe(c).c_str());
     }
     if (tmp.path.empty()) {
         std::fprintf(stderr, "memqos-cluster: cannot create a temporary directory: %s\n",

@@ -401,6 +401,15 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
     return out;
 }
 
+std::string describe(const NodeChange& c) {
+    std::string frac = std::to_string(c.ratioMicro % kMicro);
+    frac.insert(0, 6 - frac.size(), '0');
+    return "memqos: node " + c.node + ": ratio " + std::to_string(c.ratioMicro / kMicro) + "." +
+           frac + ", mem_node " + std::to_string(c.memNodeMib) + " MiB, capacity " +
+           std::to_string(c.capacityMib) + " MiB, instances " + std::to_string(c.instancesMib) +
+           " MiB";
+}
+
 std::string failureReply(std::string_view message) {
     Json reply = Json::object();
     reply["success"] = false;

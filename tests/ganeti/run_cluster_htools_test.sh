@@ -25,13 +25,8 @@ mkdir "$work/bin"
 ln -s "$htools" "$work/bin/hcheck"
 ln -s "$htools" "$work/bin/hbal"
 export MEMQOS_GANETI_BINDIR=$work/bin
-n=0 failed=0
-check() { # check TITLE COMMAND...
-    local title=$1
-    shift
-    n=$((n + 1))
-    if "$@"; then echo "ok $n - $title"; else echo "not ok $n - $title"; failed=$((failed + 1)); fi
-}
+# shellcheck source=tests/ganeti/lib-tap.bash
+source "$(dirname "${BASH_SOURCE[0]}")/lib-tap.bash"
 echo "# htools: $htools ($("$work/bin/hcheck" --version 2>&1 | head -n1))"
 
 out=$("$work/bin/hcheck" -t "$fixtures/pair.data" 2>/dev/null)
@@ -51,5 +46,4 @@ check "memqos-cluster hbal -p: node1's rewritten figures, N+1 failing" \
 check "memqos-cluster hbal -p: node2 N+1 fine" grep -qE '^   node2 +5509 +900 +3000 ' <<<"$out"
 check "memqos-cluster hbal -C: prints the commands section" grep -q 'Commands to run to reach the above solution' <<<"$out"
 
-echo "1..$n"
-((failed == 0))
+tap_end

@@ -14,13 +14,8 @@ trap 'rm -rf "$work"' EXIT
 export TMPDIR=$work/tmp
 mkdir "$TMPDIR" "$work/bin"
 export MEMQOS_GANETI_BINDIR=$work/bin FAKE_DIR=$work
-n=0 failed=0
-check() { # check TITLE COMMAND...
-    local title=$1
-    shift
-    n=$((n + 1))
-    if "$@"; then echo "ok $n - $title"; else echo "not ok $n - $title"; failed=$((failed + 1)); fi
-}
+# shellcheck source=tests/ganeti/lib-tap.bash
+source "$(dirname "${BASH_SOURCE[0]}")/lib-tap.bash"
 
 cat >"$work/bin/hscan" <<'SH'
 #!/bin/sh
@@ -147,5 +142,4 @@ check "completion: nothing of ours after --" completes " " hbal -- -
 touch "$work/c1.data"
 check "completion: a file after --cluster-data" completes "$work/c1.data " verify --cluster-data "$work/c1"
 
-echo "1..$n"
-((failed == 0))
+tap_end

@@ -132,6 +132,10 @@ struct NodeChange {
     friend bool operator==(const NodeChange&, const NodeChange&) = default;
 };
 
+// "memqos: node NAME: ratio R, mem_node M MiB, capacity C MiB, instances I MiB"
+// (R with 6 decimals): the line the programs print on stderr per rewritten node.
+std::string describe(const NodeChange& change);
+
 struct Transformed {
     std::string json; // the input for hail (compact JSON)
     std::vector<NodeChange> changes;
