@@ -65,6 +65,12 @@ int usageError(const std::string& message) {
     return kExitUsage;
 }
 
+// What could not be checked or run: said on stderr, exit status 2.
+int unchecked(const std::string& what) {
+    std::fprintf(stderr, "memqos-cluster: %s\n", what.c_str());
+    return kExitUnchecked;
+}
+
 // PATH with MEMQOS_GANETI_BINDIR first, for execvp in the child.
 void preparePath() {
     const char* dir = std::getenv("MEMQOS_GANETI_BINDIR");
@@ -203,23 +209,18 @@ struct Options {
 int verifyCommand(const Options& o, const TempDir& tmp) {
     auto text = clusterText(o.clusterData, tmp);
     if (!text) {
-        std::fprintf(stderr, "memqos-cluster: cannot read the cluster: %s\n",
-                     text.error().what.c_str());
-        return kExitUnchecked;
+        return unchecked("cannot read the cluster: " + text.error().what);
     }
     auto model = parseHtoolsText(*text);
     if (!model) {
-        std::fprintf(stderr, "memqos-cluster: %s: %s\n",
-                     o.clusterData.empty() ? "hscan's output" : o.clusterData.c_str(),
-                     model.error().what.c_str());
-        return kExitUnchecked;
+        return unchecked((o.clusterData.empty() ? std::string("hscan's output") : o.clusterData) +
+                         ": " + model.error().what);
     }
     std::string nodeText;
     if (!o.nodeData.empty()) {
         auto t = io::readFile(o.nodeData, kMaxTextBytes);
         if (!t) {
-            std::fprintf(stderr, "memqos-cluster: %s\n", t.error().what.c_str());
-            return kExitUnchecked;
+            return unchecked(t.error().what);
         }
         nodeText = std::move(*t);
     } else {
@@ -234,13 +235,11 @@ int verifyCommand(const Options& o, const TempDir& tmp) {
     }
     auto nodes = parseNodeData(nodeText);
     if (!nodes) {
-        std::fprintf(stderr, "memqos-cluster: %s\n", nodes.error().what.c_str());
-        return kExitUnchecked;
+        return unchecked(nodes.error().what);
     }
     auto report = verify(*model, *nodes);
     if (!report) {
-        std::fprintf(stderr, "memqos-cluster: %s\n", report.error().what.c_str());
-        return kExitUnchecked;
+        return unchecked(report.error().what);
     }
     const auto out = o.json ? renderJson(*report) : renderText(*report);
     std::fwrite(out.data(), 1, out.size(), stdout);
@@ -264,14 +263,11 @@ int htoolsCommand(const std::string& tool, const Options& o, const TempDir& tmp)
     }
     auto text = clusterText(o.clusterData, tmp);
     if (!text) {
-        std::fprintf(stderr, "memqos-cluster: cannot read the cluster: %s\n",
-                     text.error().what.c_str());
-        return kExitUnchecked;
+        return unchecked("cannot read the cluster: " + text.error().what);
     }
     auto rewritten = rewriteHtoolsText(*text);
     if (!rewritten) {
-        std::fprintf(stderr, "memqos-cluster: %s\n", rewritten.error().what.c_str());
-        return kExitUnchecked;
+        return unchecked(rewritten.error().what);
     }
     for (const auto& c : rewritten->changes) {
         std::fprintf(stderr, "%s\n", describe(c).c_str());
