@@ -2,6 +2,7 @@
 #include "memqos/ganeti/cluster.hpp"
 
 #include "memqos/core/placement.hpp"
+#include "memqos/core/tiers.hpp"
 #include "memqos/core/types.hpp"
 
 #include <algorithm>
@@ -624,7 +625,8 @@ Result<Report> verify(const Model& model,
     for (const auto& n : model.nodes) {
         NodeReport r;
         r.name = n.name;
-        r.group = groupName.at(n.groupUuid);
+        const auto g = groupName.find(n.groupUuid); // parseHtoolsText checked it
+        r.group = g == groupName.end() ? n.groupUuid : g->second;
         r.offline = n.offline || n.unknown;
         r.policy = pol->at(n.name);
         const auto it = load.find(n.name);
@@ -701,7 +703,7 @@ Result<Report> verify(const Model& model,
             report.findings.push_back(std::move(f));
         }
         const std::uint64_t usedBytes = r.usedMib * kMiB;
-        if (availableBytes + *nd.swapTotalBytes < usedBytes) {
+        if (core::saturatingAdd(availableBytes, *nd.swapTotalBytes) < usedBytes) {
             auto f = finding(Kind::OvercommittedBeyondSwap);
             f.numbers = {{"available_mib", r.availableMib},
                          {"swap_total_bytes", *nd.swapTotalBytes},
