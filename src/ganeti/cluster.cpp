@@ -138,8 +138,7 @@ std::map<std::string, NodeLoad, std::less<>> loads(const Model& model) {
 }
 
 // Every node's policy (none: Ganeti's model), from the three levels.
-Result<std::map<std::string, std::optional<NodePolicy>, std::less<>>>
-policies(const Model& model) {
+Result<std::map<std::string, std::optional<NodePolicy>, std::less<>>> policies(const Model& model) {
     auto cluster = parseTagPolicy(model.clusterTags, "cluster");
     if (!cluster) {
         return cluster.error();
@@ -232,8 +231,8 @@ Result<Model> parseHtoolsText(std::string_view text) {
             return invalid(where + ": unknown node group " + bounded(f[8]));
         }
         n.tags = f.size() > 10 ? tagList(f[10]) : std::vector<std::string>{};
-        n.unknown = std::any_of(f.begin() + 1, f.begin() + 7,
-                                [](std::string_view v) { return v == "?"; });
+        n.unknown =
+            std::any_of(f.begin() + 1, f.begin() + 7, [](std::string_view v) { return v == "?"; });
         if (!n.unknown) {
             auto t = mib(f[1], where + ": t_mem");
             auto nm = mib(f[2], where + ": n_mem");
@@ -414,9 +413,9 @@ Result<std::map<std::string, NodeData, std::less<>>> parseNodeData(std::string_v
                 std::uint64_t n = 0;
                 const auto [q, e] = std::from_chars(value.data(), vend, n);
                 if (e == std::errc{} && q == vend && !value.empty()) {
-                    (key == "NodeReserved" ? d.nodeReservedBytes
-                                           : (key == "SwapTotal" ? d.swapTotalBytes
-                                                                 : d.memoryTotalBytes)) = n;
+                    (key == "NodeReserved"
+                         ? d.nodeReservedBytes
+                         : (key == "SwapTotal" ? d.swapTotalBytes : d.memoryTotalBytes)) = n;
                 } else {
                     known = false;
                 }
@@ -434,7 +433,8 @@ Result<std::map<std::string, NodeData, std::less<>>> parseNodeData(std::string_v
             d.problem = std::string("no ") +
                         (!d.memoryRatio ? "MemoryRatio"
                                         : (!d.nodeReservedBytes ? "NodeReserved" : "SwapTotal")) +
-                        " in memqosctl's output" + (other.empty() ? "" : " (it said: " + other + ")");
+                        " in memqosctl's output" +
+                        (other.empty() ? "" : " (it said: " + other + ")");
         }
         if (!out.emplace(name, std::move(d)).second) {
             return invalid("node data: node " + bounded(name) + " given twice");
@@ -446,31 +446,44 @@ Result<std::map<std::string, NodeData, std::less<>>> parseNodeData(std::string_v
 
 std::string_view toString(Kind k) {
     switch (k) {
-    case Kind::OverCapacity: return "over-capacity";
-    case Kind::NotNPlus1: return "not-n-plus-1";
-    case Kind::NoFailover: return "no-failover";
-    case Kind::SwapInsufficient: return "swap-insufficient";
-    case Kind::OvercommittedBeyondSwap: return "overcommitted-beyond-swap";
-    case Kind::PolicyDrift: return "policy-drift";
-    case Kind::NodeUnchecked: return "node-unchecked";
+    case Kind::OverCapacity:
+        return "over-capacity";
+    case Kind::NotNPlus1:
+        return "not-n-plus-1";
+    case Kind::NoFailover:
+        return "no-failover";
+    case Kind::SwapInsufficient:
+        return "swap-insufficient";
+    case Kind::OvercommittedBeyondSwap:
+        return "overcommitted-beyond-swap";
+    case Kind::PolicyDrift:
+        return "policy-drift";
+    case Kind::NodeUnchecked:
+        return "node-unchecked";
     }
     return "?";
 }
 
 std::string_view toString(Severity s) {
     switch (s) {
-    case Severity::Error: return "error";
-    case Severity::Info: return "info";
-    case Severity::Unchecked: return "unchecked";
+    case Severity::Error:
+        return "error";
+    case Severity::Info:
+        return "info";
+    case Severity::Unchecked:
+        return "unchecked";
     }
     return "?";
 }
 
 Severity severityOf(Kind k) {
     switch (k) {
-    case Kind::NoFailover: return Severity::Info;
-    case Kind::NodeUnchecked: return Severity::Unchecked;
-    default: return Severity::Error;
+    case Kind::NoFailover:
+        return Severity::Info;
+    case Kind::NodeUnchecked:
+        return Severity::Unchecked;
+    default:
+        return Severity::Error;
     }
 }
 
@@ -498,7 +511,9 @@ std::string joined(const std::vector<std::string>& names) {
     return out;
 }
 
-std::string mibText(std::uint64_t v) { return std::to_string(v) + " MiB"; }
+std::string mibText(std::uint64_t v) {
+    return std::to_string(v) + " MiB";
+}
 
 // The N+1 simulation for one failed node (header: not-n-plus-1).
 void failOver(const Model& model, const NodeReport& failed,
@@ -556,8 +571,8 @@ void failOver(const Model& model, const NodeReport& failed,
     std::map<std::string, std::int64_t, std::less<>> room;
     for (auto& [name, r] : byName) {
         if (!r->offline && r->group == failed.group && name != failed.name) {
-            room[name] = static_cast<std::int64_t>(r->capacityMib) -
-                         static_cast<std::int64_t>(r->usedMib);
+            room[name] =
+                static_cast<std::int64_t>(r->capacityMib) - static_cast<std::int64_t>(r->usedMib);
         }
     }
     for (const auto& [target, m] : moved) {
@@ -572,10 +587,10 @@ void failOver(const Model& model, const NodeReport& failed,
             f.numbers = {{"target_used_mib", t->usedMib},
                          {"moved_mib", m.mib},
                          {"target_capacity_mib", t->capacityMib}};
-            f.message = "not N+1 redundant: if " + failed.name + " fails, " + target +
-                        " gets " + mibText(m.mib) + " (" + joined(m.names) + ") on top of " +
-                        mibText(t->usedMib) + ": " + mibText(t->usedMib + m.mib) +
-                        " > capacity " + mibText(t->capacityMib);
+            f.message = "not N+1 redundant: if " + failed.name + " fails, " + target + " gets " +
+                        mibText(m.mib) + " (" + joined(m.names) + ") on top of " +
+                        mibText(t->usedMib) + ": " + mibText(t->usedMib + m.mib) + " > capacity " +
+                        mibText(t->capacityMib);
             report.findings.push_back(std::move(f));
         }
     }
@@ -598,8 +613,8 @@ void failOver(const Model& model, const NodeReport& failed,
             best == room.end() || best->second < 0 ? 0 : static_cast<std::uint64_t>(best->second);
         f.numbers = {{"instance_mib", i->memMib}, {"largest_room_mib", most}};
         f.message = "not N+1 redundant: if " + failed.name + " fails, no other node of group " +
-                    failed.group + " has room for instance " + i->name + " (" +
-                    mibText(i->memMib) + "; the most room left is " + mibText(most) + ")";
+                    failed.group + " has room for instance " + i->name + " (" + mibText(i->memMib) +
+                    "; the most room left is " + mibText(most) + ")";
         report.findings.push_back(std::move(f));
     }
 }
@@ -661,8 +676,8 @@ Result<Report> verify(const Model& model,
         if (r.usedMib > r.capacityMib) {
             auto f = finding(Kind::OverCapacity);
             f.numbers = {{"used_mib", r.usedMib}, {"capacity_mib", r.capacityMib}};
-            f.message = "up instances " + mibText(r.usedMib) + " > capacity " +
-                        mibText(r.capacityMib);
+            f.message =
+                "up instances " + mibText(r.usedMib) + " > capacity " + mibText(r.capacityMib);
             report.findings.push_back(std::move(f));
         }
         const auto before = report.findings.size();
@@ -736,8 +751,8 @@ Result<Report> verify(const Model& model,
                         std::to_string(*nd.nodeReservedBytes) + " bytes but the tags say " +
                         mibText(*r.policy->memNodeMib);
             }
-            f.message = "policy drift: " + what +
-                        " (set [Overcommit] in memqosd.conf or change the tags)";
+            f.message =
+                "policy drift: " + what + " (set [Overcommit] in memqosd.conf or change the tags)";
             report.findings.push_back(std::move(f));
         }
     }

@@ -53,7 +53,8 @@ constexpr const char* kUsage =
     "  --cluster-data FILE  the cluster in htools' text format (as `hscan -d DIR`\n"
     "                       writes DIR/LOCAL.data) instead of running hscan\n"
     "  --node-data FILE     memqosd's figures of every node, as printed by\n"
-    "                       gnt-cluster command '" "memqosctl --no-pager show -p\n"
+    "                       gnt-cluster command '"
+    "memqosctl --no-pager show -p\n"
     "                       MemoryRatio,NodeReserved,SwapTotal,MemoryTotal'\n"
     "                       instead of running that\n"
     "  --json               verify: one JSON document\n"
@@ -152,8 +153,8 @@ struct TempDir {
     std::string path;
     TempDir() {
         const char* tmp = std::getenv("TMPDIR");
-        std::string t = std::string(tmp != nullptr && *tmp == '/' ? tmp : "/tmp") +
-                        "/memqos-cluster.XXXXXX";
+        std::string t =
+            std::string(tmp != nullptr && *tmp == '/' ? tmp : "/tmp") + "/memqos-cluster.XXXXXX";
         if (::mkdtemp(t.data()) != nullptr) {
             path = t;
         }
@@ -183,8 +184,7 @@ Result<std::string> clusterText(const std::string& file, const TempDir& tmp) {
         return io::readFile(file, kMaxTextBytes);
     }
     if (tmp.path.empty()) {
-        return invalid(std::string("cannot create a temporary directory: ") +
-                       std::strerror(errno));
+        return invalid(std::string("cannot create a temporary directory: ") + std::strerror(errno));
     }
     std::string said;
     const int rc = run({"hscan", "--no-headers", "-d", tmp.path}, &said);
@@ -249,15 +249,15 @@ int verifyCommand(const Options& o, const TempDir& tmp) {
 
 int htoolsCommand(const std::string& tool, const Options& o, const TempDir& tmp) {
     for (const auto& a : o.rest) {
-        for (const char* bad : {"-L", "-X", "-t", "-m", "-I", "--luxi", "--text-data",
-                                "--exec", "--ialloc-src"}) {
+        for (const char* bad :
+             {"-L", "-X", "-t", "-m", "-I", "--luxi", "--text-data", "--exec", "--ialloc-src"}) {
             const std::string_view b(bad);
             if (a == b || (b.starts_with("--") && a.starts_with(std::string(b) + "=")) ||
                 (!b.starts_with("--") && a.size() > 2 && a.starts_with(b))) {
-                return usageError("option " + a + " is not for memqos-cluster " + tool +
-                                  ": it runs " + tool + " -t on a rewritten file" +
-                                  (tool == "hbal" ? "; run the plan's commands (-C) yourself"
-                                                  : ""));
+                return usageError(
+                    "option " + a + " is not for memqos-cluster " + tool + ": it runs " + tool +
+                    " -t on a rewritten file" +
+                    (tool == "hbal" ? "; run the plan's commands (-C) yourself" : ""));
             }
         }
     }
@@ -280,9 +280,9 @@ int htoolsCommand(const std::string& tool, const Options& o, const TempDir& tmp)
     const std::string file = tmp.path + "/memqos.data";
     // The directory is mkdtemp's (mode 0700): nobody else can put a file there.
     std::FILE* f = std::fopen(file.c_str(), "we");
-    const bool written = f != nullptr &&
-                         std::fwrite(rewritten->text.data(), 1, rewritten->text.size(), f) ==
-                             rewritten->text.size();
+    const bool written =
+        f != nullptr &&
+        std::fwrite(rewritten->text.data(), 1, rewritten->text.size(), f) == rewritten->text.size();
     if (f == nullptr || std::fclose(f) != 0 || !written) {
         std::fprintf(stderr, "memqos-cluster: cannot write %s: %s\n", file.c_str(),
                      std::strerror(errno));

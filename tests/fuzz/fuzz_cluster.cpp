@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view input(reinterpret_cast<const char*>(data), size);
     const auto nul = input.find('\0');
     const auto text = input.substr(0, nul);
-    const auto nodeText = nul == std::string_view::npos ? std::string_view{} : input.substr(nul + 1);
+    const auto nodeText =
+        nul == std::string_view::npos ? std::string_view{} : input.substr(nul + 1);
 
     auto nodes = c::parseNodeData(nodeText);
     if (!nodes) {

@@ -4,6 +4,7 @@
 #include "memqos/ganeti/cluster.hpp"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace memqos::ganeti::cluster {
@@ -45,7 +46,9 @@ std::string cluster(const std::string& nodes, const std::string& instances,
            std::string(kPolicies);
 }
 
-std::string pairNodes() { return node("node1", 4096, 900) + node("node2", 4096, 900); }
+std::string pairNodes() {
+    return node("node1", 4096, 900) + node("node2", 4096, 900);
+}
 std::string pairInstances() {
     return inst("inst1", 1024, "running", "node1", "node2", "drbd") +
            inst("inst2", 1024, "running", "node1", "", "plain") +
@@ -57,8 +60,8 @@ std::string nodeBlock(std::string_view name, std::string_view ratio, std::uint64
                       std::uint64_t swap, int rc = 0) {
     return "------------------------------------------------\nnode: " + std::string(name) +
            "\nMemoryRatio=" + std::string(ratio) + "\nNodeReserved=" + std::to_string(reserved) +
-           "\nSwapTotal=" + std::to_string(swap) + "\nMemoryTotal=4294967296\n\nreturn code = " +
-           std::to_string(rc) + "\n";
+           "\nSwapTotal=" + std::to_string(swap) +
+           "\nMemoryTotal=4294967296\n\nreturn code = " + std::to_string(rc) + "\n";
 }
 // Swap enough for ratio 1.5 on 3072 MiB: 1536 MiB.
 std::string goodNodes() {
@@ -102,8 +105,9 @@ const NodeReport& nodeReport(const Report& r, std::string_view name) {
 }
 
 TEST(ClusterText, ParsesHscansFormat) {
-    const auto m = parsed(cluster(pairNodes() + node("node3", 0, 0, "Y", "a,b"), pairInstances() +
-                                      inst("inst5", 256, "running", "node3", "", "diskless", "Y")));
+    const auto m = parsed(
+        cluster(pairNodes() + node("node3", 0, 0, "Y", "a,b"),
+                pairInstances() + inst("inst5", 256, "running", "node3", "", "diskless", "Y")));
     ASSERT_EQ(m.groups.size(), 1U);
     EXPECT_EQ(m.groups[0].name, "default");
     EXPECT_EQ(m.groups[0].uuid, "uuid-g1");
@@ -189,7 +193,8 @@ TEST(ClusterText, RewriteChangesOnlyPolicyNodesMemory) {
     original.replace(a, original.find('\n', a) - a, r->text.substr(a, r->text.find('\n', a) - a));
     const auto b = original.find("node2|");
     const auto rb = r->text.find("node2|");
-    original.replace(b, original.find('\n', b) - b, r->text.substr(rb, r->text.find('\n', rb) - rb));
+    original.replace(b, original.find('\n', b) - b,
+                     r->text.substr(rb, r->text.find('\n', rb) - rb));
     EXPECT_EQ(original, r->text);
     // The result parses again, as htools would.
     EXPECT_TRUE(parseHtoolsText(r->text).ok());
@@ -217,10 +222,10 @@ TEST(ClusterText, RewriteRefusesMalformedTags) {
 }
 
 TEST(NodeData, ParsesGntClusterCommandOutput) {
-    const auto d = nodeData(goodNodes() +
-                            "------------------------------------------------\nnode: node3\n"
-                            "ssh: connect to host node3 port 22: No route to host\n"
-                            "return code = 255\n");
+    const auto d =
+        nodeData(goodNodes() + "------------------------------------------------\nnode: node3\n"
+                               "ssh: connect to host node3 port 22: No route to host\n"
+                               "return code = 255\n");
     ASSERT_EQ(d.size(), 3U);
     const auto& n1 = d.at("node1");
     EXPECT_EQ(n1.memoryRatio, 1.5);
@@ -264,10 +269,9 @@ TEST(Verify, NotNPlus1NamesTheNodeTargetAndInstances) {
     EXPECT_EQ(n1[0]->group, "default");
     EXPECT_EQ(n1[0]->target, "node1");
     EXPECT_EQ(n1[0]->instances, (std::vector<std::string>{"inst3"}));
-    EXPECT_EQ(n1[0]->numbers, (std::vector<std::pair<std::string, std::uint64_t>>{
-                                  {"target_used_mib", 2048},
-                                  {"moved_mib", 3000},
-                                  {"target_capacity_mib", 4608}}));
+    EXPECT_EQ(n1[0]->numbers,
+              (std::vector<std::pair<std::string, std::uint64_t>>{
+                  {"target_used_mib", 2048}, {"moved_mib", 3000}, {"target_capacity_mib", 4608}}));
     EXPECT_EQ(n1[0]->message, "not N+1 redundant: if node2 fails, node1 gets 3000 MiB (inst3) on "
                               "top of 2048 MiB: 5048 MiB > capacity 4608 MiB");
     EXPECT_TRUE(nodeReport(r, "node1").nPlus1);
@@ -285,11 +289,11 @@ TEST(Verify, NotNPlus1NamesTheNodeTargetAndInstances) {
 
 TEST(Verify, NPlus1HoldsWhenTheSecondaryHasRoom) {
     // inst3 of 2000: node1 ends with 2048 + 2000 = 4048 ≤ 4608.
-    const auto r = verified(cluster(pairNodes(),
-                                    inst("inst1", 1024, "running", "node1", "node2", "drbd") +
-                                        inst("inst3", 2000, "running", "node2", "node1", "drbd") +
-                                        inst("inst4", 3000, "ADMIN_down", "node2", "node1", "drbd")),
-                            goodNodes());
+    const auto r = verified(
+        cluster(pairNodes(), inst("inst1", 1024, "running", "node1", "node2", "drbd") +
+                                 inst("inst3", 2000, "running", "node2", "node1", "drbd") +
+                                 inst("inst4", 3000, "ADMIN_down", "node2", "node1", "drbd")),
+        goodNodes());
     EXPECT_TRUE(r.findings.empty()) << renderText(r);
     EXPECT_EQ(r.exitCode(), 0);
     EXPECT_EQ(nodeReport(r, "node1").capacityMib, 4608U);
@@ -308,27 +312,26 @@ TEST(Verify, OverCapacity) {
 
 TEST(Verify, SwapShort) {
     // 1536 MiB needed; 1535 MiB is short, on node2 only.
-    const auto r = verified(cluster(pairNodes(), ""),
-                            nodeBlock("node1", "1.5", 1024 * kMiB, 1536 * kMiB) +
-                                nodeBlock("node2", "1.5", 1024 * kMiB, 1535 * kMiB));
+    const auto r =
+        verified(cluster(pairNodes(), ""), nodeBlock("node1", "1.5", 1024 * kMiB, 1536 * kMiB) +
+                                               nodeBlock("node2", "1.5", 1024 * kMiB, 1535 * kMiB));
     const auto f = findings(r, Kind::SwapInsufficient);
     ASSERT_EQ(f.size(), 1U);
     EXPECT_EQ(f[0]->node, "node2");
-    EXPECT_EQ(f[0]->numbers[0], (std::pair<std::string, std::uint64_t>{"swap_total_bytes",
-                                                                        1535 * kMiB}));
-    EXPECT_EQ(f[0]->numbers[1], (std::pair<std::string, std::uint64_t>{"swap_required_bytes",
-                                                                        1536 * kMiB}));
+    EXPECT_EQ(f[0]->numbers[0],
+              (std::pair<std::string, std::uint64_t>{"swap_total_bytes", 1535 * kMiB}));
+    EXPECT_EQ(f[0]->numbers[1],
+              (std::pair<std::string, std::uint64_t>{"swap_required_bytes", 1536 * kMiB}));
     EXPECT_EQ(r.exitCode(), 1);
 }
 
 TEST(Verify, AvailablePlusSwapBelowUsed) {
     // ratio 3 (capacity 9216), used 4000 on 3072 available with 512 MiB of swap
     // (also short of the 6144 MiB ratio 3 wants).
-    const auto r = verified(
-        cluster(pairNodes(), inst("big", 4000, "running", "node1", "", "plain"),
-                "memqos:memory-ratio:3\nmemqos:mem-node:1G\n"),
-        nodeBlock("node1", "3", 1024 * kMiB, 512 * kMiB) +
-            nodeBlock("node2", "3", 1024 * kMiB, 8192 * kMiB));
+    const auto r = verified(cluster(pairNodes(), inst("big", 4000, "running", "node1", "", "plain"),
+                                    "memqos:memory-ratio:3\nmemqos:mem-node:1G\n"),
+                            nodeBlock("node1", "3", 1024 * kMiB, 512 * kMiB) +
+                                nodeBlock("node2", "3", 1024 * kMiB, 8192 * kMiB));
     const auto f = findings(r, Kind::OvercommittedBeyondSwap);
     ASSERT_EQ(f.size(), 1U);
     EXPECT_EQ(f[0]->node, "node1");
@@ -340,9 +343,9 @@ TEST(Verify, AvailablePlusSwapBelowUsed) {
 TEST(Verify, PolicyDrift) {
     // node1: ratio 2 in memqosd; node2: NodeReserved 512M; a NodeReserved
     // that rounds up to the tag's 1024 MiB is no drift.
-    const auto r = verified(cluster(pairNodes(), ""),
-                            nodeBlock("node1", "2", 1024 * kMiB - 1, 4096 * kMiB) +
-                                nodeBlock("node2", "1.5", 512 * kMiB, 4096 * kMiB));
+    const auto r =
+        verified(cluster(pairNodes(), ""), nodeBlock("node1", "2", 1024 * kMiB - 1, 4096 * kMiB) +
+                                               nodeBlock("node2", "1.5", 512 * kMiB, 4096 * kMiB));
     const auto f = findings(r, Kind::PolicyDrift);
     ASSERT_EQ(f.size(), 2U);
     EXPECT_EQ(f[0]->node, "node1");
@@ -358,7 +361,8 @@ TEST(Verify, PolicyDrift) {
 TEST(Verify, NodeTagBeatsGroupAndClusterTags) {
     const auto r = verified(
         cluster(node("node1", 4096, 900, "N", "memqos:memory-ratio:2") + node("node2", 4096, 900),
-                "", "memqos:memory-ratio:1.2\n", groups("memqos:memory-ratio:1.5,memqos:mem-node:1G")),
+                "", "memqos:memory-ratio:1.2\n",
+                groups("memqos:memory-ratio:1.5,memqos:mem-node:1G")),
         nodeBlock("node1", "2", 1024 * kMiB, 8192 * kMiB) +
             nodeBlock("node2", "1.5", 1024 * kMiB, 8192 * kMiB));
     EXPECT_TRUE(r.findings.empty()) << renderText(r);
@@ -385,13 +389,12 @@ TEST(Verify, NodeWithoutPolicyKeepsGanetisModel) {
     // No memqos tag anywhere: capacity = t_mem − n_mem, memqosd not asked.
     // node2 fails: node1 gets 3000 on 300 = 3300 > 3196; node1 fails: node2
     // gets 100 on 3000 = 3100.
-    const auto r = verified(
-        cluster(pairNodes(),
-                inst("inst3", 3000, "running", "node2", "node1", "drbd") +
-                    inst("inst1", 100, "running", "node1", "node2", "drbd") +
-                    inst("inst5", 200, "running", "node1", "", "plain"),
-                ""),
-        "");
+    const auto r = verified(cluster(pairNodes(),
+                                    inst("inst3", 3000, "running", "node2", "node1", "drbd") +
+                                        inst("inst1", 100, "running", "node1", "node2", "drbd") +
+                                        inst("inst5", 200, "running", "node1", "", "plain"),
+                                    ""),
+                            "");
     EXPECT_FALSE(nodeReport(r, "node1").policy.has_value());
     EXPECT_EQ(nodeReport(r, "node1").capacityMib, 3196U);
     const auto f = findings(r, Kind::NotNPlus1);
@@ -415,8 +418,8 @@ TEST(Verify, UnreachableNodeIsUncheckedExit2) {
               std::string::npos);
     EXPECT_EQ(r.exitCode(), 2);
     // Missing from the node data altogether: the same.
-    const auto missing = verified(cluster(pairNodes(), ""),
-                                  nodeBlock("node1", "1.5", 1024 * kMiB, 4096 * kMiB));
+    const auto missing =
+        verified(cluster(pairNodes(), ""), nodeBlock("node1", "1.5", 1024 * kMiB, 4096 * kMiB));
     EXPECT_EQ(findings(missing, Kind::NodeUnchecked).size(), 1U);
     EXPECT_EQ(missing.exitCode(), 2);
 }
@@ -426,8 +429,7 @@ TEST(Verify, ExternallyMirroredInstancesGoToTheGroupsOtherNodes) {
     // node2 (room 4608) and node3 (room 4108). With node2 holding 4200 of
     // sharedfile, node1's both go to node3 (4108: 2500 + 1500 fit), and
     // node2's 4200 finds no room (node1 608, node3 4108).
-    const std::string nodes =
-        pairNodes() + node("node3", 4096, 900);
+    const std::string nodes = pairNodes() + node("node3", 4096, 900);
     const std::string ok = inst("d1", 2500, "running", "node1", "", "diskless") +
                            inst("d2", 1500, "running", "node1", "", "diskless") +
                            inst("x", 500, "running", "node3", "", "plain");

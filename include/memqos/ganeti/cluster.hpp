@@ -23,7 +23,8 @@
 //    htools accepts them (nodes from 9 fields, instances from 10).
 //
 // 2. Each node's memqosd: the output of
-//      gnt-cluster command 'memqosctl --no-pager show -p MemoryRatio,NodeReserved,SwapTotal,MemoryTotal'
+//      gnt-cluster command 'memqosctl --no-pager show -p
+//      MemoryRatio,NodeReserved,SwapTotal,MemoryTotal'
 //    (lib/client/gnt_cluster.py RunClusterCommand: per online node a line of
 //    48 '-', "node: NAME", the command's stdout and stderr, "return code = N").
 //
@@ -149,8 +150,8 @@ Severity severityOf(Kind k);
 
 struct Finding {
     Kind kind = Kind::OverCapacity;
-    std::string node;  // the node the finding is about (the failed one for N+1)
-    std::string group; // its group's name
+    std::string node;   // the node the finding is about (the failed one for N+1)
+    std::string group;  // its group's name
     std::string target; // N+1: the node that would be overfull ("" when none takes it)
     std::vector<std::string> instances;
     // Numbers, by name, in MiB unless the name ends in _bytes; ratios in millionths.
