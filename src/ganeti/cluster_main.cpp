@@ -23,7 +23,6 @@
 namespace memqos::ganeti::cluster {
 namespace {
 
-constexpr int kExitFinding = 1;
 constexpr int kExitUnchecked = 2;
 constexpr int kExitUsage = 64;
 constexpr std::size_t kMaxOutput = kMaxTextBytes;
