@@ -114,14 +114,10 @@ std::uint64_t ceilMib(Bytes bytes) {
     return bytes / kMiB + (bytes % kMiB != 0 ? 1 : 0);
 }
 
-// The resolved policy of one node, or none when no level has a memqos tag.
-struct NodePolicy {
-    std::uint64_t ratioMicro = kMicro;
-    std::optional<std::uint64_t> memNodeMib; // none: hail's own nMem
-};
+} // namespace
 
-std::optional<NodePolicy> resolve(const TagPolicy& node, const TagPolicy& group,
-                                  const TagPolicy& cluster) {
+std::optional<NodePolicy> resolvePolicy(const TagPolicy& node, const TagPolicy& group,
+                                        const TagPolicy& cluster) {
     const auto pick = [](const auto& a, const auto& b, const auto& c) {
         return a ? a : (b ? b : c);
     };
@@ -133,7 +129,21 @@ std::optional<NodePolicy> resolve(const TagPolicy& node, const TagPolicy& group,
     return NodePolicy{ratio.value_or(kMicro), memNode};
 }
 
-} // namespace
+HtoolsMemory htoolsMemory(std::uint64_t totalMib, std::uint64_t htoolsNodeMib,
+                          const NodePolicy& policy, std::uint64_t upMib, std::uint64_t downMib) {
+    HtoolsMemory m;
+    m.memNodeMib = policy.memNodeMib.value_or(htoolsNodeMib);
+    m.availableMib = totalMib > m.memNodeMib ? totalMib - m.memNodeMib : 0;
+    // ≤ 2^32 · 10^8 / 10^6: no overflow.
+    m.capacityMib = m.availableMib * policy.ratioMicro / kMicro;
+    const std::uint64_t room = m.availableMib == 0 ? 0 : m.capacityMib + 1;
+    m.totalMib = htoolsNodeMib + room;
+    // hail's strict pass also keeps the memory of the node's down
+    // instances free (fMemForth: free_memory minus them); memqos counts
+    // up instances only, so it is added back.
+    m.freeMib = room + downMib > upMib ? room + downMib - upMib : 0;
+    return m;
+}
 
 Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::string_view where) {
     TagPolicy policy;
@@ -351,7 +361,7 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
             return invalid(where + ": group " + bounded(group->get<std::string>()) +
                            " is not in nodegroups");
         }
-        const auto policy = resolve(*nodePolicy, g->second, *clusterPolicy);
+        const auto policy = resolvePolicy(*nodePolicy, g->second, *clusterPolicy);
         if (!policy) {
             continue; // hail's own behaviour
         }
@@ -375,25 +385,16 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
         const std::uint64_t hailNodeMemory =
             staticNodeMemory ? static_cast<std::uint64_t>(options.staticKvmNodeMemoryMib)
                              : *reserved;
-        const std::uint64_t memNode = policy->memNodeMib.value_or(hailNodeMemory);
-        const std::uint64_t available = *total > memNode ? *total - memNode : 0;
-        // ≤ 2^32 · 10^8 / 10^6: no overflow.
-        const std::uint64_t capacity = available * policy->ratioMicro / kMicro;
-        const std::uint64_t room = available == 0 ? 0 : capacity + 1;
         const auto it = instanceMemory.find(name);
         const NodeInstances on = it == instanceMemory.end() ? NodeInstances{} : it->second;
-        const std::uint64_t used = on.upMib;
-
-        node["total_memory"] = hailNodeMemory + room;
-        // hail's strict pass also keeps the memory of the node's down
-        // instances free (fMemForth: free_memory minus them); memqos counts
-        // up instances only, so it is added back.
-        node["free_memory"] = room + on.downMib > used ? room + on.downMib - used : 0;
+        const auto m = htoolsMemory(*total, hailNodeMemory, *policy, on.upMib, on.downMib);
+        node["total_memory"] = m.totalMib;
+        node["free_memory"] = m.freeMib;
         out.changes.push_back(NodeChange{.node = name,
                                          .ratioMicro = policy->ratioMicro,
-                                         .memNodeMib = memNode,
-                                         .capacityMib = capacity,
-                                         .instancesMib = used});
+                                         .memNodeMib = m.memNodeMib,
+                                         .capacityMib = m.capacityMib,
+                                         .instancesMib = on.upMib});
     }
     // The input was valid UTF-8 (the parser checks), so nothing is replaced.
     out.json = input.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -441,6 +442,15 @@ std::string asciiOnly(std::string_view text) {
         }
     }
     return out;
+}
+
+std::string describe(const NodeChange& c) {
+    std::string frac = std::to_string(c.ratioMicro % kMicro);
+    frac.insert(0, 6 - frac.size(), '0');
+    return "memqos: node " + c.node + ": ratio " + std::to_string(c.ratioMicro / kMicro) + "." +
+           frac + ", mem_node " + std::to_string(c.memNodeMib) + " MiB, capacity " +
+           std::to_string(c.capacityMib) + " MiB, instances " + std::to_string(c.instancesMib) +
+           " MiB";
 }
 
 std::string failureReply(std::string_view message) {

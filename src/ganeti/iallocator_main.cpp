@@ -76,14 +76,7 @@ int run(int argc, char** argv) {
         return fail(transformed.error().what);
     }
     for (const auto& c : transformed->changes) {
-        std::fprintf(stderr,
-                     "memqos: node %s: ratio %llu.%06llu, mem_node %llu MiB, capacity %llu MiB, "
-                     "instances %llu MiB\n",
-                     c.node.c_str(), static_cast<unsigned long long>(c.ratioMicro / 1000000),
-                     static_cast<unsigned long long>(c.ratioMicro % 1000000),
-                     static_cast<unsigned long long>(c.memNodeMib),
-                     static_cast<unsigned long long>(c.capacityMib),
-                     static_cast<unsigned long long>(c.instancesMib));
+        std::fprintf(stderr, "%s\n", describe(c).c_str());
     }
 
     const char* env = std::getenv("MEMQOS_HAIL"); // tests: a stand-in for hail

@@ -12,13 +12,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/memqos-iallocator-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export TMPDIR=$work/tmp
 mkdir "$TMPDIR"
-n=0 failed=0
-check() { # check TITLE COMMAND...
-    local title=$1
-    shift
-    n=$((n + 1))
-    if "$@"; then echo "ok $n - $title"; else echo "not ok $n - $title"; failed=$((failed + 1)); fi
-}
+# shellcheck source=tests/ganeti/lib-tap.bash
+source "$(dirname "${BASH_SOURCE[0]}")/lib-tap.bash"
 
 cat >"$work/hail" <<'HAIL'
 #!/bin/sh
@@ -76,5 +71,4 @@ check "hail missing: a failed request naming it" \
 "$prog" >/dev/null 2>&1
 check "no input file: usage, exit 64" test $? = 64
 
-echo "1..$n"
-((failed == 0))
+tap_end

@@ -53,12 +53,15 @@ hooks=(instance-add-pre instance-start-pre instance-modify-pre instance-migrate-
 conf=${dir[sysconfdir]}/memqos/memqosd.conf
 hook=${dir[libexecdir]}/memqos/memqos-ganeti-hook
 iallocator=${dir[libexecdir]}/memqos/memqos-iallocator
+cluster=${dir[libexecdir]}/memqos/memqos-cluster
 expected=(
     "${dir[bindir]}/memqosctl"
     "${dir[sbindir]}/memqosd"
     "$hook"
     "$iallocator"
     "${dir[ganetiiallocatordir]}/memqos"
+    "$cluster"
+    "${dir[sbindir]}/memqos-cluster"
     "$conf"
     "${dir[unitdir]}/memqosd.service"
     "${dir[unitdir]}/memqos.slice"
@@ -78,6 +81,7 @@ expected=(
     "${dir[mandir]}/man8/memqosd.8"
     "${dir[mandir]}/man8/memqos-ganeti-hook.8"
     "${dir[mandir]}/man8/memqos-iallocator.8"
+    "${dir[mandir]}/man8/memqos-cluster.8"
 )
 for h in "${hooks[@]}"; do expected+=("${dir[ganetihooksdir]}/$h.d/memqos"); done
 expected+=("${more[@]}")
@@ -132,6 +136,12 @@ if [[ $link == "$iallocator" && -x $dest$link ]]; then
     ok "${dir[ganetiiallocatordir]}/memqos links to the installed $iallocator"
 else
     not_ok "${dir[ganetiiallocatordir]}/memqos links to '$link', not the installed $iallocator"
+fi
+link=$(readlink "$dest${dir[sbindir]}/memqos-cluster")
+if [[ $link == "$cluster" && -x $dest$link ]]; then
+    ok "${dir[sbindir]}/memqos-cluster links to the installed $cluster"
+else
+    not_ok "${dir[sbindir]}/memqos-cluster links to '$link', not the installed $cluster"
 fi
 execstart=$(sed -n 's/^ExecStart=//p' "$dest${dir[unitdir]}/memqosd.service")
 if [[ $execstart == "${dir[sbindir]}/memqosd" ]]; then

@@ -83,6 +83,35 @@ struct TagPolicy {
 // "node node1.example.test").
 Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::string_view where);
 
+// The resolved policy of one node (node tag, else its group's, else the
+// cluster's), or none when no level has a memqos tag: then the node keeps
+// Ganeti's own figures. A missing ratio is 1.0; a missing mem_node is
+// htools' own nMem.
+struct NodePolicy {
+    std::uint64_t ratioMicro = 1'000'000;
+    std::optional<std::uint64_t> memNodeMib;
+    friend bool operator==(const NodePolicy&, const NodePolicy&) = default;
+};
+std::optional<NodePolicy> resolvePolicy(const TagPolicy& node, const TagPolicy& group,
+                                        const TagPolicy& cluster);
+
+// The rewrite above for one node, in MiB: totalMib (Ganeti's total memory)
+// and the node memory htools uses (htoolsNodeMib: hail's nMem, or the
+// text file's n_mem), the node's policy and the memory of its primary
+// instances that are up (upMib, htools' iMem) and down (downMib). Gives
+// the node's total_memory' and free_memory' for htools and the figures
+// behind them. Every input ≤ 2^32 MiB and ratio ≤ 100: no overflow.
+struct HtoolsMemory {
+    std::uint64_t memNodeMib = 0;   // the policy's, else htoolsNodeMib
+    std::uint64_t availableMib = 0; // total − memNode, 0 when negative
+    std::uint64_t capacityMib = 0;  // floor(ratio · available)
+    std::uint64_t totalMib = 0;     // htoolsNodeMib + capacity + 1 (0 room when available is 0)
+    std::uint64_t freeMib = 0;      // max(0, capacity + 1 − up + down)
+    friend bool operator==(const HtoolsMemory&, const HtoolsMemory&) = default;
+};
+HtoolsMemory htoolsMemory(std::uint64_t totalMib, std::uint64_t htoolsNodeMib,
+                          const NodePolicy& policy, std::uint64_t upMib, std::uint64_t downMib);
+
 // Options of hail that change its memory model, from the iallocator's own
 // arguments after the input file (Ganeti passes the cluster's default
 // iallocator parameters as --key=value; memqos-iallocator hands them to hail
@@ -102,6 +131,10 @@ struct NodeChange {
     std::uint64_t instancesMib = 0; // hail's iMem: the up instances
     friend bool operator==(const NodeChange&, const NodeChange&) = default;
 };
+
+// "memqos: node NAME: ratio R, mem_node M MiB, capacity C MiB, instances I MiB"
+// (R with 6 decimals): the line the programs print on stderr per rewritten node.
+std::string describe(const NodeChange& change);
 
 struct Transformed {
     std::string json; // the input for hail (compact JSON)
