@@ -18,6 +18,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
 
 ok() { echo "ok: $*"; }
+swaps=()
 conf=/etc/memqos/memqosd.conf.d/90-cluster-test.conf
 drift=/etc/memqos/memqosd.conf.d/91-cluster-drift.conf
 t0=$SECONDS
@@ -29,7 +30,7 @@ finish() {
     gnt-instance remove -f inst9.example.test >/dev/null 2>&1 || true
     gnt-cluster remove-tags memqos:memory-ratio:1.5 memqos:mem-node:512M >/dev/null 2>&1 || true
     gnt-node remove-tags "$GANETI_NODE" memqos:mem-node:768M >/dev/null 2>&1 || true
-    swapon -a 2>/dev/null || true
+    if ((${#swaps[@]})); then swapon "${swaps[@]}" 2>/dev/null || true; fi
     rm -f "$conf"
     memqosctl reload >/dev/null 2>&1 || true
     on2 "[ -e /usr/bin/memqosctl.off ] && mv /usr/bin/memqosctl.off /usr/bin/memqosctl; rm -f $conf $drift; memqosctl reload >/dev/null" || true
@@ -79,12 +80,22 @@ gnt-instance startup inst9.example.test >/dev/null 2>&1 ||
     gnt_fail "startup of inst9 failed: $(gnt-instance startup inst9.example.test 2>&1 || true)"
 ok "inst9 (${mem} MiB) up on $big; the other node's capacity is $small_cap MiB"
 
+# The bed's swap is switched on by its autorun, not from fstab: the devices
+# are noted to be switched on again (swapon -a would not).
+mapfile -t swaps < <(swapon --show=NAME --noheadings)
+((${#swaps[@]})) || gnt_fail "node1 has no swap to switch off"
 swapoff -a
-# memqosd's SwapTotal follows /proc/meminfo at its next tick.
-for _ in $(seq 1 50); do
-    [[ $(memqosctl show -p SwapTotal --value 2>/dev/null) == 0 ]] && break
-    sleep 0.2
-done
+# swap_is TEST: wait until memqosd's SwapTotal (read at its next tick) passes TEST.
+swap_is() {
+    local v
+    for _ in $(seq 1 50); do
+        v=$(memqosctl show -p SwapTotal --value 2>/dev/null || true)
+        [[ -n $v ]] && (("v $1")) && return 0
+        sleep 0.2
+    done
+    gnt_fail "memqosd's SwapTotal is '$v', expected $1"
+}
+swap_is "== 0"
 printf '[Overcommit]\nMemoryRatio=2\n' | on2 "cat >$drift && memqosctl reload >/dev/null" ||
     gnt_fail "node2 refused the drift config"
 
@@ -124,7 +135,8 @@ py "[f for f in d['findings'] if f['kind']=='node-unchecked' and f['node']=='$GA
 ok "verify exit 2 when node2's memqosd cannot be asked"
 
 # Mended: swap on, node2 agrees again, the instance gone: exit 0.
-swapon -a
+swapon "${swaps[@]}"
+swap_is "> 0"
 on2 "rm -f $drift && memqosctl reload >/dev/null"
 gnt-instance remove -f inst9.example.test >/dev/null || gnt_fail "cannot remove inst9"
 verify_json
