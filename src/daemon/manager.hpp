@@ -656,6 +656,7 @@ private:
                                        bool isNew) const;
     void assignGaneti(const core::Workload& w, bool persist, Reply<std::string> reply);
     void ganetiFindings(std::vector<wording::FindingText>& out) const;
+    void policyFindings(std::vector<wording::FindingText>& out) const;
     io::GanetiKvm* ganeti_ = nullptr;
     std::set<std::string> unlisted_; // recorded, not running, not in Ganeti's list at the last scan
     std::uint64_t ticks_ = 0;

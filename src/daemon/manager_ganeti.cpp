@@ -15,6 +15,7 @@
 #include "state_error.hpp"
 
 #include "memqos/config/vm.hpp"
+#include "memqos/config/ganeti_policy.hpp"
 #include "memqos/io/file.hpp"
 #include "memqos/io/log.hpp"
 #include "memqos/parse/proc.hpp"
@@ -436,6 +437,44 @@ void Manager::ganetiFindings(std::vector<wording::FindingText>& out) const {
                                " but is not in this node's instance record: placement does not "
                                "count it"});
         }
+    }
+    policyFindings(out);
+}
+
+// The cluster's memqos:* tags (ssconf_cluster_tags, the only tags a node
+// sees) against this node's [Overcommit]. A warning, not an error: a node or
+// node group tag, which only the master knows, may rightly set this node's
+// own policy; memqos-cluster verify on the master resolves all three.
+void Manager::policyFindings(std::vector<wording::FindingText>& out) const {
+    auto tags = ganeti_->clusterTags();
+    if (!tags) {
+        if (!io::isVanished(tags.error())) {
+            out.push_back({"info", "policy-unchecked",
+                           "the cluster's tags cannot be read (" + tags.error().what +
+                               "): the node's policy is not compared with them"});
+        }
+        return; // not a Ganeti node (yet)
+    }
+    auto cluster = config::parseTagPolicy(*tags, "cluster");
+    if (!cluster) {
+        out.push_back({"warning", "policy-tags-malformed",
+                       "the cluster's memqos tags are malformed (" + cluster.error().what +
+                           "): the memqos iallocator fails every request until they are mended "
+                           "(gnt-cluster list-tags, remove-tags)"});
+        return;
+    }
+    const auto policy = config::resolvePolicy({}, {}, *cluster);
+    if (!policy) {
+        return; // the cluster sets no memqos policy
+    }
+    const auto what =
+        config::policyDrift(*policy, config_.overcommit.memoryRatio, nodeReserved());
+    if (!what.empty()) {
+        out.push_back({"warning", "policy-drift",
+                       "policy drift from the cluster's tags: " + what +
+                           " (set [Overcommit] in memqosd.conf or change the tags; a node or "
+                           "node group tag, which a node cannot see, may rightly set this "
+                           "node's own: memqos-cluster verify on the master checks those)"});
     }
 }
 

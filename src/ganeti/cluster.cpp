@@ -15,7 +15,6 @@
 namespace memqos::ganeti::cluster {
 namespace {
 
-constexpr std::uint64_t kMicro = 1'000'000;
 constexpr std::uint64_t kMaxMib = std::uint64_t{1} << 32;
 constexpr std::string_view kSeparator = "------------------------------------------------";
 
@@ -100,23 +99,6 @@ Sections sections(const std::vector<std::string_view>& lines) {
     return out;
 }
 
-std::string ratioText(std::uint64_t micro) {
-    std::string s = std::to_string(micro / kMicro);
-    auto frac = micro % kMicro;
-    if (frac != 0) {
-        std::string f = std::to_string(frac);
-        f.insert(0, 6 - f.size(), '0');
-        while (!f.empty() && f.back() == '0') {
-            f.pop_back();
-        }
-        s += "." + f;
-    }
-    return s;
-}
-
-std::uint64_t ceilMib(std::uint64_t bytes) {
-    return bytes / kMiB + (bytes % kMiB != 0 ? 1 : 0);
-}
 
 // Per primary node: the memory of its instances that use memory and of the
 // down ones (forthcoming ones count in neither, as in the iallocator).
@@ -728,28 +710,14 @@ Result<Report> verify(const Model& model,
                         mibText(r.usedMib);
             report.findings.push_back(std::move(f));
         }
-        const auto memqosdMicro =
-            static_cast<std::uint64_t>(std::llround(*nd.memoryRatio * static_cast<double>(kMicro)));
-        const bool ratioDrift = memqosdMicro != r.policy->ratioMicro;
-        const bool reservedDrift =
-            r.policy->memNodeMib && ceilMib(*nd.nodeReservedBytes) != *r.policy->memNodeMib;
-        if (ratioDrift || reservedDrift) {
+        const auto what = policyDrift(*r.policy, *nd.memoryRatio, *nd.nodeReservedBytes);
+        if (!what.empty()) {
             auto f = finding(Kind::PolicyDrift);
             f.numbers = {{"tag_ratio_micro", r.policy->ratioMicro},
-                         {"memqosd_ratio_micro", memqosdMicro},
+                         {"memqosd_ratio_micro", ratioMicro(*nd.memoryRatio)},
                          {"memqosd_node_reserved_bytes", *nd.nodeReservedBytes}};
             if (r.policy->memNodeMib) {
                 f.numbers.emplace_back("tag_mem_node_mib", *r.policy->memNodeMib);
-            }
-            std::string what;
-            if (ratioDrift) {
-                what = "memqosd's MemoryRatio " + ratioText(memqosdMicro) + " but the tags say " +
-                       ratioText(r.policy->ratioMicro);
-            }
-            if (reservedDrift) {
-                what += (what.empty() ? "" : "; ") + std::string("memqosd's NodeReserved ") +
-                        std::to_string(*nd.nodeReservedBytes) + " bytes but the tags say " +
-                        mibText(*r.policy->memNodeMib);
             }
             f.message =
                 "policy drift: " + what + " (set [Overcommit] in memqosd.conf or change the tags)";

@@ -15,7 +15,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::uint64_t kMicro = 1'000'000;
 // Memory figures above this (4 PiB in MiB) are refused: with a ratio of at
 // most 100 (10^8 millionths) the products stay far below 2^63.
 constexpr std::uint64_t kMaxMib = std::uint64_t{1} << 32;
@@ -110,24 +109,9 @@ struct NodeInstances {
     std::uint64_t downMib = 0;
 };
 
-std::uint64_t ceilMib(Bytes bytes) {
-    return bytes / kMiB + (bytes % kMiB != 0 ? 1 : 0);
-}
 
 } // namespace
 
-std::optional<NodePolicy> resolvePolicy(const TagPolicy& node, const TagPolicy& group,
-                                        const TagPolicy& cluster) {
-    const auto pick = [](const auto& a, const auto& b, const auto& c) {
-        return a ? a : (b ? b : c);
-    };
-    const auto ratio = pick(node.ratioMicro, group.ratioMicro, cluster.ratioMicro);
-    const auto memNode = pick(node.memNodeMib, group.memNodeMib, cluster.memNodeMib);
-    if (!ratio && !memNode) {
-        return std::nullopt;
-    }
-    return NodePolicy{ratio.value_or(kMicro), memNode};
-}
 
 HtoolsMemory htoolsMemory(std::uint64_t totalMib, std::uint64_t htoolsNodeMib,
                           const NodePolicy& policy, std::uint64_t upMib, std::uint64_t downMib) {
@@ -145,53 +129,6 @@ HtoolsMemory htoolsMemory(std::uint64_t totalMib, std::uint64_t htoolsNodeMib,
     return m;
 }
 
-Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::string_view where) {
-    TagPolicy policy;
-    std::string ratioTag;
-    std::string memNodeTag;
-    for (const auto& tag : tags) {
-        const std::string_view t(tag);
-        if (t.starts_with(kRatioTag)) {
-            const auto value = t.substr(kRatioTag.size());
-            auto ratio = config::parseRatio(value);
-            if (!ratio) {
-                return invalid(std::string(where) + ": tag " + bounded(t) + ": " +
-                               ratio.error().what);
-            }
-            const auto micro =
-                static_cast<std::uint64_t>(std::llround(*ratio * static_cast<double>(kMicro)));
-            if (policy.ratioMicro && *policy.ratioMicro != micro) {
-                return invalid(std::string(where) + ": tags " + bounded(ratioTag) + " and " +
-                               bounded(t) + " disagree");
-            }
-            policy.ratioMicro = micro;
-            ratioTag = tag;
-        } else if (t.starts_with(kMemNodeTag)) {
-            const auto value = t.substr(kMemNodeTag.size());
-            auto size = config::parseSize(value);
-            if (!size) {
-                return invalid(std::string(where) + ": tag " + bounded(t) + ": " +
-                               size.error().what);
-            }
-            const auto mib = ceilMib(*size);
-            if (mib > kMaxMib) {
-                return invalid(std::string(where) + ": tag " + bounded(t) + ": more than 2^32 MiB");
-            }
-            if (policy.memNodeMib && *policy.memNodeMib != mib) {
-                return invalid(std::string(where) + ": tags " + bounded(memNodeTag) + " and " +
-                               bounded(t) + " disagree");
-            }
-            policy.memNodeMib = mib;
-            memNodeTag = tag;
-        } else if (t == kRatioTag.substr(0, kRatioTag.size() - 1) ||
-                   t == kMemNodeTag.substr(0, kMemNodeTag.size() - 1)) {
-            return invalid(std::string(where) + ": tag " + bounded(t) +
-                           ": no value (expected e.g. memqos:memory-ratio:1.5 or "
-                           "memqos:mem-node:1G)");
-        }
-    }
-    return policy;
-}
 
 Result<HailOptions> hailOptionsFromArgs(const std::vector<std::string>& args) {
     constexpr std::string_view kOption = "--static-kvm-node-memory";
@@ -401,6 +338,8 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
     return out;
 }
 
+namespace {
+
 // `text` in ASCII: the signs memqos's messages use spelled out, any other
 // non-ASCII byte as '?'. Ganeti shows an iallocator's "info" to the operator
 // through a path that does not keep UTF-8 ("≥" arrived as "e").
@@ -444,13 +383,12 @@ std::string asciiOnly(std::string_view text) {
     return out;
 }
 
+} // namespace
+
 std::string describe(const NodeChange& c) {
-    std::string frac = std::to_string(c.ratioMicro % kMicro);
-    frac.insert(0, 6 - frac.size(), '0');
-    return "memqos: node " + c.node + ": ratio " + std::to_string(c.ratioMicro / kMicro) + "." +
-           frac + ", mem_node " + std::to_string(c.memNodeMib) + " MiB, capacity " +
-           std::to_string(c.capacityMib) + " MiB, instances " + std::to_string(c.instancesMib) +
-           " MiB";
+    return "memqos: node " + c.node + ": ratio " + ratioText(c.ratioMicro, true) + ", mem_node " +
+           std::to_string(c.memNodeMib) + " MiB, capacity " + std::to_string(c.capacityMib) +
+           " MiB, instances " + std::to_string(c.instancesMib) + " MiB";
 }
 
 std::string failureReply(std::string_view message) {

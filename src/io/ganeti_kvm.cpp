@@ -97,6 +97,29 @@ Result<std::vector<std::string>> HmpGanetiKvm::clusterInstances() const {
     return std::move(*list);
 }
 
+Result<std::vector<std::string>> HmpGanetiKvm::clusterTags() const {
+    const auto path = ssconfDir_ / "ssconf_cluster_tags";
+    // Ganeti allows 4096 tags of at most 128 bytes: 1 MiB is plenty.
+    auto text = readFile(path, std::size_t{1} << 20U);
+    if (!text) {
+        return text.error();
+    }
+    std::vector<std::string> tags;
+    std::string_view rest(*text);
+    while (!rest.empty()) {
+        const auto nl = rest.find('\n');
+        auto line = rest.substr(0, nl);
+        rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) {
+            line.remove_suffix(1);
+        }
+        if (!line.empty()) {
+            tags.emplace_back(line);
+        }
+    }
+    return tags;
+}
+
 void HmpGanetiKvm::balloonActual(const std::string& instance, Then<Bytes> then) {
     boost::asio::post(worker_->work, [this, socket = socketOf(instance), then = std::move(then)] {
         auto r = monitor_.balloonActual(socket);

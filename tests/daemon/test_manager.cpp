@@ -2348,6 +2348,14 @@ public:
         std::sort(v.begin(), v.end());
         return v;
     }
+    // ssconf_cluster_tags; unset: there is none.
+    std::optional<std::vector<std::string>> tags;
+    Result<std::vector<std::string>> clusterTags() const override {
+        if (!tags) {
+            return makeError(std::errc::no_such_file_or_directory, "no ssconf_cluster_tags");
+        }
+        return *tags;
+    }
     void balloonActual(const std::string& instance, Then<Bytes> then) override {
         post([this, instance, then] { then(actual[instance]); });
     }
@@ -2885,6 +2893,51 @@ protected:
         writeFile(dir_ / "cgroup" / cg / "memory.oom.group", "0\n");
     }
 };
+
+// Issue 27 item 1: a node whose [Overcommit] disagrees with the cluster's
+// memqos tags (ssconf_cluster_tags, all a node sees) is reported by verify,
+// as a warning (a node or group tag may rightly set its own); agreement,
+// no tags and no ssconf file report nothing; malformed tags are named.
+TEST_F(GanetiTest, VerifyReportsDriftFromTheClusterTags) {
+    config_.overcommit.memoryRatio = 2.0;
+    config_.overcommit.nodeReserved = config::SizeSpec{512 * kMiB, std::nullopt};
+    const auto policyFinding = [](const std::vector<wording::FindingText>& all)
+        -> std::optional<wording::FindingText> {
+        for (const auto& f : all) {
+            if (f.code.starts_with("policy-")) {
+                return f;
+            }
+        }
+        return std::nullopt;
+    };
+    auto m = makeGanetiManager();
+    EXPECT_EQ(policyFinding(m->verify()), std::nullopt) << "no ssconf_cluster_tags: no finding";
+
+    kvm_.tags = std::vector<std::string>{"memqos:memory-ratio:1.5", "memqos:mem-node:768M",
+                                         "other:tag"};
+    auto f = policyFinding(m->verify());
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->severity, "warning");
+    EXPECT_EQ(f->code, "policy-drift");
+    EXPECT_NE(f->message.find("memqosd's MemoryRatio 2 but the tags say 1.5; memqosd's "
+                              "NodeReserved 536870912 bytes but the tags say 768 MiB"),
+              std::string::npos)
+        << f->message;
+
+    kvm_.tags = std::vector<std::string>{"memqos:memory-ratio:2", "memqos:mem-node:512M"};
+    EXPECT_EQ(policyFinding(m->verify()), std::nullopt) << "the tags agree";
+    kvm_.tags = std::vector<std::string>{"memqos:memory-ratio:2"};
+    EXPECT_EQ(policyFinding(m->verify()), std::nullopt) << "no mem-node tag: NodeReserved free";
+    kvm_.tags = std::vector<std::string>{"other:tag"};
+    EXPECT_EQ(policyFinding(m->verify()), std::nullopt) << "no memqos policy in the tags";
+
+    kvm_.tags = std::vector<std::string>{"memqos:memory-ratio:lots"};
+    f = policyFinding(m->verify());
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->severity, "warning");
+    EXPECT_EQ(f->code, "policy-tags-malformed");
+    EXPECT_NE(f->message.find("memqos:memory-ratio:lots"), std::string::npos) << f->message;
+}
 
 TEST_F(GanetiTest, RecordedInstanceIsAdoptedIntoItsScopeWithTiers) {
     config_.vm.defaultClass = "shared"; // placed by an explicit default class

@@ -3,6 +3,7 @@
 // node tag over group tag over cluster tag, no tags = unchanged figures,
 // and every malformed input an error (never an exception).
 
+#include "memqos/core/types.hpp"
 #include "memqos/ganeti/iallocator.hpp"
 
 #include <gtest/gtest.h>
@@ -298,6 +299,28 @@ TEST(IAllocator, FailureReplyIsAscii) {
     }
     EXPECT_EQ(Json::parse(text)["info"].get<std::string>(),
               "memqos: ratio >= 1.0, 2 x 3 - 1 ... ?");
+}
+
+TEST(Policy, RatioText) {
+    EXPECT_EQ(ratioText(1'500'000), "1.5");
+    EXPECT_EQ(ratioText(2'000'000), "2");
+    EXPECT_EQ(ratioText(1'333'333), "1.333333");
+    EXPECT_EQ(ratioText(1'050'000), "1.05");
+    EXPECT_EQ(ratioText(1'500'000, true), "1.500000");
+    EXPECT_EQ(ratioText(2'000'000, true), "2.000000");
+    EXPECT_EQ(ratioMicro(1.5), 1'500'000U);
+    EXPECT_EQ(ratioMicro(0.0), 0U);
+}
+
+TEST(Policy, DriftNamesWhatDiffers) {
+    const NodePolicy tags{1'500'000, 768};
+    EXPECT_EQ(policyDrift(tags, 1.5, 768 * kMiB), "");
+    EXPECT_EQ(policyDrift(tags, 1.5, 768 * kMiB - 1), "") << "rounded up to whole MiB";
+    EXPECT_EQ(policyDrift(tags, 2.0, 768 * kMiB), "memqosd's MemoryRatio 2 but the tags say 1.5");
+    EXPECT_EQ(policyDrift(tags, 1.5, 512 * kMiB),
+              "memqosd's NodeReserved 536870912 bytes but the tags say 768 MiB");
+    EXPECT_EQ(policyDrift(NodePolicy{1'500'000, std::nullopt}, 1.5, 1), "")
+        << "no mem-node tag: NodeReserved is not compared";
 }
 
 } // namespace

@@ -46,19 +46,10 @@
 // memory on purpose: under overcommit the ratio decides, not what is free
 // right now. Per-instance overhead (memqosd's VMOverhead) is not added.
 //
-// Policy, from Ganeti tags (the first level that has the tag wins: node,
-// then its node group, then the cluster):
-//   memqos:memory-ratio:R   R as in memqosd.conf MemoryRatio: a decimal
-//                           number from 1.0 to 100, at most 6 decimals
-//   memqos:mem-node:SIZE    SIZE as in memqosd.conf (512M, 1G, 1.5G; bytes
-//                           without a unit), rounded up to whole MiB
-// A node under neither tag (at any level) is left exactly as Ganeti gave it:
-// hail's own behaviour. A node under only one of them gets ratio 1.0 or
-// hail's own nMem for the missing one. Two different values of one tag at
-// one level, an empty or malformed value, or "memqos:memory-ratio" /
-// "memqos:mem-node" without a value are errors. Other memqos:* tags
-// (memqos:class:NAME on instances) are not read here.
+// The policy: config/ganeti_policy.hpp (the tags memqos:memory-ratio:R and
+// memqos:mem-node:SIZE; node, then node group, then cluster).
 
+#include "memqos/config/ganeti_policy.hpp"
 #include "memqos/util/result.hpp"
 
 #include <cstdint>
@@ -69,31 +60,19 @@
 
 namespace memqos::ganeti {
 
-inline constexpr std::string_view kRatioTag = "memqos:memory-ratio:";
-inline constexpr std::string_view kMemNodeTag = "memqos:mem-node:";
+// The tag policy lives in the config layer (memqosd's verify reads it too).
+using config::ceilMib;
+using config::kMemNodeTag;
+using config::kMicro;
+using config::kRatioTag;
+using config::NodePolicy;
+using config::parseTagPolicy;
+using config::policyDrift;
+using config::ratioMicro;
+using config::ratioText;
+using config::resolvePolicy;
+using config::TagPolicy;
 
-// The policy of one level (cluster, group or node) from its tags.
-struct TagPolicy {
-    std::optional<std::uint64_t> ratioMicro; // memory ratio × 10^6
-    std::optional<std::uint64_t> memNodeMib;
-    friend bool operator==(const TagPolicy&, const TagPolicy&) = default;
-};
-
-// `where` names the level in errors ("cluster", "node group default",
-// "node node1.example.test").
-Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::string_view where);
-
-// The resolved policy of one node (node tag, else its group's, else the
-// cluster's), or none when no level has a memqos tag: then the node keeps
-// Ganeti's own figures. A missing ratio is 1.0; a missing mem_node is
-// htools' own nMem.
-struct NodePolicy {
-    std::uint64_t ratioMicro = 1'000'000;
-    std::optional<std::uint64_t> memNodeMib;
-    friend bool operator==(const NodePolicy&, const NodePolicy&) = default;
-};
-std::optional<NodePolicy> resolvePolicy(const TagPolicy& node, const TagPolicy& group,
-                                        const TagPolicy& cluster);
 
 // The rewrite above for one node, in MiB: totalMib (Ganeti's total memory)
 // and the node memory htools uses (htoolsNodeMib: hail's nMem, or the

@@ -5,7 +5,7 @@
 // Ganeti 3.0 keeps both under /run/ganeti/kvm-hypervisor:
 //   pid/<instance>             qemu's pid (-pidfile)
 //   ctrl/<instance>.monitor    the human monitor (-monitor unix:…,server,nowait)
-// and the cluster's instance list in /var/lib/ganeti/ssconf_instance_list.
+// and the cluster's instance list and tags in /var/lib/ganeti/ssconf_*.
 // Balloon calls are asynchronous: the callback runs later on the io thread,
 // never inside the call (HmpGanetiKvm talks to the monitor on a worker thread).
 
@@ -37,6 +37,11 @@ public:
     // (ssconf_instance_list, sorted); an error when the file is missing (not
     // a Ganeti node, or one that left its cluster) or malformed.
     virtual Result<std::vector<std::string>> clusterInstances() const = 0;
+    // The cluster's tags as Ganeti last wrote them on this node
+    // (ssconf_cluster_tags, one a line; empty lines skipped); an error when
+    // the file is missing (not a Ganeti node) or cannot be read. Node and
+    // node group tags are not on the nodes.
+    virtual Result<std::vector<std::string>> clusterTags() const = 0;
     virtual void balloonActual(const std::string& instance, Then<Bytes> then) = 0;
     virtual void setBalloon(const std::string& instance, Bytes target, Done done) = 0;
 };

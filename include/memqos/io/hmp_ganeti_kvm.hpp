@@ -26,6 +26,7 @@ public:
     Result<std::int32_t> pid(const std::string& instance) const override;
     Result<std::int64_t> pidfileWritten(const std::string& instance) const override;
     Result<std::vector<std::string>> clusterInstances() const override;
+    Result<std::vector<std::string>> clusterTags() const override;
     void balloonActual(const std::string& instance, Then<Bytes> then) override;
     void setBalloon(const std::string& instance, Bytes target, Done done) override;
 

@@ -13,7 +13,8 @@
 # One diskless instance on the node with the larger capacity, bigger than the
 # other node's capacity: if that node fails, nowhere to go. Then node1's swap
 # off (swap-insufficient; overcommitted-beyond-swap when node1 runs the
-# instance) and node2's MemoryRatio=2 (policy-drift).
+# instance) and node2's MemoryRatio=2 (policy-drift, from the master and in
+# node2's own memqosctl verify).
 set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
 
@@ -115,6 +116,39 @@ fi
 grep -q "NOT N+1 redundant" <<<"$human" || gnt_fail "the text does not say NOT N+1 redundant"
 grep -q "inst9" <<<"$human" || gnt_fail "the text does not name inst9"
 ok "verify exit 1: $errors"
+
+# Each node's own verify (memqosctl, against ssconf_cluster_tags, all a node
+# sees of the tags): node2's MemoryRatio 2 is drift from the cluster's 1.5.
+# node1's NodeReserved 768M, which its node tag allows, shows as drift from
+# the cluster's 512M: a node cannot see node tags, so this is a warning.
+# node_drift 1|2: the node's policy findings ("severity code message" lines)
+# in $ND, waiting for Ganeti's copy of the tags to reach the node.
+node_drift() {
+    local py='import json,sys
+for f in json.load(sys.stdin):
+    if f["code"].startswith("policy-"): print(f["severity"], f["code"], f["message"])'
+    ND=""
+    for _ in $(seq 1 50); do
+        if [[ $1 == 1 ]]; then
+            ND=$(memqosctl --no-pager --json verify 2>/dev/null | python3 -c "$py" || true)
+        else
+            ND=$(on2 "memqosctl --no-pager --json verify" 2>/dev/null | python3 -c "$py" || true)
+        fi
+        [[ -n $ND ]] && return 0
+        sleep 0.2
+    done
+    gnt_fail "node$1's memqosctl verify reports no policy finding"
+}
+node_drift 2
+echo "node2: $ND"
+grep -q "^warning policy-drift .*memqosd's MemoryRatio 2 but the tags say 1.5" <<<"$ND" ||
+    gnt_fail "node2's verify: $ND"
+node_drift 1
+echo "node1: $ND"
+grep -q "^warning policy-drift .*memqosd's NodeReserved 805306368 bytes but the tags say 512 MiB" <<<"$ND" ||
+    gnt_fail "node1's verify: $ND"
+grep -q "MemoryRatio" <<<"$ND" && gnt_fail "node1's MemoryRatio agrees with the tags, but: $ND"
+ok "memqosctl verify on node2 warns of its MemoryRatio, on node1 of its NodeReserved (node tag unseen)"
 
 # hcheck on the cluster rewritten to the ratio: Ganeti's own hcheck runs.
 hc=0

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The cluster's memory policy as Ganeti tags (pure; shared by the
+// iallocator, memqos-cluster and memqosd's verify, so that all three read
+// the tags alike; in the config layer because it is configuration, read
+// with config's own parsers, and programs may not include each other).
+//
+// Policy, from Ganeti tags (the first level that has the tag wins: node,
+// then its node group, then the cluster):
+//   memqos:memory-ratio:R   R as in memqosd.conf MemoryRatio: a decimal
+//                           number from 1.0 to 100, at most 6 decimals
+//   memqos:mem-node:SIZE    SIZE as in memqosd.conf (512M, 1G, 1.5G; bytes
+//                           without a unit), rounded up to whole MiB
+// A node under neither tag (at any level) is left exactly as Ganeti gave it:
+// hail's own behaviour. A node under only one of them gets ratio 1.0 or
+// hail's own nMem for the missing one. Two different values of one tag at
+// one level, an empty or malformed value, or "memqos:memory-ratio" /
+// "memqos:mem-node" without a value are errors. Other memqos:* tags
+// (memqos:class:NAME on instances) are not read here.
+//
+// A Ganeti node sees only the cluster's tags (ssconf_cluster_tags); node
+// and group tags are known on the master only (luxi, hscan, iallocator
+// input).
+
+#include "memqos/util/result.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memqos::config {
+
+inline constexpr std::uint64_t kMicro = 1'000'000;
+
+inline constexpr std::string_view kRatioTag = "memqos:memory-ratio:";
+inline constexpr std::string_view kMemNodeTag = "memqos:mem-node:";
+
+// The policy of one level (cluster, group or node) from its tags.
+struct TagPolicy {
+    std::optional<std::uint64_t> ratioMicro; // memory ratio × 10^6
+    std::optional<std::uint64_t> memNodeMib;
+    friend bool operator==(const TagPolicy&, const TagPolicy&) = default;
+};
+
+// `where` names the level in errors ("cluster", "node group default",
+// "node node1.example.test").
+Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::string_view where);
+
+// The resolved policy of one node (node tag, else its group's, else the
+// cluster's), or none when no level has a memqos tag: then the node keeps
+// Ganeti's own figures. A missing ratio is 1.0; a missing mem_node is
+// htools' own nMem.
+struct NodePolicy {
+    std::uint64_t ratioMicro = 1'000'000;
+    std::optional<std::uint64_t> memNodeMib;
+    friend bool operator==(const NodePolicy&, const NodePolicy&) = default;
+};
+std::optional<NodePolicy> resolvePolicy(const TagPolicy& node, const TagPolicy& group,
+                                        const TagPolicy& cluster);
+
+// A ratio in millionths as text: "1.5", "2", "1.333333" (trailing zeros
+// dropped), or with all six decimals ("1.500000") when `sixDecimals`.
+std::string ratioText(std::uint64_t micro, bool sixDecimals = false);
+// memqosd's MemoryRatio (a double) in millionths, rounded to nearest.
+std::uint64_t ratioMicro(double ratio);
+// Bytes in whole MiB, rounded up (as the mem-node tag is).
+std::uint64_t ceilMib(std::uint64_t bytes);
+
+// What differs between a node's memqosd (MemoryRatio, NodeReserved in
+// bytes) and the policy its tags give; "" when they agree. The ratio is
+// compared in millionths; NodeReserved in whole MiB rounded up, and only
+// when the tags set mem-node. E.g. "memqosd's MemoryRatio 2 but the tags
+// say 1.5; memqosd's NodeReserved 536870912 bytes but the tags say 768 MiB".
+std::string policyDrift(const NodePolicy& tags, double memqosdRatio,
+                        std::uint64_t memqosdNodeReservedBytes);
+
+} // namespace memqos::config

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "memqos/config/ganeti_policy.hpp"
+
+#include "memqos/config/values.hpp"
+#include "memqos/core/types.hpp"
+
+#include <cmath>
+
+namespace memqos::config {
+namespace {
+
+// Memory figures above this (4 PiB in MiB) are refused.
+constexpr std::uint64_t kMaxMib = std::uint64_t{1} << 32;
+
+// A text from the input as shown in an error: at most 80 bytes.
+std::string bounded(std::string_view text) {
+    return text.size() > 80 ? std::string(text.substr(0, 80)) + "..." : std::string(text);
+}
+
+} // namespace
+
+std::uint64_t ceilMib(std::uint64_t bytes) {
+    return bytes / kMiB + (bytes % kMiB != 0 ? 1 : 0);
+}
+
+std::uint64_t ratioMicro(double ratio) {
+    if (!(ratio > 0)) { // NaN or not positive
+        return 0;
+    }
+    return static_cast<std::uint64_t>(std::llround(ratio * static_cast<double>(kMicro)));
+}
+
+std::string ratioText(std::uint64_t micro, bool sixDecimals) {
+    std::string s = std::to_string(micro / kMicro);
+    const auto frac = micro % kMicro;
+    if (frac == 0 && !sixDecimals) {
+        return s;
+    }
+    std::string f = std::to_string(frac);
+    f.insert(0, 6 - f.size(), '0');
+    while (!sixDecimals && f.back() == '0') {
+        f.pop_back();
+    }
+    return s + "." + f;
+}
+
+std::optional<NodePolicy> resolvePolicy(const TagPolicy& node, const TagPolicy& group,
+                                        const TagPolicy& cluster) {
+    const auto pick = [](const auto& a, const auto& b, const auto& c) {
+        return a ? a : (b ? b : c);
+    };
+    const auto ratio = pick(node.ratioMicro, group.ratioMicro, cluster.ratioMicro);
+    const auto memNode = pick(node.memNodeMib, group.memNodeMib, cluster.memNodeMib);
+    if (!ratio && !memNode) {
+        return std::nullopt;
+    }
+    return NodePolicy{ratio.value_or(kMicro), memNode};
+}
+
+Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::string_view where) {
+    TagPolicy policy;
+    std::string ratioTag;
+    std::string memNodeTag;
+    for (const auto& tag : tags) {
+        const std::string_view t(tag);
+        if (t.starts_with(kRatioTag)) {
+            const auto value = t.substr(kRatioTag.size());
+            auto ratio = parseRatio(value);
+            if (!ratio) {
+                return invalid(std::string(where) + ": tag " + bounded(t) + ": " +
+                               ratio.error().what);
+            }
+            const auto micro =
+                static_cast<std::uint64_t>(std::llround(*ratio * static_cast<double>(kMicro)));
+            if (policy.ratioMicro && *policy.ratioMicro != micro) {
+                return invalid(std::string(where) + ": tags " + bounded(ratioTag) + " and " +
+                               bounded(t) + " disagree");
+            }
+            policy.ratioMicro = micro;
+            ratioTag = tag;
+        } else if (t.starts_with(kMemNodeTag)) {
+            const auto value = t.substr(kMemNodeTag.size());
+            auto size = parseSize(value);
+            if (!size) {
+                return invalid(std::string(where) + ": tag " + bounded(t) + ": " +
+                               size.error().what);
+            }
+            const auto mib = ceilMib(*size);
+            if (mib > kMaxMib) {
+                return invalid(std::string(where) + ": tag " + bounded(t) + ": more than 2^32 MiB");
+            }
+            if (policy.memNodeMib && *policy.memNodeMib != mib) {
+                return invalid(std::string(where) + ": tags " + bounded(memNodeTag) + " and " +
+                               bounded(t) + " disagree");
+            }
+            policy.memNodeMib = mib;
+            memNodeTag = tag;
+        } else if (t == kRatioTag.substr(0, kRatioTag.size() - 1) ||
+                   t == kMemNodeTag.substr(0, kMemNodeTag.size() - 1)) {
+            return invalid(std::string(where) + ": tag " + bounded(t) +
+                           ": no value (expected e.g. memqos:memory-ratio:1.5 or "
+                           "memqos:mem-node:1G)");
+        }
+    }
+    return policy;
+}
+
+std::string policyDrift(const NodePolicy& tags, double memqosdRatio,
+                        std::uint64_t memqosdNodeReservedBytes) {
+    std::string what;
+    const auto memqosdMicro = ratioMicro(memqosdRatio);
+    if (memqosdMicro != tags.ratioMicro) {
+        what = "memqosd's MemoryRatio " + ratioText(memqosdMicro) + " but the tags say " +
+               ratioText(tags.ratioMicro);
+    }
+    if (tags.memNodeMib && ceilMib(memqosdNodeReservedBytes) != *tags.memNodeMib) {
+        what += (what.empty() ? "" : "; ") + std::string("memqosd's NodeReserved ") +
+                std::to_string(memqosdNodeReservedBytes) + " bytes but the tags say " +
+                std::to_string(*tags.memNodeMib) + " MiB";
+    }
+    return what;
+}
+
+} // namespace memqos::config
