@@ -62,24 +62,27 @@ on2 "mkdir -p ${conf%/*} && cat >$conf && memqosctl reload >/dev/null" <"$conf" 
     gnt_fail "node2 refused the test config"
 gnt-cluster add-tags memqos:memory-ratio:2 memqos:mem-node:256M || gnt_fail "cannot tag the cluster"
 
-# figures NODE: "mtotal mnode mfree up down" in MiB (up/down: maxmem of the
-# node's primary instances by admin state).
-figures() {
-    local inst
-    inst=$(gnt-instance list --no-headers --units=m -o pnode,be/maxmem,admin_state |
-        awk -v n="$1" '$1 == n { if ($3 == "up") u += $2; else d += $2 } END { print u + 0, d + 0 }')
-    echo "$(gnt-node list --no-headers --units=m -o mtotal,mnode,mfree "$1") $inst"
-}
 min() { echo $(($1 < $2 ? $1 : $2)); }
-# hail_sees NODE: the free memory hail sees on NODE now.
-hail_sees() {
-    local t n f u d
-    read -r t n f u d <<<"$(figures "$1")"
-    min $((t - n - u)) $((f - d))
+# snapshot: the bed's figures now (MiB), from one gnt-node list and one
+# gnt-instance list (each takes seconds under TCG): per node T (mtotal),
+# FREE (mfree) and HAIL, the free memory hail sees, min(mtotal - mnode - up,
+# mfree - down) with up/down the maxmem of the node's primary instances by
+# admin state; RAM, inst5's running memory.
+declare -A T FREE HAIL
+RAM=''
+snapshot() {
+    local inst name t n f u d
+    inst=$(gnt-instance list --no-headers --units=m -o name,pnode,be/maxmem,admin_state,oper_ram)
+    while read -r name t n f; do
+        read -r u d < <(awk -v n="$name" '$2 == n { if ($4 == "up") u += $3; else d += $3 }
+            END { print u + 0, d + 0 }' <<<"$inst")
+        T[$name]=$t FREE[$name]=$f HAIL[$name]=$(min $((t - n - u)) $((f - d)))
+    done < <(gnt-node list --no-headers --units=m -o name,mtotal,mnode,mfree)
+    RAM=$(awk -v i="$INST" '$1 == i { print $5 }' <<<"$inst")
 }
-read -r t1 _ _ _ _ <<<"$(figures "$GANETI_NODE")"
-read -r t2 _ _ _ _ <<<"$(figures "$GANETI_NODE2")"
-hail1=$(hail_sees "$GANETI_NODE") hail2=$(hail_sees "$GANETI_NODE2")
+snapshot
+t1=${T[$GANETI_NODE]} t2=${T[$GANETI_NODE2]}
+hail1=${HAIL[$GANETI_NODE]} hail2=${HAIL[$GANETI_NODE2]}
 cap1=$(((t1 - 256) * 2)) cap2=$(((t2 - 256) * 2))
 # What the hooks allow: ratio 2 x memqosd's available.
 hook1=$(($(ganeti_placement available) * 2 / MiB))
@@ -139,7 +142,8 @@ ok "evacuate -p -I memqos node1 refused likewise: $REASON"
 # --- node2 at the cluster's ratio: hail refuses, memqos moves --------------------
 gnt-node remove-tags "$GANETI_NODE2" "$low_tag" || gnt_fail "cannot remove $low_tag"
 low_tag=''
-seen=$(hail_sees "$GANETI_NODE2")
+snapshot
+seen=${HAIL[$GANETI_NODE2]}
 ((seen < big)) || gnt_fail "hail now sees $seen MiB free on node2, not less than ${big}"
 refused_move "Can't compute nodes using iallocator 'hail'" gnt-instance failover -f -I hail "$INST"
 ok "failover -I hail refused (it sees $seen MiB free on node2): $REASON"
@@ -149,12 +153,12 @@ ok "failover -I memqos moved inst5 to node2 in $MOVED_IN s (capacity $cap2 MiB t
 
 # --- back to node1 by evacuating node2 ---------------------------------------------
 from=$GANETI_NODE2 to=$GANETI_NODE
-seen=$(hail_sees "$GANETI_NODE")
+snapshot
+seen=${HAIL[$GANETI_NODE]}
 ((seen < big)) || gnt_fail "hail now sees $seen MiB free on node1, not less than ${big}"
 # The migrate job may not balloon: inst5's running memory must fit node1's free.
-read -r ram < <(gnt-instance list --no-headers --units=m -o oper_ram "$INST")
-read -r _ _ free1 _ _ <<<"$(figures "$GANETI_NODE")"
-((ram <= free1)) || gnt_fail "inst5 runs with $ram MiB, node1 has $free1 free: Ganeti's migrate would refuse to balloon"
+((RAM <= FREE[$GANETI_NODE])) ||
+    gnt_fail "inst5 runs with $RAM MiB, node1 has ${FREE[$GANETI_NODE]} free: Ganeti's migrate would refuse to balloon"
 refused_move "Unable to evacuate instances" gnt-node evacuate -f -p -I hail "$GANETI_NODE2"
 ok "evacuate -p -I hail node2 refused (it sees $seen MiB free on node1): $REASON"
 moved gnt-node evacuate -f -p -I memqos "$GANETI_NODE2"
