@@ -80,6 +80,37 @@ Result<std::uint64_t> mebibytes(const Json* value, std::string_view what) {
     return invalid(std::string(what) + ": missing");
 }
 
+// A node's free_memory: as mebibytes(), but it may be negative down to
+// -kMaxMib. Ganeti 3.0.2 sends the hypervisor's free memory minus, for each
+// up instance of the node, its maxmem less the memory it runs with
+// (iallocator.py _ComputeInstanceMemory): below 0 on a node whose up
+// instances are overcommitted and run ballooned below their maxmem.
+Result<std::int64_t> signedMebibytes(const Json* value, std::string_view what) {
+    if (value == nullptr) {
+        return invalid(std::string(what) + ": missing");
+    }
+    constexpr auto kMax = static_cast<std::int64_t>(kMaxMib);
+    if (value->is_number_unsigned()) {
+        const auto v = value->get<std::uint64_t>();
+        if (v <= kMaxMib) {
+            return static_cast<std::int64_t>(v);
+        }
+    } else if (value->is_number_integer()) {
+        const auto v = value->get<std::int64_t>();
+        if (v >= -kMax && v <= kMax) {
+            return v;
+        }
+    } else if (value->is_number_float()) {
+        const auto v = value->get<double>();
+        if (v >= -static_cast<double>(kMaxMib) && v <= static_cast<double>(kMaxMib)) {
+            return static_cast<std::int64_t>(std::floor(v));
+        }
+    } else {
+        return invalid(std::string(what) + ": not a number");
+    }
+    return invalid(std::string(what) + ": not a number of MiB from -2^32 to 2^32");
+}
+
 bool flag(const Json& object, std::string_view key, bool fallback) {
     const auto* v = member(object, key);
     return v != nullptr && v->is_boolean() ? v->get<bool>() : fallback;
@@ -315,7 +346,8 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
         if (!reserved) {
             return reserved.error();
         }
-        auto freeMemory = mebibytes(member(node, "free_memory"), where + ": free_memory");
+        // Only checked: a rewritten node's free memory is computed anew.
+        auto freeMemory = signedMebibytes(member(node, "free_memory"), where + ": free_memory");
         if (!freeMemory) {
             return freeMemory.error();
         }

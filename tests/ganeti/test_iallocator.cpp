@@ -284,6 +284,59 @@ TEST(IAllocator, EveryRequestTypeOfGaneti302) {
     }
 }
 
+// `gnt-instance failover|migrate -I` (relocate) and `gnt-node evacuate -I`
+// (node-evacuate) as Ganeti 3.0.2 sends them for a diskless instance up on a
+// node where it is overcommitted: Ganeti's free_memory is the hypervisor's
+// free memory minus (maxmem - running memory) of each up instance
+// (iallocator.py _ComputeInstanceMemory), below 0 here (the two-node bed:
+// inst5, maxmem 2359, runs with 2200 of node1's 2300 MiB free). memqos
+// takes it, and rewrites the nodes as for an allocation: the instance
+// counts on its primary, the target's room is its capacity.
+TEST(IAllocator, RelocateAndNodeEvacuateFromAnOvercommittedNode) {
+    auto in = twoNodes();
+    in["cluster_tags"] = {"memqos:memory-ratio:2", "memqos:mem-node:256M"};
+    in["enabled_hypervisors"] = {"fake"};
+    auto& n1 = in["nodes"]["node1.example.test"];
+    n1["total_memory"] = 2465;
+    n1["reserved_memory"] = 234;
+    n1["free_memory"] = 2300 - 2200 - (2359 - 2200); // -59
+    auto& n2 = in["nodes"]["node2.example.test"];
+    n2["total_memory"] = 1964;
+    n2["reserved_memory"] = 278;
+    n2["free_memory"] = 1686;
+    in["instances"] = Json::parse(R"({"inst5.example.test": {"tags": [], "admin_state": "up",
+      "admin_state_source": "admin", "vcpus": 1, "memory": 2359, "spindle_use": 1,
+      "os": "noop", "nodes": ["node1.example.test"], "nics": [], "disks": [],
+      "disk_template": "diskless", "disks_active": true, "hypervisor": "fake",
+      "disk_space_total": 0}})");
+    const Json relocate = {{"type", "relocate"},
+                           {"name", "inst5.example.test"},
+                           {"disk_space_total", 0},
+                           {"required_nodes", 1},
+                           {"relocate_from", {"node1.example.test"}}};
+    const Json evacuate = {{"type", "node-evacuate"},
+                           {"instances", {"inst5.example.test"}},
+                           {"evac_mode", "primary-only"}};
+    for (const auto& request : {relocate, evacuate}) {
+        in["request"] = request;
+        const auto out = transformed(in);
+        // node1: capacity (2465 - 256) * 2 = 4418, inst5 up on it.
+        EXPECT_EQ(node(out, "node1.example.test")["total_memory"], 234 + 4418 + 1);
+        EXPECT_EQ(node(out, "node1.example.test")["free_memory"], 4418 + 1 - 2359);
+        // node2, the target: capacity 3416; hail sees room for inst5 there
+        // (it saw 1686 MiB free).
+        EXPECT_EQ(node(out, "node2.example.test")["total_memory"], 278 + 3416 + 1);
+        EXPECT_GT(hailFree(node(out, "node2.example.test"), 278, 0) - 2359, 0);
+        EXPECT_LE(hailFree(n2, 278, 0) - 2359, 0);
+        EXPECT_EQ(out["request"], request);
+    }
+    // Below -2^32 MiB it is an error, as any figure out of range.
+    n1["free_memory"] = -5'000'000'000;
+    EXPECT_FALSE(transformForHail(in.dump()).ok());
+    n1["free_memory"] = -59.5;
+    EXPECT_TRUE(transformForHail(in.dump()).ok());
+}
+
 TEST(IAllocator, FailureReply) {
     const auto reply = Json::parse(failureReply("bad \"tag\"\n\xff"));
     EXPECT_EQ(reply["success"], false);
