@@ -61,6 +61,7 @@ Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::stri
     TagPolicy policy;
     std::string ratioTag;
     std::string memNodeTag;
+    std::string vmOverheadTag;
     for (const auto& tag : tags) {
         const std::string_view t(tag);
         if (t.starts_with(kRatioTag)) {
@@ -95,8 +96,26 @@ Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::stri
             }
             policy.memNodeMib = mib;
             memNodeTag = tag;
+        } else if (t.starts_with(kVmOverheadTag)) {
+            const auto value = t.substr(kVmOverheadTag.size());
+            auto size = parseSize(value);
+            if (!size) {
+                return invalid(std::string(where) + ": tag " + bounded(t) + ": " +
+                               size.error().what);
+            }
+            const auto mib = ceilMib(*size);
+            if (mib > kMaxMib) {
+                return invalid(std::string(where) + ": tag " + bounded(t) + ": more than 2^32 MiB");
+            }
+            if (policy.vmOverheadMib && *policy.vmOverheadMib != mib) {
+                return invalid(std::string(where) + ": tags " + bounded(vmOverheadTag) + " and " +
+                               bounded(t) + " disagree");
+            }
+            policy.vmOverheadMib = mib;
+            vmOverheadTag = tag;
         } else if (t == kRatioTag.substr(0, kRatioTag.size() - 1) ||
-                   t == kMemNodeTag.substr(0, kMemNodeTag.size() - 1)) {
+                   t == kMemNodeTag.substr(0, kMemNodeTag.size() - 1) ||
+                   t == kVmOverheadTag.substr(0, kVmOverheadTag.size() - 1)) {
             return invalid(std::string(where) + ": tag " + bounded(t) +
                            ": no value (expected e.g. memqos:memory-ratio:1.5 or "
                            "memqos:mem-node:1G)");
@@ -119,6 +138,24 @@ std::string policyDrift(const NodePolicy& tags, double memqosdRatio,
                 std::to_string(*tags.memNodeMib) + " MiB";
     }
     return what;
+}
+
+Status noVmOverheadBelowCluster(const TagPolicy& policy, std::string_view where) {
+    if (!policy.vmOverheadMib) {
+        return okStatus();
+    }
+    return invalid(std::string(where) + ": tag " + std::string(kVmOverheadTag) +
+                   std::to_string(*policy.vmOverheadMib) +
+                   "M: set memqos:vm-overhead on the cluster only (an instance's overhead must "
+                   "be the same on every node it may move to)");
+}
+
+std::string vmOverheadDrift(const TagPolicy& cluster, std::uint64_t memqosdVmOverheadBytes) {
+    if (!cluster.vmOverheadMib || ceilMib(memqosdVmOverheadBytes) == *cluster.vmOverheadMib) {
+        return "";
+    }
+    return "memqosd's VMOverhead " + std::to_string(memqosdVmOverheadBytes) +
+           " bytes but the tags say " + std::to_string(*cluster.vmOverheadMib) + " MiB";
 }
 
 } // namespace memqos::config

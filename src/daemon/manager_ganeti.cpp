@@ -463,12 +463,12 @@ void Manager::policyFindings(std::vector<wording::FindingText>& out) const {
                            "(gnt-cluster list-tags, remove-tags)"});
         return;
     }
-    const auto policy = config::resolvePolicy({}, {}, *cluster);
-    if (!policy) {
-        return; // the cluster sets no memqos policy
+    std::string what;
+    if (const auto policy = config::resolvePolicy({}, {}, *cluster)) {
+        what = config::policyDrift(*policy, config_.overcommit.memoryRatio, nodeReserved());
     }
-    const auto what =
-        config::policyDrift(*policy, config_.overcommit.memoryRatio, nodeReserved());
+    const auto overhead = config::vmOverheadDrift(*cluster, config_.overcommit.vmOverhead);
+    what += (what.empty() || overhead.empty() ? "" : "; ") + overhead;
     if (!what.empty()) {
         out.push_back({"warning", "policy-drift",
                        "policy drift from the cluster's tags: " + what +

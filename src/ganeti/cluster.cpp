@@ -131,6 +131,9 @@ Result<std::map<std::string, std::optional<NodePolicy>, std::less<>>> policies(c
         if (!p) {
             return p.error();
         }
+        if (auto st = noVmOverheadBelowCluster(*p, "node group " + bounded(g.name)); !st) {
+            return st.error();
+        }
         groups.emplace(g.uuid, *p);
     }
     std::map<std::string, std::optional<NodePolicy>, std::less<>> out;
@@ -138,6 +141,9 @@ Result<std::map<std::string, std::optional<NodePolicy>, std::less<>>> policies(c
         auto p = parseTagPolicy(n.tags, "node " + bounded(n.name));
         if (!p) {
             return p.error();
+        }
+        if (auto st = noVmOverheadBelowCluster(*p, "node " + bounded(n.name)); !st) {
+            return st.error();
         }
         const auto g = groups.find(n.groupUuid);
         out[n.name] = resolvePolicy(*p, g == groups.end() ? TagPolicy{} : g->second, *cluster);
@@ -269,6 +275,15 @@ Result<Model> parseHtoolsText(std::string_view text) {
     for (const auto l : secs[3]) {
         model.clusterTags.emplace_back(l);
     }
+    // memqosd's VMOverhead, from the cluster's tags: part of every
+    // instance's memory wherever the ratio is applied (as in the iallocator).
+    // Malformed tags are not this parser's error: every user of the model
+    // resolves the policies (policies()) first and reports them.
+    const auto cluster = parseTagPolicy(model.clusterTags, "cluster");
+    model.vmOverheadMib = cluster ? cluster->vmOverheadMib.value_or(0) : 0;
+    for (auto& i : model.instances) {
+        i.memMib += model.vmOverheadMib;
+    }
     return model;
 }
 
@@ -287,9 +302,23 @@ Result<Rewritten> rewriteHtoolsText(std::string_view text) {
     const auto lines = splitLines(text);
     std::size_t section = 0;
     std::size_t nodeIndex = 0;
+    std::size_t instanceIndex = 0;
     for (const auto l : lines) {
         if (l.empty()) {
             ++section;
+            out.text += '\n';
+            continue;
+        }
+        if (section == 2 && model->vmOverheadMib != 0) {
+            // The instance's mem with the overhead (index-aligned: the
+            // parser kept every instance line in order).
+            auto f = split(l, '|');
+            const auto mem = std::to_string(model->instances[instanceIndex++].memMib);
+            f[1] = mem;
+            for (std::size_t k = 0; k < f.size(); ++k) {
+                out.text += k == 0 ? "" : "|";
+                out.text.append(f[k]);
+            }
             out.text += '\n';
             continue;
         }

@@ -238,6 +238,36 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
     if (!clusterPolicy) {
         return clusterPolicy.error();
     }
+    // memqosd's VMOverhead, the same on every node: added to every
+    // instance's memory, the new ones' included, so that hail counts it
+    // wherever it counts an instance (iMem, moves, N+1).
+    const std::uint64_t overheadMib = clusterPolicy->vmOverheadMib.value_or(0);
+    const auto addOverhead = [overheadMib](Json& object, const std::string& where) -> Status {
+        if (overheadMib == 0) {
+            return okStatus();
+        }
+        auto memory = mebibytes(member(object, "memory"), where + ": memory");
+        if (!memory) {
+            return memory.error();
+        }
+        object["memory"] = *memory + overheadMib;
+        return okStatus();
+    };
+    if (typeName == "allocate") {
+        if (auto st = addOverhead(input["request"], "request"); !st) {
+            return st.error();
+        }
+    } else if (typeName == "multi-allocate" && overheadMib != 0) {
+        auto& list = input["request"]["instances"];
+        if (!list.is_array()) {
+            return invalid("request: instances: not a list");
+        }
+        for (auto& one : list) {
+            if (auto st = addOverhead(one, "request: instance"); !st) {
+                return st.error();
+            }
+        }
+    }
 
     const auto* hypervisors = member(input, "enabled_hypervisors");
     auto hvList = stringList(hypervisors, "enabled_hypervisors");
@@ -266,6 +296,9 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
         if (!policy) {
             return policy.error();
         }
+        if (auto st = noVmOverheadBelowCluster(*policy, "node group " + bounded(uuid)); !st) {
+            return st.error();
+        }
         groupPolicies.emplace(uuid, *policy);
     }
 
@@ -274,7 +307,7 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
         return invalid("the iallocator input has no instances object");
     }
     std::map<std::string, NodeInstances, std::less<>> instanceMemory;
-    for (const auto& [name, instance] : instances->items()) {
+    for (auto& [name, instance] : input["instances"].items()) {
         const std::string where = "instance " + bounded(name);
         if (!instance.is_object()) {
             return invalid(where + ": not an object");
@@ -283,6 +316,9 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
         if (nodes == nullptr || !nodes->is_array() || nodes->empty() ||
             !nodes->front().is_string()) {
             return invalid(where + ": nodes: not a list starting with the primary node");
+        }
+        if (auto st = addOverhead(instance, where); !st) {
+            return st.error();
         }
         auto memory = mebibytes(member(instance, "memory"), where + ": memory");
         if (!memory) {
@@ -319,6 +355,9 @@ Result<Transformed> transformForHail(std::string_view inputJson, const HailOptio
         auto nodePolicy = parseTagPolicy(tagList, where);
         if (!nodePolicy) {
             return nodePolicy.error();
+        }
+        if (auto st = noVmOverheadBelowCluster(*nodePolicy, where); !st) {
+            return st.error();
         }
         const auto* group = member(node, "group");
         if (group == nullptr || !group->is_string()) {

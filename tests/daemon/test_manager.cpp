@@ -2931,6 +2931,13 @@ TEST_F(GanetiTest, VerifyReportsDriftFromTheClusterTags) {
     kvm_.tags = std::vector<std::string>{"other:tag"};
     EXPECT_EQ(policyFinding(m->verify()), std::nullopt) << "no memqos policy in the tags";
 
+    kvm_.tags = std::vector<std::string>{"memqos:memory-ratio:2", "memqos:vm-overhead:64M"};
+    f = policyFinding(m->verify());
+    ASSERT_TRUE(f) << "VMOverhead 0 but the tags say 64M";
+    EXPECT_NE(f->message.find("memqosd's VMOverhead 0 bytes but the tags say 64 MiB"),
+              std::string::npos)
+        << f->message;
+
     kvm_.tags = std::vector<std::string>{"memqos:memory-ratio:lots"};
     f = policyFinding(m->verify());
     ASSERT_TRUE(f);

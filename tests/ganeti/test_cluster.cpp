@@ -221,6 +221,36 @@ TEST(ClusterText, RewriteRefusesMalformedTags) {
         << r.error().what;
 }
 
+// The cluster's memqos:vm-overhead is part of every instance's memory: in
+// the rewritten file (so hbal and hcheck count it) and in verify's sums.
+TEST(ClusterText, VmOverheadGrowsEveryInstance) {
+    const std::string tags = "memqos:memory-ratio:1.5\nmemqos:mem-node:1G\nmemqos:vm-overhead:100M\n";
+    auto r = rewriteHtoolsText(cluster(pairNodes(), pairInstances(), tags));
+    ASSERT_TRUE(r.ok()) << r.error().what;
+    EXPECT_NE(r->text.find("\ninst1|1124|1024|"), std::string::npos) << r->text;
+    EXPECT_NE(r->text.find("\ninst4|612|1024|"), std::string::npos) << r->text;
+    // node1: up instances 1124 + 1124; f_mem' = 4609 − 2248.
+    EXPECT_NE(r->text.find("\nnode1|5509|900|2361|"), std::string::npos) << r->text;
+    EXPECT_EQ(r->changes[0].instancesMib, 2248U);
+    EXPECT_TRUE(parseHtoolsText(r->text).ok());
+
+    // verify: node2 fails, node1 gets inst3 (3100) on top of 2248.
+    const auto v = verified(cluster(pairNodes(), pairInstances(), tags), goodNodes());
+    const auto n1 = findings(v, Kind::NotNPlus1);
+    ASSERT_EQ(n1.size(), 1U);
+    EXPECT_EQ(n1[0]->message, "not N+1 redundant: if node2 fails, node1 gets 3100 MiB (inst3) on "
+                              "top of 2248 MiB: 5348 MiB > capacity 4608 MiB");
+
+    // Not on a node or a group.
+    auto bad = rewriteHtoolsText(
+        cluster(node("node1", 4096, 900, "N", "memqos:vm-overhead:64M") + node("node2", 4096, 900),
+                pairInstances()));
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().what.find("set memqos:vm-overhead on the cluster only"),
+              std::string::npos)
+        << bad.error().what;
+}
+
 TEST(NodeData, ParsesGntClusterCommandOutput) {
     const auto d =
         nodeData(goodNodes() + "------------------------------------------------\nnode: node3\n"

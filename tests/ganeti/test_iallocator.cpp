@@ -117,6 +117,50 @@ TEST(IAllocator, ExactlyAtCapacityFitsOneMoreDoesNot) {
     EXPECT_LE(free - 5121, 0);
 }
 
+// The cluster's memqos:vm-overhead (memqosd's VMOverhead) is part of every
+// instance's memory: the recorded ones (hail's iMem), the one asked for,
+// and so the capacity left is checked as the node's hook checks it
+// (Σ (maxmem + overhead) + maxmem + overhead ≤ ratio · available).
+TEST(IAllocator, VmOverheadIsPartOfEveryInstance) {
+    auto in = twoNodes();
+    in["cluster_tags"] = {"memqos:memory-ratio:1.0", "memqos:mem-node:1024M",
+                          "memqos:vm-overhead:100M"};
+    const auto out = transformed(in);
+    EXPECT_EQ(out["instances"]["inst1.example.test"]["memory"], 2048 + 100);
+    EXPECT_EQ(out["instances"]["inst2.example.test"]["memory"], 1024 + 100);
+    EXPECT_EQ(out["request"]["memory"], 3000 + 100);
+    // node1: capacity 7168, up instances 2148: an instance of m MiB fits
+    // while 2148 + m + 100 ≤ 7168, so 4920 fits and 4921 does not.
+    const auto free = hailFree(node(out, "node1.example.test"), 4096, 2148, 1124);
+    EXPECT_GT(free - (4920 + 100), 0);
+    EXPECT_LE(free - (4921 + 100), 0);
+
+    auto multi = twoNodes();
+    multi["cluster_tags"] = {"memqos:vm-overhead:64M"};
+    multi["request"] = Json::parse(R"({"type": "multi-allocate", "instances": [
+        {"name": "a", "memory": 512}, {"name": "b", "memory": 256}]})");
+    const auto m = transformed(multi);
+    EXPECT_EQ(m["request"]["instances"][0]["memory"], 512 + 64);
+    EXPECT_EQ(m["request"]["instances"][1]["memory"], 256 + 64);
+    // No ratio or mem-node tag: the nodes stay as Ganeti sent them.
+    EXPECT_EQ(m["nodes"], multi["nodes"]);
+
+    // On a node or node group it is an error: the overhead must not depend
+    // on the node an instance is on.
+    auto bad = twoNodes();
+    bad["nodes"]["node2.example.test"]["tags"] = {"memqos:vm-overhead:64M"};
+    auto r = transformForHail(bad.dump(), {});
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().what.find("set memqos:vm-overhead on the cluster only"), std::string::npos)
+        << r.error().what;
+    bad = twoNodes();
+    bad["nodegroups"]["uuid-g1"]["tags"] = {"memqos:vm-overhead:64M"};
+    EXPECT_FALSE(transformForHail(bad.dump(), {}).ok());
+    bad = twoNodes();
+    bad["cluster_tags"] = {"memqos:vm-overhead:lots"};
+    EXPECT_FALSE(transformForHail(bad.dump(), {}).ok());
+}
+
 TEST(IAllocator, StaticKvmNodeMemoryAndOtherHypervisors) {
     auto in = twoNodes();
     in["cluster_tags"] = {"memqos:memory-ratio:2"};
@@ -374,6 +418,11 @@ TEST(Policy, DriftNamesWhatDiffers) {
               "memqosd's NodeReserved 536870912 bytes but the tags say 768 MiB");
     EXPECT_EQ(policyDrift(NodePolicy{1'500'000, std::nullopt}, 1.5, 1), "")
         << "no mem-node tag: NodeReserved is not compared";
+    TagPolicy cluster;
+    EXPECT_EQ(vmOverheadDrift(cluster, 5), "") << "no vm-overhead tag";
+    cluster.vmOverheadMib = 100;
+    EXPECT_EQ(vmOverheadDrift(cluster, 100 * kMiB), "");
+    EXPECT_EQ(vmOverheadDrift(cluster, 0), "memqosd's VMOverhead 0 bytes but the tags say 100 MiB");
 }
 
 } // namespace

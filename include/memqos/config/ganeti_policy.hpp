@@ -17,6 +17,9 @@
 // one level, an empty or malformed value, or "memqos:memory-ratio" /
 // "memqos:mem-node" without a value are errors. Other memqos:* tags
 // (memqos:class:NAME on instances) are not read here.
+//   memqos:vm-overhead:SIZE  on the cluster only: memqosd's VMOverhead, added
+//                           to every instance's memory (maxmem) wherever the
+//                           ratio is applied, as memqosd adds it on the node
 //
 // A Ganeti node sees only the cluster's tags (ssconf_cluster_tags); node
 // and group tags are known on the master only (luxi, hscan, iallocator
@@ -36,17 +39,23 @@ inline constexpr std::uint64_t kMicro = 1'000'000;
 
 inline constexpr std::string_view kRatioTag = "memqos:memory-ratio:";
 inline constexpr std::string_view kMemNodeTag = "memqos:mem-node:";
+inline constexpr std::string_view kVmOverheadTag = "memqos:vm-overhead:";
 
 // The policy of one level (cluster, group or node) from its tags.
 struct TagPolicy {
     std::optional<std::uint64_t> ratioMicro; // memory ratio × 10^6
     std::optional<std::uint64_t> memNodeMib;
+    std::optional<std::uint64_t> vmOverheadMib; // memqos:vm-overhead, cluster level only
     friend bool operator==(const TagPolicy&, const TagPolicy&) = default;
 };
 
 // `where` names the level in errors ("cluster", "node group default",
 // "node node1.example.test").
 Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::string_view where);
+// A node or node group level with memqos:vm-overhead is an error: an
+// instance's overhead (memqosd's VMOverhead) must be the same on every node
+// it may move to, so the tag is read from the cluster only. `where` as above.
+Status noVmOverheadBelowCluster(const TagPolicy& policy, std::string_view where);
 
 // The resolved policy of one node (node tag, else its group's, else the
 // cluster's), or none when no level has a memqos tag: then the node keeps
@@ -75,5 +84,9 @@ std::uint64_t ceilMib(std::uint64_t bytes);
 // say 1.5; memqosd's NodeReserved 536870912 bytes but the tags say 768 MiB".
 std::string policyDrift(const NodePolicy& tags, double memqosdRatio,
                         std::uint64_t memqosdNodeReservedBytes);
+// The same for memqosd's VMOverhead (bytes, compared in whole MiB rounded
+// up) and the cluster's memqos:vm-overhead tag; "" when they agree or the
+// tag is not set.
+std::string vmOverheadDrift(const TagPolicy& cluster, std::uint64_t memqosdVmOverheadBytes);
 
 } // namespace memqos::config

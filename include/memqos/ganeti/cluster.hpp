@@ -84,7 +84,7 @@ enum class Mirror { None, Internal, External };
 
 struct Instance {
     std::string name;
-    std::uint64_t memMib = 0;
+    std::uint64_t memMib = 0; // htools' mem + the cluster's memqos:vm-overhead
     std::string status; // htools' raw status: running, ADMIN_down, ...
     bool forthcoming = false;
     std::string pnode;
@@ -99,6 +99,9 @@ struct Model {
     std::vector<Node> nodes;
     std::vector<Instance> instances;
     std::vector<std::string> clusterTags;
+    // The cluster's memqos:vm-overhead (memqosd's VMOverhead) in MiB, 0 when
+    // not set; already added to every instance's memMib.
+    std::uint64_t vmOverheadMib = 0;
 };
 
 // At most this much text (a 10 000-node cluster is ~2 MB).
@@ -109,7 +112,8 @@ Result<Model> parseHtoolsText(std::string_view text);
 
 // The text with every node under a memqos policy rewritten as for hail
 // (htoolsMemory, with the file's n_mem as htools' nMem): t_mem and f_mem
-// replaced, every other byte kept. `changes` as the iallocator reports them.
+// replaced, and with the cluster's memqos:vm-overhead every instance's mem
+// grown by it; every other byte kept. `changes` as the iallocator reports them.
 struct Rewritten {
     std::string text;
     std::vector<NodeChange> changes;

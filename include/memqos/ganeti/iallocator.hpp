@@ -44,7 +44,9 @@
 // stricter than memqos's soft (allowed). available 0 gets no +1: nothing fits
 // (checkPlacement: always hard). free_memory' drops Ganeti's measured free
 // memory on purpose: under overcommit the ratio decides, not what is free
-// right now. Per-instance overhead (memqosd's VMOverhead) is not added.
+// right now. The cluster's memqos:vm-overhead:SIZE (memqosd's VMOverhead) is
+// added to the memory of every instance in the input and of every instance
+// the request asks for (allocate, multi-allocate) before hail reads them.
 //
 // The policy: config/ganeti_policy.hpp (the tags memqos:memory-ratio:R and
 // memqos:mem-node:SIZE; node, then node group, then cluster).
@@ -65,6 +67,8 @@ using config::ceilMib;
 using config::kMemNodeTag;
 using config::kMicro;
 using config::kRatioTag;
+using config::kVmOverheadTag;
+using config::noVmOverheadBelowCluster;
 using config::NodePolicy;
 using config::parseTagPolicy;
 using config::policyDrift;
@@ -72,6 +76,7 @@ using config::ratioMicro;
 using config::ratioText;
 using config::resolvePolicy;
 using config::TagPolicy;
+using config::vmOverheadDrift;
 
 
 // The rewrite above for one node, in MiB: totalMib (Ganeti's total memory)
