@@ -12,8 +12,8 @@
 #   - back: `gnt-node evacuate -p -I hail node2` is refused, with -I memqos it
 #     moves inst5 to node1 (hail's job: a migrate to the chosen node).
 #
-# First passed on the bed 2026-12-04 (209 s after 00-pair; 276 s beside a
-# native build).
+# First passed on the bed 2026-12-04 (209 s after 00-pair; 253-276 s in two
+# later runs on a busier machine).
 #
 # Ganeti 3.0.2 itself wants the instance's minmem free on the target for a
 # failover or migrate of a running instance (CheckNodeFreeMemory), so minmem
