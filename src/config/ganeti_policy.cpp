@@ -62,6 +62,26 @@ Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::stri
     std::string ratioTag;
     std::string memNodeTag;
     std::string vmOverheadTag;
+    // A size tag (mem-node, vm-overhead) into `slot`, in whole MiB rounded
+    // up; `seen` is the tag that set it first (one level, one value).
+    const auto sizeTag = [where](std::string_view t, std::string_view prefix,
+                                 std::optional<std::uint64_t>& slot, std::string& seen) -> Status {
+        auto size = parseSize(t.substr(prefix.size()));
+        if (!size) {
+            return invalid(std::string(where) + ": tag " + bounded(t) + ": " + size.error().what);
+        }
+        const auto mib = ceilMib(*size);
+        if (mib > kMaxMib) {
+            return invalid(std::string(where) + ": tag " + bounded(t) + ": more than 2^32 MiB");
+        }
+        if (slot && *slot != mib) {
+            return invalid(std::string(where) + ": tags " + bounded(seen) + " and " + bounded(t) +
+                           " disagree");
+        }
+        slot = mib;
+        seen = std::string(t);
+        return okStatus();
+    };
     for (const auto& tag : tags) {
         const std::string_view t(tag);
         if (t.starts_with(kRatioTag)) {
@@ -80,39 +100,13 @@ Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::stri
             policy.ratioMicro = micro;
             ratioTag = tag;
         } else if (t.starts_with(kMemNodeTag)) {
-            const auto value = t.substr(kMemNodeTag.size());
-            auto size = parseSize(value);
-            if (!size) {
-                return invalid(std::string(where) + ": tag " + bounded(t) + ": " +
-                               size.error().what);
+            if (auto st = sizeTag(t, kMemNodeTag, policy.memNodeMib, memNodeTag); !st) {
+                return st.error();
             }
-            const auto mib = ceilMib(*size);
-            if (mib > kMaxMib) {
-                return invalid(std::string(where) + ": tag " + bounded(t) + ": more than 2^32 MiB");
-            }
-            if (policy.memNodeMib && *policy.memNodeMib != mib) {
-                return invalid(std::string(where) + ": tags " + bounded(memNodeTag) + " and " +
-                               bounded(t) + " disagree");
-            }
-            policy.memNodeMib = mib;
-            memNodeTag = tag;
         } else if (t.starts_with(kVmOverheadTag)) {
-            const auto value = t.substr(kVmOverheadTag.size());
-            auto size = parseSize(value);
-            if (!size) {
-                return invalid(std::string(where) + ": tag " + bounded(t) + ": " +
-                               size.error().what);
+            if (auto st = sizeTag(t, kVmOverheadTag, policy.vmOverheadMib, vmOverheadTag); !st) {
+                return st.error();
             }
-            const auto mib = ceilMib(*size);
-            if (mib > kMaxMib) {
-                return invalid(std::string(where) + ": tag " + bounded(t) + ": more than 2^32 MiB");
-            }
-            if (policy.vmOverheadMib && *policy.vmOverheadMib != mib) {
-                return invalid(std::string(where) + ": tags " + bounded(vmOverheadTag) + " and " +
-                               bounded(t) + " disagree");
-            }
-            policy.vmOverheadMib = mib;
-            vmOverheadTag = tag;
         } else if (t == kRatioTag.substr(0, kRatioTag.size() - 1) ||
                    t == kMemNodeTag.substr(0, kMemNodeTag.size() - 1) ||
                    t == kVmOverheadTag.substr(0, kVmOverheadTag.size() - 1)) {
