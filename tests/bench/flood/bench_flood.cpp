@@ -332,6 +332,11 @@ int runProbe(const std::string& address, long periodUs, long samples) {
                      std::strerror(-r));
         return 1;
     }
+    // From here a SIGTERM ends the series cleanly: say so, so that the
+    // runner does not stop the probe before (under load an ASan build can
+    // take longer to get here than a short flood lasts).
+    std::printf("ready\n");
+    std::fflush(stdout);
     Series memqosd{"memqosd", {}, 0};
     Series peer{"peer", {}, 0};
     const auto period = std::chrono::microseconds(periodUs);
