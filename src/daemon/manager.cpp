@@ -2206,6 +2206,13 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
                     pressure_.level);
     }
     killing_ = core::hasKill(decisions.actions);
+    // The ladder's reclaim of a class (1 % a tick) goes after the caps: a
+    // cap lowered under the usage reclaims the difference first on the
+    // worker (prepareCap), one reclaim per class at a time, and a small
+    // ladder step started before it took the worker from it, so PID 1
+    // reclaimed the cap's excess itself (VM case 56-pid1-latency). Behind
+    // that one the ladder's finds the class busy and does nothing.
+    std::vector<const core::ReclaimClass*> ladderReclaims;
     for (const auto& a : decisions.actions) {
         std::visit(
             [&](const auto& x) {
@@ -2225,7 +2232,7 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
                                     log::kMessagePressureAction);
                     }
                 } else if constexpr (std::is_same_v<T, core::ReclaimClass>) {
-                    reclaimClass(x, now);
+                    ladderReclaims.push_back(&x);
                 } else if constexpr (std::is_same_v<T, core::CapClass>) {
                     capClass(x);
                 } else if constexpr (std::is_same_v<T, core::KillWorkload>) {
@@ -2236,6 +2243,9 @@ void Manager::execute(const core::Decisions& decisions, const core::PressureStat
                 // SetPressureLevel: tick() tells the listener.
             },
             a);
+    }
+    for (const auto* r : ladderReclaims) {
+        reclaimClass(*r, now);
     }
     if (!decisions.consideredVictims.empty() && log::isEnabled(log::Level::Info)) {
         std::string text;

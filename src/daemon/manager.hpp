@@ -163,7 +163,7 @@ public:
     // condition pending or a class stalling), the usage of every workload of
     // a killable class at every tick, for the victim ranking.
     // The most PID 1 may reclaim when systemd writes a lowered memory.high.
-    static constexpr Bytes kPid1ReclaimSlack = Bytes{8} << 20U;
+    static constexpr Bytes kPid1ReclaimSlack = Bytes{2} << 20U;
     static constexpr std::size_t kSweepTicks = 10;
     static constexpr std::size_t kOomRepairTicks = 60;
     // A Ganeti qemu that started more than this after its pidfile was
