@@ -3,19 +3,14 @@
 
 #include "memqos/config/values.hpp"
 #include "memqos/core/types.hpp"
+#include "memqos/parse/text.hpp"
 
 #include <cmath>
 
 namespace memqos::config {
 namespace {
 
-// Memory figures above this (4 PiB in MiB) are refused.
-constexpr std::uint64_t kMaxMib = std::uint64_t{1} << 32;
-
-// A text from the input as shown in an error: at most 80 bytes.
-std::string bounded(std::string_view text) {
-    return text.size() > 80 ? std::string(text.substr(0, 80)) + "..." : std::string(text);
-}
+using parse::text::bounded;
 
 } // namespace
 
@@ -91,8 +86,7 @@ Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::stri
                 return invalid(std::string(where) + ": tag " + bounded(t) + ": " +
                                ratio.error().what);
             }
-            const auto micro =
-                static_cast<std::uint64_t>(std::llround(*ratio * static_cast<double>(kMicro)));
+            const auto micro = ratioMicro(*ratio);
             if (policy.ratioMicro && *policy.ratioMicro != micro) {
                 return invalid(std::string(where) + ": tags " + bounded(ratioTag) + " and " +
                                bounded(t) + " disagree");
@@ -111,8 +105,8 @@ Result<TagPolicy> parseTagPolicy(const std::vector<std::string>& tags, std::stri
                    t == kMemNodeTag.substr(0, kMemNodeTag.size() - 1) ||
                    t == kVmOverheadTag.substr(0, kVmOverheadTag.size() - 1)) {
             return invalid(std::string(where) + ": tag " + bounded(t) +
-                           ": no value (expected e.g. memqos:memory-ratio:1.5 or "
-                           "memqos:mem-node:1G)");
+                           ": no value (expected e.g. memqos:memory-ratio:1.5, "
+                           "memqos:mem-node:1G or memqos:vm-overhead:64M)");
         }
     }
     return policy;

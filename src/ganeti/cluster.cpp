@@ -4,6 +4,7 @@
 #include "memqos/core/placement.hpp"
 #include "memqos/core/tiers.hpp"
 #include "memqos/core/types.hpp"
+#include "memqos/parse/text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -15,12 +16,9 @@
 namespace memqos::ganeti::cluster {
 namespace {
 
-constexpr std::uint64_t kMaxMib = std::uint64_t{1} << 32;
 constexpr std::string_view kSeparator = "------------------------------------------------";
 
-std::string bounded(std::string_view text) {
-    return text.size() > 80 ? std::string(text.substr(0, 80)) + "..." : std::string(text);
-}
+using parse::text::bounded;
 
 // Haskell's `lines`: a final newline ends the last line, it does not start
 // an empty one.
@@ -98,7 +96,6 @@ Sections sections(const std::vector<std::string_view>& lines) {
     }
     return out;
 }
-
 
 // Per primary node: the memory of its instances that use memory and of the
 // down ones (forthcoming ones count in neither, as in the iallocator).

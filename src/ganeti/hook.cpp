@@ -22,9 +22,7 @@ using parse::text::equalsIgnoreCase;
 
 // An environment value as shown in an error: at most 80 bytes, so a hostile
 // or broken environment cannot make an unbounded message.
-std::string bounded(std::string_view value) {
-    return value.size() > 80 ? std::string(value.substr(0, 80)) + "..." : std::string(value);
-}
+using parse::text::bounded;
 
 // The variables of one phase: in post-hooks GANETI_POST_<name> (the state
 // after the operation) wins over GANETI_<name> (the state before).

@@ -3,6 +3,7 @@
 
 #include "memqos/config/values.hpp"
 #include "memqos/core/types.hpp"
+#include "memqos/parse/text.hpp"
 
 #include <array>
 #include <charconv>
@@ -15,9 +16,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Memory figures above this (4 PiB in MiB) are refused: with a ratio of at
-// most 100 (10^8 millionths) the products stay far below 2^63.
-constexpr std::uint64_t kMaxMib = std::uint64_t{1} << 32;
+// Memory figures above kMaxMib (4 PiB in MiB) are refused: with a ratio of
+// at most 100 (10^8 millionths) the products stay far below 2^63.
 constexpr int kMaxDepth = 64;
 
 // The request types of Ganeti 3.0.2 (VALID_IALLOCATOR_MODES).
@@ -25,10 +25,7 @@ constexpr std::array<std::string_view, 6> kRequestTypes = {"allocate",      "all
                                                            "change-group",  "multi-allocate",
                                                            "node-evacuate", "relocate"};
 
-// A text from the input as shown in an error: at most 80 bytes.
-std::string bounded(std::string_view text) {
-    return text.size() > 80 ? std::string(text.substr(0, 80)) + "..." : std::string(text);
-}
+using parse::text::bounded;
 
 const Json* member(const Json& object, std::string_view key) {
     if (!object.is_object()) {
@@ -53,43 +50,15 @@ Result<std::vector<std::string>> stringList(const Json* value, std::string_view 
     return out;
 }
 
-// A memory figure in MiB: a JSON number from 0 to kMaxMib (a fraction is
-// rounded down, as hail truncates total_memory).
-Result<std::uint64_t> mebibytes(const Json* value, std::string_view what) {
-    if (value != nullptr) {
-        if (value->is_number_unsigned()) {
-            const auto v = value->get<std::uint64_t>();
-            if (v <= kMaxMib) {
-                return v;
-            }
-        } else if (value->is_number_integer()) {
-            const auto v = value->get<std::int64_t>();
-            if (v >= 0 && static_cast<std::uint64_t>(v) <= kMaxMib) {
-                return static_cast<std::uint64_t>(v);
-            }
-        } else if (value->is_number_float()) {
-            const auto v = value->get<double>();
-            if (v >= 0 && v <= static_cast<double>(kMaxMib)) {
-                return static_cast<std::uint64_t>(std::floor(v));
-            }
-        } else {
-            return invalid(std::string(what) + ": not a number");
-        }
-        return invalid(std::string(what) + ": not a number of MiB from 0 to 2^32");
-    }
-    return invalid(std::string(what) + ": missing");
-}
-
-// A node's free_memory: as mebibytes(), but it may be negative down to
-// -kMaxMib. Ganeti 3.0.2 sends the hypervisor's free memory minus, for each
-// up instance of the node, its maxmem less the memory it runs with
-// (iallocator.py _ComputeInstanceMemory): below 0 on a node whose up
-// instances are overcommitted and run ballooned below their maxmem.
-Result<std::int64_t> signedMebibytes(const Json* value, std::string_view what) {
+// A memory figure in MiB: a JSON number from 0 (or, `negative`, from
+// -kMaxMib) to kMaxMib; a fraction is rounded down, as hail truncates
+// total_memory.
+Result<std::int64_t> mebibytesFrom(const Json* value, std::string_view what, bool negative) {
     if (value == nullptr) {
         return invalid(std::string(what) + ": missing");
     }
     constexpr auto kMax = static_cast<std::int64_t>(kMaxMib);
+    const std::int64_t low = negative ? -kMax : 0;
     if (value->is_number_unsigned()) {
         const auto v = value->get<std::uint64_t>();
         if (v <= kMaxMib) {
@@ -97,18 +66,36 @@ Result<std::int64_t> signedMebibytes(const Json* value, std::string_view what) {
         }
     } else if (value->is_number_integer()) {
         const auto v = value->get<std::int64_t>();
-        if (v >= -kMax && v <= kMax) {
+        if (v >= low && v <= kMax) {
             return v;
         }
     } else if (value->is_number_float()) {
         const auto v = value->get<double>();
-        if (v >= -static_cast<double>(kMaxMib) && v <= static_cast<double>(kMaxMib)) {
+        if (v >= static_cast<double>(low) && v <= static_cast<double>(kMax)) {
             return static_cast<std::int64_t>(std::floor(v));
         }
     } else {
         return invalid(std::string(what) + ": not a number");
     }
-    return invalid(std::string(what) + ": not a number of MiB from -2^32 to 2^32");
+    return invalid(std::string(what) + (negative ? ": not a number of MiB from -2^32 to 2^32"
+                                                 : ": not a number of MiB from 0 to 2^32"));
+}
+
+Result<std::uint64_t> mebibytes(const Json* value, std::string_view what) {
+    auto v = mebibytesFrom(value, what, false);
+    if (!v) {
+        return v.error();
+    }
+    return static_cast<std::uint64_t>(*v);
+}
+
+// A node's free_memory may be negative. Ganeti 3.0.2 sends the hypervisor's
+// free memory minus, for each up instance of the node, its maxmem less the
+// memory it runs with (iallocator.py _ComputeInstanceMemory): below 0 on a
+// node whose up instances are overcommitted and run ballooned below their
+// maxmem.
+Result<std::int64_t> signedMebibytes(const Json* value, std::string_view what) {
+    return mebibytesFrom(value, what, true);
 }
 
 bool flag(const Json& object, std::string_view key, bool fallback) {
@@ -140,9 +127,7 @@ struct NodeInstances {
     std::uint64_t downMib = 0;
 };
 
-
 } // namespace
-
 
 HtoolsMemory htoolsMemory(std::uint64_t totalMib, std::uint64_t htoolsNodeMib,
                           const NodePolicy& policy, std::uint64_t upMib, std::uint64_t downMib) {
@@ -159,7 +144,6 @@ HtoolsMemory htoolsMemory(std::uint64_t totalMib, std::uint64_t htoolsNodeMib,
     m.freeMib = room + downMib > upMib ? room + downMib - upMib : 0;
     return m;
 }
-
 
 Result<HailOptions> hailOptionsFromArgs(const std::vector<std::string>& args) {
     constexpr std::string_view kOption = "--static-kvm-node-memory";

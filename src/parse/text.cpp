@@ -233,6 +233,10 @@ std::string printable(std::string_view s, std::size_t maxBytes) {
     return out;
 }
 
+std::string bounded(std::string_view s) {
+    return printable(s, kMaxShownInput);
+}
+
 std::string quote(std::string_view token) {
     return "'" + printable(token, kMaxQuotedToken) + "'";
 }

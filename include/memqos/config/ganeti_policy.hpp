@@ -36,6 +36,9 @@
 namespace memqos::config {
 
 inline constexpr std::uint64_t kMicro = 1'000'000;
+// Memory figures in MiB above this (4 PiB) are refused, in tags and in
+// Ganeti's input alike.
+inline constexpr std::uint64_t kMaxMib = std::uint64_t{1} << 32;
 
 inline constexpr std::string_view kRatioTag = "memqos:memory-ratio:";
 inline constexpr std::string_view kMemNodeTag = "memqos:mem-node:";

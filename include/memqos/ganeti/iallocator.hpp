@@ -64,6 +64,7 @@ namespace memqos::ganeti {
 
 // The tag policy lives in the config layer (memqosd's verify reads it too).
 using config::ceilMib;
+using config::kMaxMib;
 using config::kMemNodeTag;
 using config::kMicro;
 using config::kRatioTag;

@@ -152,6 +152,10 @@ inline constexpr std::size_t kMaxFieldName = 64;
 std::string printable(std::string_view s, std::size_t maxBytes = kMaxFieldName);
 // 'token' as printable(token, kMaxQuotedToken), in single quotes.
 std::string quote(std::string_view token);
+// A longer piece of input (a name, a line, a tag) shown in an error:
+// printable(s, kMaxShownInput).
+inline constexpr std::size_t kMaxShownInput = 80;
+std::string bounded(std::string_view s);
 
 // Error{invalid_argument, "<field>: <message>"}, or just "<message>" when
 // `field` is empty.
