@@ -304,3 +304,23 @@ ganeti_pair_up() {
     echo "ganeti: node2 added in $((SECONDS - t_add)) s; two-node cluster up in $((SECONDS - t0)) s"
     date -u +%FT%TZ >"$GANETI_PAIR_MARKER"
 }
+
+# ganeti_pair_policy CONF RATIO RESERVED: both nodes' memqosd and the
+# cluster's tags agree on one policy: CONF (a drop-in) gets [Overcommit]
+# MemoryRatio=RATIO and NodeReserved=RESERVED on node1 and node2, both
+# reload, and the cluster is tagged memqos:memory-ratio:RATIO
+# memqos:mem-node:RESERVED. Checks first that the memqos iallocator (a
+# symlink) and hail are installed. The case's EXIT trap removes CONF on both
+# nodes and the tags.
+ganeti_pair_policy() {
+    local conf=$1 ratio=$2 reserved=$3
+    [[ -L /usr/lib/ganeti/iallocators/memqos && -x /usr/lib/ganeti/iallocators/hail ]] ||
+        gnt_fail "no /usr/lib/ganeti/iallocators/memqos (symlink) or hail: $(ls -l /usr/lib/ganeti/iallocators)"
+    mkdir -p "${conf%/*}"
+    printf '[Overcommit]\nMemoryRatio=%s\nNodeReserved=%s\n' "$ratio" "$reserved" >"$conf"
+    memqosctl reload >/dev/null || gnt_fail "node1 refused the test config"
+    on2 "mkdir -p ${conf%/*} && cat >$conf && memqosctl reload >/dev/null" <"$conf" ||
+        gnt_fail "node2 refused the test config"
+    gnt-cluster add-tags "memqos:memory-ratio:$ratio" "memqos:mem-node:$reserved" ||
+        gnt_fail "cannot tag the cluster"
+}

@@ -44,16 +44,8 @@ finish() {
 }
 trap finish EXIT
 
-[[ -L /usr/lib/ganeti/iallocators/memqos && -x /usr/lib/ganeti/iallocators/hail ]] ||
-    gnt_fail "no /usr/lib/ganeti/iallocators/memqos (symlink) or hail: $(ls -l /usr/lib/ganeti/iallocators)"
-
 # The nodes' memqosd agree with the tags (their hooks check inst6's start).
-mkdir -p "${conf%/*}"
-printf '[Overcommit]\nMemoryRatio=1.5\nNodeReserved=512M\n' >"$conf"
-memqosctl reload >/dev/null || gnt_fail "node1 refused the test config"
-on2 "mkdir -p ${conf%/*} && cat >$conf && memqosctl reload >/dev/null" <"$conf" ||
-    gnt_fail "node2 refused the test config"
-gnt-cluster add-tags memqos:memory-ratio:1.5 memqos:mem-node:512M || gnt_fail "cannot tag the cluster"
+ganeti_pair_policy "$conf" 1.5 512M
 # node2 (2 GiB) is the smaller VM of the bed: its own tag (a node's beats the
 # cluster's) leaves it room for node1's big instance, which hail's global N+1
 # wants (first run: with 512M on both no size fitted node1 and node2 both).

@@ -55,15 +55,7 @@ finish() {
 }
 trap finish EXIT
 
-[[ -L /usr/lib/ganeti/iallocators/memqos && -x /usr/lib/ganeti/iallocators/hail ]] ||
-    gnt_fail "no /usr/lib/ganeti/iallocators/memqos (symlink) or hail: $(ls -l /usr/lib/ganeti/iallocators)"
-
-mkdir -p "${conf%/*}"
-printf '[Overcommit]\nMemoryRatio=2\nNodeReserved=256M\n' >"$conf"
-memqosctl reload >/dev/null || gnt_fail "node1 refused the test config"
-on2 "mkdir -p ${conf%/*} && cat >$conf && memqosctl reload >/dev/null" <"$conf" ||
-    gnt_fail "node2 refused the test config"
-gnt-cluster add-tags memqos:memory-ratio:2 memqos:mem-node:256M || gnt_fail "cannot tag the cluster"
+ganeti_pair_policy "$conf" 2 256M
 
 min() { echo $(($1 < $2 ? $1 : $2)); }
 # snapshot: the bed's figures now (MiB), from one gnt-node list and one
