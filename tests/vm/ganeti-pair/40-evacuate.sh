@@ -13,7 +13,8 @@
 #     moves inst5 to node1 (hail's job: a migrate to the chosen node).
 #
 # First passed on the bed 2026-12-04 (209 s after 00-pair; 253-276 s in two
-# later runs on a busier machine).
+# later runs on a busier machine). Since 2026-12-05 each move also asserts
+# that memqos's pre-hook on the chosen node allowed it (135 s that day).
 #
 # Ganeti 3.0.2 itself wants the instance's minmem free on the target for a
 # failover or migrate of a running instance (CheckNodeFreeMemory), so minmem
@@ -118,12 +119,18 @@ refused_move() {
     expect_on "$from"
     REASON=$(grep -F "$want" <<<"$out" | tail -n 1)
 }
-# moved CMD...: CMD succeeds and inst5 is up on $to.
+# moved CMD...: CMD succeeds and inst5 is up on $to; memqos's pre-hook on
+# $to checked the move the iallocator chose and allowed it (the iallocator
+# and the node's own memqosd agree; 10-move asserts the hook's refusal).
 moved() {
-    local out t=$SECONDS
+    local out t=$SECONDS journal
     out=$("$@" 2>&1) || gnt_fail "'$*' failed: $out"
     expect_on "$to"
     MOVED_IN=$((SECONDS - t))
+    if [[ $to == "$GANETI_NODE" ]]; then journal=$(hook_journal); else
+        journal=$(on2 journalctl -b --no-pager -o cat -t memqos-ganeti-hook); fi
+    HOOK=$(grep -E "^(Allowed|allowed with a warning) instance-(migrate|failover) of $INST on $to" <<<"$journal" | tail -n 1)
+    [[ -n $HOOK ]] || gnt_fail "$to's memqos hook did not allow the move of $INST: $(tail -n 5 <<<"$journal")"
 }
 
 # --- node2 under a smaller ratio: memqos refuses both moves --------------------
@@ -144,7 +151,7 @@ refused_move "Can't compute nodes using iallocator 'hail'" gnt-instance failover
 ok "failover -I hail refused (it sees $seen MiB free on node2): $REASON"
 to=$GANETI_NODE2
 moved gnt-instance failover -f -I memqos "$INST"
-ok "failover -I memqos moved inst5 to node2 in $MOVED_IN s (capacity $cap2 MiB there)"
+ok "failover -I memqos moved inst5 to node2 in $MOVED_IN s (capacity $cap2 MiB there); node2's hook: $HOOK"
 
 # --- back to node1 by evacuating node2 ---------------------------------------------
 from=$GANETI_NODE2 to=$GANETI_NODE
@@ -157,6 +164,6 @@ seen=${HAIL[$GANETI_NODE]}
 refused_move "Unable to evacuate instances" gnt-node evacuate -f -p -I hail "$GANETI_NODE2"
 ok "evacuate -p -I hail node2 refused (it sees $seen MiB free on node1): $REASON"
 moved gnt-node evacuate -f -p -I memqos "$GANETI_NODE2"
-ok "evacuate -p -I memqos node2 moved inst5 to node1 in $MOVED_IN s (capacity $cap1 MiB there)"
+ok "evacuate -p -I memqos node2 moved inst5 to node1 in $MOVED_IN s (capacity $cap1 MiB there); node1's hook: $HOOK"
 
 echo "ok: evacuate case passed in $((SECONDS - t0)) s"
