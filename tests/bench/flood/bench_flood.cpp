@@ -362,6 +362,10 @@ int runProbe(const std::string& address, long periodUs, long samples) {
         sd_bus_message_unref(reply);
         if (r < 0) {
             if (r == -EINTR && gStop != 0) {
+                // The SIGTERM that ends the probe interrupted this call:
+                // sd-bus filled `e` (a strdup'd message), which LeakSanitizer
+                // reported at exit, failing the run (CI of 2026-12-05).
+                sd_bus_error_free(&e);
                 break;
             }
             ++s.errors;
