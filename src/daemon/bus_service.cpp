@@ -155,6 +155,16 @@ struct PendingCall {
         sd_bus_error_free(&be);
         pump->kick();
     }
+    // The answer of a call with no out-arguments: its error, or an empty
+    // return.
+    void done(const ApiResult<Done>& res) const {
+        if (!res.ok()) {
+            error(res.error());
+            return;
+        }
+        sd_bus_reply_method_return(m, "");
+        pump->kick();
+    }
 };
 
 int setError(sd_bus_error* err, const ApiError& e) {
@@ -287,14 +297,7 @@ int unassignWorkload(sd_bus_message* m, void* ud, sd_bus_error* err) {
         return r;
     }
     PendingCall call(m, self(ud).pump());
-    self(ud).manager().unassign(id, [call](ApiResult<Done> res) {
-        if (!res.ok()) {
-            call.error(res.error());
-            return;
-        }
-        sd_bus_reply_method_return(call.m, "");
-        call.pump->kick();
-    });
+    self(ud).manager().unassign(id, [call](ApiResult<Done> res) { call.done(res); });
     return 1;
 }
 
@@ -527,11 +530,10 @@ int recordInstance(sd_bus_message* m, void* ud, sd_bus_error* err) {
     if (r < 0) {
         return r;
     }
-    auto res = self(ud).manager().recordInstance(name, minMemory, maxMemory, up != 0);
-    if (!res.ok()) {
-        return setError(err, res.error());
-    }
-    return sd_bus_reply_method_return(m, "");
+    PendingCall call(m, self(ud).pump());
+    self(ud).manager().recordInstance(name, minMemory, maxMemory, up != 0,
+                                      [call](ApiResult<Done> res) { call.done(res); });
+    return 1;
 }
 
 int forgetInstance(sd_bus_message* m, void* ud, sd_bus_error* err) {
@@ -543,11 +545,9 @@ int forgetInstance(sd_bus_message* m, void* ud, sd_bus_error* err) {
     if (r < 0) {
         return r;
     }
-    auto res = self(ud).manager().forgetInstance(name);
-    if (!res.ok()) {
-        return setError(err, res.error());
-    }
-    return sd_bus_reply_method_return(m, "");
+    PendingCall call(m, self(ud).pump());
+    self(ud).manager().forgetInstance(name, [call](ApiResult<Done> res) { call.done(res); });
+    return 1;
 }
 
 int listInstances(sd_bus_message* m, void* ud, sd_bus_error*) {

@@ -720,7 +720,8 @@ bool Manager::createdByMemqos(const std::string& unit) const {
     return false;
 }
 
-Status Manager::learnOwn(const std::string& unit, const io::MemoryProperties& current) {
+void Manager::learnOwn(const std::string& unit, const io::MemoryProperties& current,
+                       std::function<void(Status)> then) {
     const auto it = originals_.find(unit);
     io::UnitOriginal o;
     if (it != originals_.end()) {
@@ -748,30 +749,57 @@ Status Manager::learnOwn(const std::string& unit, const io::MemoryProperties& cu
     }
     fresh_.insert(unit);
     if (it != originals_.end() && learned.empty() && o.bootId == bootId_) {
-        return okStatus();
+        then(okStatus());
+        return;
     }
+    const bool known = it != originals_.end();
     o.bootId = bootId_;
     o.keepDropIns.clear(); // someone else's drop-ins are kept aside when overwritten
-    if (originalStore_ != nullptr && !dryRun_) {
-        if (auto st = originalStore_->save(o); !st) {
+    auto keep = [this, unit, known, learned = std::move(learned),
+                 then = std::move(then)](io::UnitOriginal record, Status st) {
+        if (!st) {
             log::error("Not changing {UNIT}: cannot remember its own memory properties: {ERROR}",
                        "UNIT", unit, "ERROR", st.error().what);
             fresh_.erase(unit);
-            return st;
+            then(st);
+            return;
         }
-    }
-    if (it != originals_.end() && !learned.empty()) {
-        std::string names;
-        for (const auto& n : learned) {
-            names += (names.empty() ? "" : ", ") + n;
+        if (known && !learned.empty()) {
+            std::string names;
+            for (const auto& n : learned) {
+                names += (names.empty() ? "" : ", ") + n;
+            }
+            log::notice("{UNIT}'s own {PROPERTIES} changed since memqos first changed it (an "
+                        "administrator or its configuration): memqos keeps the new value and "
+                        "gives it back",
+                        "UNIT", unit, "PROPERTIES", names);
         }
-        log::notice("{UNIT}'s own {PROPERTIES} changed since memqos first changed it (an "
-                    "administrator or its configuration): memqos keeps the new value and gives "
-                    "it back",
-                    "UNIT", unit, "PROPERTIES", names);
+        originals_[unit] = std::move(record);
+        then(okStatus());
+    };
+    if (originalStore_ == nullptr || dryRun_) {
+        keep(std::move(o), okStatus());
+        return;
     }
-    originals_[unit] = std::move(o);
-    return okStatus();
+    writeState([store = originalStore_, o] { return store->save(o); },
+            [keep = std::move(keep), o](Status st) mutable { keep(std::move(o), st); });
+}
+
+void Manager::writeState(io::StateWriter::Op op, std::function<void(Status)> then) {
+    writer_->write(std::move(op), std::move(then));
+}
+
+void Manager::writeStateOrLog(io::StateWriter::Op op, std::string what, bool asError) {
+    writer_->write(std::move(op), [what = std::move(what), asError](Status st) {
+        if (st) {
+            return;
+        }
+        if (asError) {
+            log::error("Cannot {WHAT}: {ERROR}", "WHAT", what, "ERROR", st.error().what);
+        } else {
+            log::warning("Cannot {WHAT}: {ERROR}", "WHAT", what, "ERROR", st.error().what);
+        }
+    });
 }
 
 void Manager::takeStoredOriginals(std::vector<io::UnitOriginal> records) {
@@ -793,10 +821,8 @@ void Manager::takeStoredOriginals(std::vector<io::UnitOriginal> records) {
                                   : std::string("by an older memqosd with none of its drop-ins "
                                                 "left"));
             if (originalStore_ != nullptr && !dryRun_) {
-                if (auto st = originalStore_->remove(o.unit); !st) {
-                    log::warning("Cannot remove the record of {UNIT}: {ERROR}", "UNIT", o.unit,
-                                 "ERROR", st.error().what);
-                }
+                writeStateOrLog([store = originalStore_, unit = o.unit] { return store->remove(unit); },
+                             "remove the record of " + o.unit, false);
             }
             continue;
         }
@@ -816,10 +842,8 @@ void Manager::takeStoredOriginals(std::vector<io::UnitOriginal> records) {
             }
             o.bootId = bootId_;
             if (originalStore_ != nullptr && !dryRun_ && !bootId_.empty()) {
-                if (auto st = originalStore_->save(o); !st) {
-                    log::warning("Cannot update the record of {UNIT}: {ERROR}", "UNIT", o.unit,
-                                 "ERROR", st.error().what);
-                }
+                writeStateOrLog([store = originalStore_, o] { return store->save(o); },
+                             "update the record of " + o.unit, false);
             }
         }
         originals_[o.unit] = std::move(o);
@@ -853,10 +877,8 @@ void Manager::reloadSystemd(std::function<void(Status)> then) {
 
 void Manager::forgetOriginal(const std::string& unit) {
     if (originals_.erase(unit) > 0 && originalStore_ != nullptr && !dryRun_) {
-        if (auto st = originalStore_->remove(unit); !st) {
-            log::error("Cannot remove the record of {UNIT}'s own memory properties: {ERROR}",
-                       "UNIT", unit, "ERROR", st.error().what);
-        }
+        writeStateOrLog([store = originalStore_, unit] { return store->remove(unit); },
+                     "remove the record of " + unit + "'s own memory properties");
     }
 }
 
@@ -865,27 +887,31 @@ void Manager::learnOriginal(const std::string& unit) {
         return; // already asked
     }
     systemd_.getUnit(unit, [this, unit](Result<io::UnitInfo> u) {
-        learning_.erase(unit);
         if (!u) {
+            learning_.erase(unit);
             log::warning("Not changing {UNIT} yet: cannot read its memory properties: {ERROR}",
                          "UNIT", unit, "ERROR", u.error().what);
             checkSettled();
             return;
         }
         // A unit systemd does not report memory properties for has its
-        // defaults (a slice not loaded yet, say).
+        // defaults (a slice not loaded yet, say). Still learning until the
+        // record is on disk: a reconcile meanwhile does not ask again.
         // Coalesced: at start (or after a burst of new units) every unit's
         // answer arrives on its own, and a reconcile per answer was
         // O(units²) (8 s of CPU at 1000 units in tick-bench's set-up).
         // The last outstanding answer reconciles; should one never come,
         // the next tick does.
-        if (learnOwn(unit, u->memory.value_or(io::unconfiguredMemory()))) {
-            reconcileDue_ = true;
-        }
-        if (reconcileDue_ && learning_.empty()) {
-            reconcile();
-        }
-        checkSettled();
+        learnOwn(unit, u->memory.value_or(io::unconfiguredMemory()), [this, unit](Status st) {
+            learning_.erase(unit);
+            if (st) {
+                reconcileDue_ = true;
+            }
+            if (reconcileDue_ && learning_.empty()) {
+                reconcile();
+            }
+            checkSettled();
+        });
     });
 }
 
@@ -1198,11 +1224,9 @@ void Manager::onUnitRemoved(const std::string& unit) {
     applied_.erase(unit);
     if (it->second.transient) {
         // A RunWorkload unit does not come back once systemd dropped it.
-        if (auto st = store_.remove(unit); !st) {
-            log::error("Cannot remove the stored assignment of {UNIT}, which is gone: {ERROR}; "
-                       "the next start loads it and finds no such unit",
-                       "UNIT", unit, "ERROR", st.error().what);
-        }
+        writeStateOrLog([this, unit] { return store_.remove(unit); },
+                     "remove the stored assignment of " + unit +
+                         ", which is gone (the next start loads it and finds no such unit)");
         log::info("{UNIT} is gone; no longer managed", "UNIT", unit);
         workloads_.erase(it);
         reconcile();
@@ -1341,54 +1365,76 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
             return;
         }
         // What the unit's own configuration gives, before memqos changes it.
-        if (auto st = learnOwn(w.id, u->memory.value_or(io::unconfiguredMemory())); !st) {
-            reply(stateWriteFailed("remember the memory properties of " + w.id +
-                                       " before changing them (so that they can be given back)",
-                                   st.error()));
+        learnOwn(w.id, u->memory.value_or(io::unconfiguredMemory()),
+                 [this, w, t, persist, cgroup = stripSlash(u->controlGroup),
+                  reply](Status st) mutable {
+                     if (!st) {
+                         reply(stateWriteFailed("remember the memory properties of " + w.id +
+                                                    " before changing them (so that they can "
+                                                    "be given back)",
+                                                st.error()));
+                         return;
+                     }
+                     storeThenAssign(w, t, persist, std::move(cgroup), std::move(reply));
+                 });
+    });
+}
+
+void Manager::storeThenAssign(const core::Workload& w, const core::Tiers& t, bool persist,
+                              std::string cgroup, Reply<std::string> reply) {
+    // State first: a crash after the write re-applies at start-up.
+    writeState([this, a = io::Assignment{w, persist}] { return store_.save(a); },
+               [this, w, t, persist, cgroup = std::move(cgroup),
+                reply = std::move(reply)](Status stored) {
+        if (!stored) {
+            reply(stateWriteFailed("store the assignment of " + w.id, stored.error()));
             return;
         }
         const std::optional<ManagedWorkload> previous =
             workloads_.contains(w.id) ? std::optional(workloads_.at(w.id)) : std::nullopt;
-        // State first: a crash after this line re-applies at start-up.
-        if (auto st = store_.save(io::Assignment{w, persist}); !st) {
-            reply(stateWriteFailed("store the assignment of " + w.id, st.error()));
-            return;
-        }
         ManagedWorkload m;
         m.workload = w;
         m.persistent = persist;
         m.source = Source::Api;
         m.unit = w.id;
-        m.cgroupPath = stripSlash(u->controlGroup);
+        m.cgroupPath = cgroup;
         m.tiers = t;
         workloads_[w.id] = m;
         const auto props = unitProperties(t);
         auto finish = [this, w, previous, reply](Status st) {
             if (!st) {
                 // Change nothing: restore what was there before.
-                std::string rollback;
+                auto refused = [reply, w, why = st.error().what](std::string rollback) {
+                    reply(apiError("SystemdFailed", "systemd refused the memory properties of " +
+                                                        w.id + ": " + why + rollback));
+                };
                 if (previous) {
                     workloads_[w.id] = *previous;
-                    if (auto r = store_.save(
-                            io::Assignment{previous->workload, previous->persistent});
-                        !r) {
-                        rollback = rollbackFailed(
-                            w.id, r.error(),
-                            "the stored assignment is the refused one (class " + w.className +
-                                "), which the next start applies; assign it again once the "
-                                "state directory is writable");
-                    }
+                    writeState(
+                        [this, a = io::Assignment{previous->workload, previous->persistent}] {
+                            return store_.save(a);
+                        },
+                        [refused, w](Status r) {
+                            refused(r ? std::string() :
+                                rollbackFailed(
+                                    w.id, r.error(),
+                                    "the stored assignment is the refused one (class " +
+                                        w.className +
+                                        "), which the next start applies; assign it again once "
+                                        "the state directory is writable"));
+                        });
                 } else {
                     workloads_.erase(w.id);
-                    if (auto r = store_.remove(w.id); !r) {
-                        rollback = rollbackFailed(
-                            w.id, r.error(),
-                            "the refused assignment stays stored and the next start applies "
-                            "it; unassign it once the state directory is writable");
-                    }
+                    writeState([this, id = w.id] { return store_.remove(id); },
+                               [refused, w](Status r) {
+                                   refused(r ? std::string() :
+                                       rollbackFailed(
+                                           w.id, r.error(),
+                                           "the refused assignment stays stored and the next "
+                                           "start applies it; unassign it once the state "
+                                           "directory is writable"));
+                               });
                 }
-                reply(apiError("SystemdFailed", "systemd refused the memory properties of " +
-                                                    w.id + ": " + st.error().what + rollback));
                 return;
             }
             log::notice("Assigned {WORKLOAD} to class {CLASS}", "WORKLOAD", w.id, "CLASS",
@@ -1478,8 +1524,23 @@ void Manager::unassign(const std::string& id, Reply<Done> reply) {
                                              "so there is nothing to unassign"));
         return;
     }
-    if (auto st = store_.remove(id); !st) {
-        reply(stateWriteFailed("remove the stored assignment of " + id, st.error()));
+    writeState([this, id] { return store_.remove(id); },
+               [this, id, reply = std::move(reply)](Status st) {
+                   if (!st) {
+                       reply(stateWriteFailed("remove the stored assignment of " + id,
+                                              st.error()));
+                       return;
+                   }
+                   unassignStored(id, reply);
+               });
+}
+
+void Manager::unassignStored(const std::string& id, Reply<Done> reply) {
+    auto it = workloads_.find(id);
+    if (it == workloads_.end()) {
+        // An UnassignWorkload of it that came first took it while this one's
+        // write was on its way.
+        reply(apiError("NoSuchWorkload", "'" + id + "' is not managed by memqos"));
         return;
     }
     const std::string unit = it->second.unit;
@@ -1562,33 +1623,40 @@ void Manager::run(const std::string& name, const std::string& className, Bytes r
     m.tiers = *tiers;
     // State first, as in assign(). Runtime only: a transient unit does not
     // outlive a reboot either.
-    if (auto st = store_.save(io::Assignment{m.workload, false}); !st) {
-        reply(stateWriteFailed("store the assignment of " + m.unit, st.error()));
-        return;
-    }
-    auto finish = [this, m, props, reply](Status st) {
-        if (!st) {
-            std::string rollback;
-            if (auto r = store_.remove(m.unit); !r) {
-                rollback = rollbackFailed(m.unit, r.error(),
-                                          "the next start loads it and finds no such unit");
-            }
-            reply(apiError("SystemdFailed",
-                           "cannot start " + m.unit + ": " + st.error().what + rollback));
+    writeState([this, a = io::Assignment{m.workload, false}] { return store_.save(a); },
+               [this, m, props, unit, slice = cls->slice(), argv,
+                reply = std::move(reply)](Status stored) {
+        if (!stored) {
+            reply(stateWriteFailed("store the assignment of " + m.unit, stored.error()));
             return;
         }
-        workloads_[m.unit] = m;
-        applied_[m.unit] = props;
-        log::notice("Started {UNIT} in class {CLASS}", "UNIT", m.unit, "CLASS",
-                    m.workload.className);
-        reconcile();
-        reply(m.unit);
-    };
-    if (dryRun_) {
-        finish(okStatus());
-        return;
-    }
-    systemd_.startTransientService(unit, cls->slice(), props, argv, finish);
+        auto finish = [this, m, props, reply](Status st) {
+            if (!st) {
+                writeState([this, unit = m.unit] { return store_.remove(unit); },
+                           [m, reply, why = st.error().what](Status r) {
+                               const std::string rollback =
+                                   r ? std::string()
+                                     : rollbackFailed(m.unit, r.error(),
+                                                      "the next start loads it and finds no "
+                                                      "such unit");
+                               reply(apiError("SystemdFailed",
+                                              "cannot start " + m.unit + ": " + why + rollback));
+                           });
+                return;
+            }
+            workloads_[m.unit] = m;
+            applied_[m.unit] = props;
+            log::notice("Started {UNIT} in class {CLASS}", "UNIT", m.unit, "CLASS",
+                        m.workload.className);
+            reconcile();
+            reply(m.unit);
+        };
+        if (dryRun_) {
+            finish(okStatus());
+            return;
+        }
+        systemd_.startTransientService(unit, slice, props, argv, finish);
+    });
 }
 
 core::PlacementInput Manager::placementInput(std::string_view exclude) const {
@@ -1712,68 +1780,102 @@ std::vector<wording::FindingText> Manager::verify() const {
     return findings;
 }
 
-ApiResult<Done> Manager::recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory,
-                                        bool up) {
+void Manager::recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory, bool up,
+                             Reply<Done> reply) {
     if (auto ok = core::validateInstanceName(name); !ok) {
-        return apiError("InvalidArgument", ok.error().what + " (got '" + name.substr(0, 80) + "')");
+        reply(apiError("InvalidArgument",
+                       ok.error().what + " (got '" + name.substr(0, 80) + "')"));
+        return;
     }
     if (maxMemory == 0 || maxMemory == kNoLimit) {
-        return apiError("SizeOutOfRange",
-                        "max_memory of instance " + name + " must be above 0 and below 'max'");
+        reply(apiError("SizeOutOfRange",
+                       "max_memory of instance " + name + " must be above 0 and below 'max'"));
+        return;
     }
     if (minMemory > maxMemory) {
-        return apiError("InvalidArgument", "min_memory " + std::to_string(minMemory) +
-                                               " of instance " + name + " is above max_memory " +
-                                               std::to_string(maxMemory));
+        reply(apiError("InvalidArgument", "min_memory " + std::to_string(minMemory) +
+                                              " of instance " + name + " is above max_memory " +
+                                              std::to_string(maxMemory)));
+        return;
     }
     const core::Instance record{name, minMemory, maxMemory, up};
-    if (auto st = instanceStore_.save(record); !st) {
-        return stateWriteFailed("store the record of instance " + name, st.error());
-    }
-    const auto before = instances_.find(name);
-    if (before == instances_.end() || before->second != record) {
-        log::notice("Instance {INSTANCE} recorded: max {MAX_MEMORY}, min {MIN_MEMORY}, {STATE}",
-                    "INSTANCE", name, "MAX_MEMORY", std::to_string(maxMemory), "MIN_MEMORY",
-                    std::to_string(minMemory), "STATE", up ? "up" : "down");
-    }
-    const Bytes upMaxBefore = upInstancesMaxMemory();
-    instances_[name] = record;
-    instanceRecordChanged(upMaxBefore);
-    adoptInstance(name); // up: into its scope; down: no longer running
-    return Done{};
+    writeState([this, record] { return instanceStore_.save(record); },
+               [this, record, reply = std::move(reply)](Status st) {
+        const std::string& instance = record.name;
+        if (!st) {
+            reply(stateWriteFailed("store the record of instance " + instance, st.error()));
+            return;
+        }
+        const auto before = instances_.find(instance);
+        if (before == instances_.end() || before->second != record) {
+            log::notice("Instance {INSTANCE} recorded: max {MAX_MEMORY}, min {MIN_MEMORY}, "
+                        "{STATE}",
+                        "INSTANCE", instance, "MAX_MEMORY", std::to_string(record.maxMemory),
+                        "MIN_MEMORY", std::to_string(record.minMemory), "STATE",
+                        record.up ? "up" : "down");
+        }
+        const Bytes upMaxBefore = upInstancesMaxMemory();
+        instances_[instance] = record;
+        instanceRecordChanged(upMaxBefore);
+        adoptInstance(instance); // up: into its scope; down: no longer running
+        reply(Done{});
+    });
 }
 
-ApiResult<Done> Manager::forgetInstance(const std::string& name) {
+void Manager::forgetInstance(const std::string& name, Reply<Done> reply) {
     if (instances_.find(name) == instances_.end()) {
-        return apiError("NoSuchInstance", "instance '" + name.substr(0, 255) +
-                                              "' is not in this node's record (memqosctl status "
-                                              "lists the recorded instances)");
+        reply(apiError("NoSuchInstance", "instance '" + name.substr(0, 255) +
+                                             "' is not in this node's record (memqosctl status "
+                                             "lists the recorded instances)"));
+        return;
     }
-    if (auto st = instanceStore_.remove(name); !st) {
-        return stateWriteFailed("remove the record of instance " + name, st.error());
-    }
-    const Bytes upMaxBefore = upInstancesMaxMemory();
-    instances_.erase(name);
-    instanceRecordChanged(upMaxBefore);
-    log::notice("Instance {INSTANCE} forgotten", "INSTANCE", name);
-    // Ganeti removed it (or it left this node): its assignment goes too.
-    if (auto w = workloads_.find(vmId(name));
-        w != workloads_.end() && w->second.vm && w->second.vm->backend == VmBackend::Ganeti) {
-        if (w->second.source == Source::Api) {
-            if (auto st = store_.remove(w->first); !st) {
-                // Still managed, so that UnassignWorkload can retry.
-                return stateWriteFailed("remove the stored assignment of " + w->first,
-                                        st.error(),
-                                        "instance " + name + " is forgotten, but memqos "
-                                        "manages " + w->first + " until UnassignWorkload of "
-                                        "it succeeds");
-            }
+    writeState([this, name] { return instanceStore_.remove(name); },
+               [this, name, reply = std::move(reply)](Status st) {
+        if (!st) {
+            reply(stateWriteFailed("remove the record of instance " + name, st.error()));
+            return;
         }
-        applied_.erase(w->second.unit);
-        workloads_.erase(w);
-        reconcile();
-    }
-    return Done{};
+        if (instances_.find(name) == instances_.end()) {
+            reply(apiError("NoSuchInstance", "instance '" + name +
+                                                 "' was forgotten by a call before this one"));
+            return;
+        }
+        const Bytes upMaxBefore = upInstancesMaxMemory();
+        instances_.erase(name);
+        instanceRecordChanged(upMaxBefore);
+        log::notice("Instance {INSTANCE} forgotten", "INSTANCE", name);
+        // Ganeti removed it (or it left this node): its assignment goes too.
+        auto w = workloads_.find(vmId(name));
+        if (w == workloads_.end() || !w->second.vm ||
+            w->second.vm->backend != VmBackend::Ganeti) {
+            reply(Done{});
+            return;
+        }
+        auto let = [this, id = w->first, reply] {
+            if (auto it = workloads_.find(id); it != workloads_.end()) {
+                applied_.erase(it->second.unit);
+                workloads_.erase(it);
+                reconcile();
+            }
+            reply(Done{});
+        };
+        if (w->second.source != Source::Api) {
+            let();
+            return;
+        }
+        writeState([this, id = w->first] { return store_.remove(id); },
+                   [name, id = w->first, let, reply](Status removed) {
+                       if (!removed) {
+                           // Still managed, so that UnassignWorkload can retry.
+                           reply(stateWriteFailed(
+                               "remove the stored assignment of " + id, removed.error(),
+                               "instance " + name + " is forgotten, but memqos manages " + id +
+                                   " until UnassignWorkload of it succeeds"));
+                           return;
+                       }
+                       let();
+                   });
+    });
 }
 
 ApiResult<std::vector<std::string>> Manager::reload() {
@@ -1801,7 +1903,11 @@ ApiResult<std::vector<std::string>> Manager::reload() {
         // cannot be stored is learned again (and refused) before a change.
         if (originalStore_ != nullptr) {
             for (auto it = originals_.begin(); it != originals_.end();) {
-                if (auto st = originalStore_->save(it->second); !st) {
+                // On the loop, as Reload answers: each result decides.
+                if (auto st = writer_->writeNow([store = originalStore_, &o = it->second] {
+                        return store->save(o);
+                    });
+                    !st) {
                     log::error("Cannot remember the own memory properties of {UNIT}: {ERROR}",
                                "UNIT", it->first, "ERROR", st.error().what);
                     it = originals_.erase(it);

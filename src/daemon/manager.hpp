@@ -26,6 +26,7 @@
 #include "memqos/io/reclaim_worker.hpp"
 #include "memqos/io/drop_ins.hpp"
 #include "memqos/io/state_store.hpp"
+#include "memqos/io/state_writer.hpp"
 #include "memqos/io/systemd.hpp"
 #include "memqos/wording/placement.hpp"
 
@@ -217,6 +218,10 @@ public:
     // Runs proactive memory.reclaim writes off the loop (nullptr: in the
     // tick itself, for tests). Set before start().
     void setReclaimRunner(io::ReclaimRunner* runner) { liveBuiltIn_.setReclaimRunner(runner); }
+    // Runs the stores' writes (assignments, instance records, units' own
+    // values), in call order, off the loop (default: inline, for tests).
+    // Set before start().
+    void setStateWriter(io::StateWriter* writer) { writer_ = writer; }
     // The actuators of pressure actions (actuator.hpp), for tests: `live`
     // acts, `dryRun` is used while DryRun is on; nullptr: the built-in one
     // (LiveActuator on the io objects above, DryRunActuator). Not owned.
@@ -313,10 +318,11 @@ public:
     // given (then it stays on, and the answer says so).
     ApiResult<std::vector<std::string>> reload();
     // The instance record (Ganeti's state of record on this node); stored
-    // at once, so a refused call changes nothing.
-    ApiResult<Done> recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory,
-                                   bool up);
-    ApiResult<Done> forgetInstance(const std::string& name);
+    // first, so a refused call changes nothing, and answered once the
+    // record is on disk.
+    void recordInstance(const std::string& name, Bytes minMemory, Bytes maxMemory, bool up,
+                        Reply<Done> reply);
+    void forgetInstance(const std::string& name, Reply<Done> reply);
     // An operator's one-off reclaim of `bytes` from a running workload
     // (Reclaim): the bytes freed, or a named error. Under dry run nothing is
     // written and the answer is 0 (the journal says "would").
@@ -422,8 +428,26 @@ private:
     // from what systemd has (`current`): a property whose runtime drop-in is
     // memqos's and sets the value systemd has is memqos's (the record keeps
     // the unit's own); any other value is the unit's own, learned. Stored
-    // persistently; an error means memqos must not change the unit.
-    Status learnOwn(const std::string& unit, const io::MemoryProperties& current);
+    // persistently; `then` gets the result once the record is on disk (at
+    // once when nothing changed); an error means memqos must not change
+    // the unit.
+    void learnOwn(const std::string& unit, const io::MemoryProperties& current,
+                  std::function<void(Status)> then);
+    // AssignWorkload of a service, once the unit's own values are
+    // recorded: stores the assignment, then sets its tiers.
+    // UnassignWorkload, once the stored assignment is removed.
+    void unassignStored(const std::string& id, Reply<Done> reply);
+    // AssignWorkload of a Ganeti instance, once the assignment is stored.
+    void assignGanetiStored(const core::Workload& w, bool persist, Reply<std::string> reply);
+    void storeThenAssign(const core::Workload& w, const core::Tiers& t, bool persist,
+                         std::string cgroup, Reply<std::string> reply);
+    // A store's write (a save or remove) on the state writer, after every
+    // one asked for before it; `then` runs on the loop with its result.
+    void writeState(io::StateWriter::Op op, std::function<void(Status)> then);
+    // The same where nothing waits on the result: a failure is logged as
+    // "Cannot <what>: <error>" (`what` names the record), as an error or,
+    // !asError, a warning.
+    void writeStateOrLog(io::StateWriter::Op op, std::string what, bool asError = true);
     // Looks the unit up and learns its own memory properties, then
     // reconciles.
     void learnOriginal(const std::string& unit);
@@ -697,6 +721,8 @@ private:
     std::map<std::string, io::MemoryProperties> applied_;
     std::map<std::string, io::MemoryProperties> inFlight_;
     io::OriginalStore* originalStore_ = nullptr;
+    io::InlineStateWriter inlineWriter_;
+    io::StateWriter* writer_ = &inlineWriter_;
     // unit -> its memory properties before memqos's first change.
     std::map<std::string, io::UnitOriginal> originals_;
     io::RuntimeDropIns dropIns_{std::vector<std::filesystem::path>{

@@ -132,10 +132,12 @@ void Manager::forgetUnlistedInstances() {
                     "does not run here: forgetting its record, as its remove post-hook would "
                     "have",
                     "INSTANCE", name);
-        if (auto done = forgetInstance(name); !done.ok()) {
-            log::warning("Cannot forget instance {INSTANCE}: {ERROR}", "INSTANCE", name,
-                         "ERROR", done.error().message);
-        }
+        forgetInstance(name, [name](ApiResult<Done> done) {
+            if (!done.ok()) {
+                log::warning("Cannot forget instance {INSTANCE}: {ERROR}", "INSTANCE", name,
+                             "ERROR", done.error().message);
+            }
+        });
         unlisted_.erase(name);
     }
 }
@@ -379,10 +381,17 @@ void Manager::assignGaneti(const core::Workload& w, bool persist, Reply<std::str
         reply(*refused);
         return;
     }
-    if (auto st = store_.save(io::Assignment{w, persist}); !st) {
-        reply(stateWriteFailed("store the assignment of " + w.id, st.error()));
-        return;
-    }
+    writeState([this, a = io::Assignment{w, persist}] { return store_.save(a); },
+               [this, w, persist, reply = std::move(reply)](Status st) {
+                   if (!st) {
+                       reply(stateWriteFailed("store the assignment of " + w.id, st.error()));
+                       return;
+                   }
+                   assignGanetiStored(w, persist, reply);
+               });
+}
+
+void Manager::assignGanetiStored(const core::Workload& w, bool persist, Reply<std::string> reply) {
     auto& m = workloads_[w.id];
     const std::string oldClass = m.workload.className;
     m.workload = w;

@@ -354,7 +354,11 @@ void Manager::assignVm(const core::Workload& w, bool persist, Reply<std::string>
             return;
         }
         auto apply = [this, w, persist, d = *d, reply] {
-            if (auto st = store_.save(io::Assignment{w, persist}); !st) {
+            // On the loop (an AssignWorkload of a libvirt domain is rare):
+            // its result decides what follows, after earlier writes.
+            if (auto st = writer_->writeNow(
+                    [this, a = io::Assignment{w, persist}] { return store_.save(a); });
+                !st) {
                 reply(stateWriteFailed("store the assignment of " + w.id, st.error()));
                 return;
             }

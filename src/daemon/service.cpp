@@ -197,6 +197,11 @@ int runService(const Options& options) {
     // reclaims: on a thread of their own.
     io::ReclaimWorker reclaimWorker(io, cfg->manager.cgroupRoot);
     manager.setReclaimRunner(&reclaimWorker);
+    // The state records' durable writes (two fsyncs each): on a thread of
+    // their own, in call order; a call that stores something is answered
+    // once it is on disk.
+    io::StateWorker stateWorker(io);
+    manager.setStateWriter(&stateWorker);
     // The metrics file too: a slow or stuck disk must not hold up the tick.
     io::MetricsWorker metricsWorker(io);
     manager.setMetricsWriter(&metricsWorker);

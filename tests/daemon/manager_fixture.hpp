@@ -24,6 +24,24 @@ inline void writeFile(const std::filesystem::path& p, const std::string& text) {
     std::ofstream(p) << text;
 }
 
+// RecordInstance and ForgetInstance, answered: the Manager's writer is
+// inline in these tests, so the reply comes before the call returns.
+inline daemon::ApiResult<daemon::Done> recordInstance(daemon::Manager& m, const std::string& name,
+                                                      Bytes minMemory, Bytes maxMemory, bool up) {
+    std::optional<daemon::ApiResult<daemon::Done>> out;
+    m.recordInstance(name, minMemory, maxMemory, up,
+                     [&](daemon::ApiResult<daemon::Done> r) { out = r; });
+    EXPECT_TRUE(out.has_value()) << "no reply";
+    return out.value_or(daemon::apiError("NoReply", ""));
+}
+
+inline daemon::ApiResult<daemon::Done> forgetInstance(daemon::Manager& m, const std::string& name) {
+    std::optional<daemon::ApiResult<daemon::Done>> out;
+    m.forgetInstance(name, [&](daemon::ApiResult<daemon::Done> r) { out = r; });
+    EXPECT_TRUE(out.has_value()) << "no reply";
+    return out.value_or(daemon::apiError("NoReply", ""));
+}
+
 template <class Systemd = FakeSystemd>
 class ManagerFixture : public testing::Test {
 protected:

@@ -815,8 +815,8 @@ std::uint64_t number(const Manager::PlacementAnswer& v, const std::string& key) 
 TEST_F(ManagerStoreTest, VerifyPlacementCountsUpInstancesOnly) {
     auto m = makeManager();
     // available = 8 GiB − 1 GiB reserve = 7 GiB
-    ASSERT_TRUE(m->recordInstance("a.example.test", 1 * kGiB, 2 * kGiB, true).ok());
-    ASSERT_TRUE(m->recordInstance("b.example.test", 1 * kGiB, 3 * kGiB, false).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "a.example.test", 1 * kGiB, 2 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "b.example.test", 1 * kGiB, 3 * kGiB, false).ok());
     auto v = m->verifyPlacement(5 * kGiB, 0, {});
     EXPECT_EQ(number(v, "instances"), 2 * kGiB);
     EXPECT_EQ(v.kind, core::VerdictKind::Fits) << v.message;
@@ -831,20 +831,20 @@ TEST_F(ManagerStoreTest, VerifyPlacementCountsUpInstancesOnly) {
 TEST_F(ManagerStoreTest, InstanceRecordSurvivesARestartAndRefusesBadInput) {
     {
         auto m = makeManager();
-        ASSERT_TRUE(m->recordInstance("inst1.example.test", 256 * kMiB, 512 * kMiB, true).ok());
-        ASSERT_TRUE(m->recordInstance("inst2", 256 * kMiB, 512 * kMiB, false).ok());
-        ASSERT_TRUE(m->recordInstance("inst2", 256 * kMiB, 768 * kMiB, true).ok());
-        ASSERT_TRUE(m->forgetInstance("inst1.example.test").ok());
-        auto e = m->forgetInstance("inst1.example.test");
+        ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 256 * kMiB, 512 * kMiB, true).ok());
+        ASSERT_TRUE(test::recordInstance(*m, "inst2", 256 * kMiB, 512 * kMiB, false).ok());
+        ASSERT_TRUE(test::recordInstance(*m, "inst2", 256 * kMiB, 768 * kMiB, true).ok());
+        ASSERT_TRUE(test::forgetInstance(*m, "inst1.example.test").ok());
+        auto e = test::forgetInstance(*m, "inst1.example.test");
         ASSERT_FALSE(e.ok());
         EXPECT_EQ(e.error().name, "org.memqos1.Error.NoSuchInstance");
-        e = m->recordInstance("bad name", 0, kGiB, true);
+        e = test::recordInstance(*m, "bad name", 0, kGiB, true);
         ASSERT_FALSE(e.ok());
         EXPECT_EQ(e.error().name, "org.memqos1.Error.InvalidArgument");
-        e = m->recordInstance("x", 2 * kGiB, kGiB, true);
+        e = test::recordInstance(*m, "x", 2 * kGiB, kGiB, true);
         ASSERT_FALSE(e.ok());
         EXPECT_EQ(e.error().name, "org.memqos1.Error.InvalidArgument");
-        e = m->recordInstance("x", 0, 0, true);
+        e = test::recordInstance(*m, "x", 0, 0, true);
         ASSERT_FALSE(e.ok());
         EXPECT_EQ(e.error().name, "org.memqos1.Error.SizeOutOfRange");
         EXPECT_EQ(m->instances().size(), 1U);
@@ -886,14 +886,14 @@ TEST_F(ManagerStoreTest, UpInstancesMaxMemorySumsTheUpRecords) {
     auto m = makeManager();
     m->setListener(&listener);
     EXPECT_EQ(m->upInstancesMaxMemory(), 0U);
-    ASSERT_TRUE(m->recordInstance("a.example.test", kGiB, 2 * kGiB, true).ok());
-    ASSERT_TRUE(m->recordInstance("b.example.test", kGiB, 3 * kGiB, false).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "a.example.test", kGiB, 2 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "b.example.test", kGiB, 3 * kGiB, false).ok());
     EXPECT_EQ(m->upInstancesMaxMemory(), 2 * kGiB);
     EXPECT_EQ(listener.changed, std::vector<std::string>{"UpInstancesMaxMemory"})
         << "a down record changes nothing";
-    ASSERT_TRUE(m->recordInstance("b.example.test", kGiB, 3 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "b.example.test", kGiB, 3 * kGiB, true).ok());
     EXPECT_EQ(m->upInstancesMaxMemory(), 5 * kGiB);
-    ASSERT_TRUE(m->forgetInstance("a.example.test").ok());
+    ASSERT_TRUE(test::forgetInstance(*m, "a.example.test").ok());
     EXPECT_EQ(m->upInstancesMaxMemory(), 3 * kGiB);
     EXPECT_EQ(listener.changed.size(), 3U);
     m->setListener(nullptr);
@@ -3009,7 +3009,7 @@ TEST_F(GanetiTest, RecordedInstanceIsAdoptedIntoItsScopeWithTiers) {
     // At start: the pidfile is there but there is no record yet (no sizes).
     ASSERT_EQ(systemd_.scopeCalls.size(), 1U);
     moveIntoScope("memqos-shared.slice");
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     flush();
     const auto& w = m->workloads().at("vm:inst1.example.test");
     EXPECT_EQ(w.unit, "memqos-vm-inst1.example.test.scope");
@@ -3048,7 +3048,7 @@ TEST_F(GanetiTest, AssignmentAndRecordArrivingDuringTheAdoptionReachTheScope) {
     std::optional<ApiResult<std::string>> assigned;
     m->assign("vm:inst1.example.test", "shared", 512 * kMiB, 1 * kGiB + 256 * kMiB, true,
               [&](ApiResult<std::string> r) { assigned = r; });
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     moveIntoScope("memqos-shared.slice");
     flush(); // the scope is started now
     ASSERT_TRUE(assigned && assigned->ok());
@@ -3065,7 +3065,7 @@ TEST_F(GanetiTest, AssignmentAndRecordArrivingDuringTheAdoptionReachTheScope) {
 TEST_F(GanetiTest, UnplacedInstanceIsListedButNotAdoptedUntilAssigned) {
     ASSERT_EQ(config_.vm.defaultClass, "");
     auto m = makeGanetiManager();
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     for (int t = 1; t <= static_cast<int>(Manager::kSweepTicks); ++t) {
         m->tick(TimePoint(std::chrono::seconds(t)));
         flush();
@@ -3118,7 +3118,7 @@ TEST_F(GanetiTest, AReloadThatUnplacesAnInstanceGivesItsScopeTheDefaultsBack) {
     systemd_.addUnit("memqos-vm-inst1.example.test.scope",
                      "/memqos.slice/memqos-shared.slice/memqos-vm-inst1.example.test.scope");
     auto m = makeGanetiManager();
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     moveIntoScope("memqos-shared.slice");
     flush();
     ASSERT_EQ(systemd_.lastSet("memqos-vm-inst1.example.test.scope")->memoryMax,
@@ -3137,7 +3137,7 @@ TEST_F(GanetiTest, AReloadThatUnplacesAnInstanceGivesItsScopeTheDefaultsBack) {
 TEST_F(GanetiTest, AssignedClassDecidesTheSliceAndTheInstanceIsNeverKilled) {
     auto m = makeGanetiManager();
     systemd_.scopeCalls.clear();
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     flush();
     auto r = assign(*m, "vm:inst1.example.test", "reclaimed", 256 * kMiB, 2 * kGiB);
     flush();
@@ -3175,13 +3175,13 @@ TEST_F(GanetiTest, RunningInstanceIsNeverRefusedForAdmission) {
     ASSERT_FALSE(m->admissionOpen());
     // The post-hook's AssignWorkload for the tag memqos:class:reclaimed of
     // the instance it started (its qemu, pid 6001, runs): it adds no memory.
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     auto r = assign(*m, "vm:inst1.example.test", "reclaimed", 512 * kMiB, 1280 * kMiB);
     ASSERT_TRUE(r.ok()) << r.error().message;
     flush();
     EXPECT_EQ(m->workloads().at("vm:inst1.example.test").workload.className, "reclaimed");
     // An instance whose qemu does not run: a new placement, refused.
-    ASSERT_TRUE(m->recordInstance("inst2.example.test", 512 * kMiB, 1 * kGiB, false).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst2.example.test", 512 * kMiB, 1 * kGiB, false).ok());
     auto refused = assign(*m, "vm:inst2.example.test", "reclaimed", 0, kNoLimit);
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.error().name, "org.memqos1.Error.AdmissionClosed");
@@ -3194,12 +3194,12 @@ TEST_F(GanetiTest, RunningInstanceIsNeverRefusedForAdmission) {
 
 TEST_F(GanetiTest, ForgottenInstanceTakesItsAssignmentAlong) {
     auto m = makeGanetiManager();
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     flush();
     ASSERT_TRUE(assign(*m, "vm:inst1.example.test", "reclaimed", 256 * kMiB, 2 * kGiB).ok());
     flush();
     kvm_.pids.clear(); // gnt-instance remove: qemu and pidfile gone
-    ASSERT_TRUE(m->forgetInstance("inst1.example.test").ok());
+    ASSERT_TRUE(test::forgetInstance(*m, "inst1.example.test").ok());
     flush();
     EXPECT_FALSE(m->workloads().contains("vm:inst1.example.test"));
     auto fresh = makeGanetiManager(); // nothing stored for it either
@@ -3212,11 +3212,11 @@ TEST_F(GanetiTest, ForgottenInstanceTakesItsAssignmentAlong) {
 TEST_F(GanetiTest, ARecordGanetiNoLongerListsIsForgottenOnTheSecondScan) {
     kvm_.cluster = std::vector<std::string>{"inst1.example.test", "other.example.test"};
     auto m = makeGanetiManager();
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     flush();
     ASSERT_TRUE(assign(*m, "vm:inst1.example.test", "reclaimed", 256 * kMiB, 2 * kGiB).ok());
     flush();
-    ASSERT_TRUE(m->recordInstance("other.example.test", 256 * kMiB, 512 * kMiB, false).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "other.example.test", 256 * kMiB, 512 * kMiB, false).ok());
     std::uint64_t t = 0;
     const auto scan = [&] {
         for (std::size_t i = 0; i < Manager::kSweepTicks; ++i) {
@@ -3286,7 +3286,7 @@ TEST_F(GanetiTest, AStalePidfileNamingAnotherProcessMovesNothing) {
     using namespace std::string_literals;
     writeFile(dir_ / "proc/6001/cmdline", "/usr/sbin/sshd\0-D\0"s);
     auto m = makeGanetiManager();
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     for (int t = 1; t <= static_cast<int>(Manager::kSweepTicks); ++t) {
         m->tick(TimePoint(std::chrono::seconds(t)));
         flush();
@@ -3317,14 +3317,14 @@ TEST_F(GanetiTest, AQemuThatStartedLongAfterItsPidfileWasWrittenReusedThePid) {
     kvm_.written["inst1.example.test"] = FakeGanetiKvm::kPidfileWritten - 7200;
     auto m = makeGanetiManager();
     EXPECT_TRUE(systemd_.scopeCalls.empty());
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     flush();
     EXPECT_TRUE(systemd_.scopeCalls.empty());
     // A qemu started within the slack after its pidfile (a clock step) is
     // its writer.
     kvm_.written["inst1.example.test"] =
         FakeGanetiKvm::kPidfileWritten - 3600 + 1 - Manager::kPidfileSlack + 5;
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     flush();
     EXPECT_EQ(systemd_.scopeCalls.size(), 1U);
 }
@@ -3333,7 +3333,7 @@ TEST_F(GanetiTest, VerifySaysWhenRecordAndScopesDisagree) {
     config_.vm.defaultClass = "shared"; // placed, so memqos tries to adopt it
     systemd_.failScope = makeError(std::errc::io_error, "refused");
     auto m = makeGanetiManager();
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     flush();
     bool notAdopted = false;
     for (const auto& f : m->verify()) {
@@ -3344,12 +3344,12 @@ TEST_F(GanetiTest, VerifySaysWhenRecordAndScopesDisagree) {
 
 TEST_F(GanetiTest, StoppedInstanceLeavesNoWorkloadBehind) {
     auto m = makeGanetiManager();
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, true).ok());
     flush();
     moveIntoScope("memqos-shared.slice");
     ASSERT_TRUE(m->workloads().contains("vm:inst1.example.test"));
     kvm_.pids.clear();
-    ASSERT_TRUE(m->recordInstance("inst1.example.test", 512 * kMiB, 1 * kGiB, false).ok());
+    ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 512 * kMiB, 1 * kGiB, false).ok());
     flush();
     EXPECT_FALSE(m->workloads().contains("vm:inst1.example.test"));
 }

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -119,6 +120,88 @@ protected:
     fs::path state() const { return dir_ / "state/assignments"; }
     fs::path runtime() const { return dir_ / "run/assignments"; }
 };
+
+// ---- issue 25: state writes off the loop ------------------------------------------
+
+// A state writer that holds every write until the test runs it: the worker
+// thread's order of events, one step at a time.
+class HeldStateWriter : public io::StateWriter {
+public:
+    struct Pending {
+        Op op;
+        Done done;
+    };
+    std::deque<Pending> queue;
+    void write(Op op, Done done) override { queue.push_back({std::move(op), std::move(done)}); }
+    Status writeNow(const Op& op) override {
+        runAll();
+        return op();
+    }
+    void runAll() {
+        while (!queue.empty()) {
+            auto p = std::move(queue.front());
+            queue.pop_front();
+            p.done(p.op());
+        }
+    }
+};
+
+TEST_F(StateFaultTest, AWriteCallIsAnsweredOnceItsRecordIsOnDiskAndSystemdHearsOfItAfter) {
+    HeldStateWriter held; // outlives the manager
+    auto m = makeManager();
+    m->setStateWriter(&held);
+    const auto file = state() / "nginx_2eservice";
+    auto runHeld = [&] {
+        while (!held.queue.empty()) {
+            held.runAll();
+            systemd_.flush();
+        }
+    };
+
+    std::optional<ApiResult<std::string>> assigned;
+    m->assign("nginx.service", "shared", 64 * kMiB, kGiB, true,
+              [&](ApiResult<std::string> r) { assigned = r; });
+    systemd_.flush();
+    ASSERT_FALSE(held.queue.empty()) << "nothing was given to the writer";
+    EXPECT_FALSE(assigned.has_value()) << "answered before the record was written";
+    EXPECT_FALSE(fs::exists(file));
+    EXPECT_EQ(setsOf("nginx.service"), 0U) << "systemd heard of it before it was stored";
+    EXPECT_EQ(m->workloads().count("nginx.service"), 0U);
+    runHeld();
+    ASSERT_TRUE(assigned.has_value());
+    ASSERT_TRUE(assigned->ok()) << assigned->error().message;
+    EXPECT_TRUE(fs::exists(file));
+    EXPECT_GE(setsOf("nginx.service"), 1U);
+
+    std::optional<ApiResult<Done>> unassigned;
+    m->unassign("nginx.service", [&](ApiResult<Done> r) { unassigned = r; });
+    systemd_.flush();
+    EXPECT_FALSE(unassigned.has_value());
+    EXPECT_TRUE(fs::exists(file));
+    EXPECT_EQ(m->workloads().count("nginx.service"), 1U);
+    // A second UnassignWorkload while the first one's write is on its way.
+    std::optional<ApiResult<Done>> again;
+    m->unassign("nginx.service", [&](ApiResult<Done> r) { again = r; });
+    runHeld();
+    ASSERT_TRUE(unassigned.has_value());
+    EXPECT_TRUE(unassigned->ok()) << unassigned->error().message;
+    ASSERT_TRUE(again.has_value());
+    ASSERT_FALSE(again->ok());
+    EXPECT_EQ(again->error().name, "org.memqos1.Error.NoSuchWorkload");
+    EXPECT_FALSE(fs::exists(file));
+    EXPECT_EQ(m->workloads().count("nginx.service"), 0U);
+
+    std::optional<ApiResult<Done>> recorded;
+    m->recordInstance("inst1.example.test", kGiB, 2 * kGiB, true,
+                      [&](ApiResult<Done> r) { recorded = r; });
+    EXPECT_FALSE(recorded.has_value());
+    EXPECT_EQ(m->instances().count("inst1.example.test"), 0U);
+    runHeld();
+    ASSERT_TRUE(recorded.has_value());
+    EXPECT_TRUE(recorded->ok());
+    EXPECT_TRUE(fs::exists(dir_ / "state/instances/inst1_2eexample_2etest"));
+    EXPECT_EQ(m->instances().count("inst1.example.test"), 1U);
+}
 
 // ---- defect 5: failed state writes ----------------------------------------------
 
@@ -229,7 +312,7 @@ TEST_F(StateFaultTest, RunStoresFirstAndStartsNothingWhenItCannot) {
 TEST_F(StateFaultTest, RecordInstanceThatCannotBeStoredIsAStateWriteFailed) {
     auto m = makeManager();
     writeFile(dir_ / "state/instances", "a file where the directory should be");
-    auto r = m->recordInstance("inst1.example.test", kGiB, 2 * kGiB, true);
+    auto r = test::recordInstance(*m, "inst1.example.test", kGiB, 2 * kGiB, true);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().name, "org.memqos1.Error.StateWriteFailed");
     EXPECT_TRUE(m->instances().empty());

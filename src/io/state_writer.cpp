@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "memqos/io/state_writer.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include <future>
+#include <thread>
+
+namespace memqos::io {
+
+void InlineStateWriter::write(Op op, Done done) {
+    done(op());
+}
+
+Status InlineStateWriter::writeNow(const Op& op) {
+    return op();
+}
+
+struct StateWorker::Thread {
+    boost::asio::io_context work;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{
+        work.get_executor()};
+    std::thread thread{[this] { work.run(); }};
+};
+
+StateWorker::StateWorker(boost::asio::io_context& io)
+    : io_(io), thread_(std::make_unique<Thread>()) {}
+
+StateWorker::~StateWorker() {
+    thread_->guard.reset(); // run() returns once the queue is empty
+    thread_->thread.join();
+}
+
+void StateWorker::write(Op op, Done done) {
+    boost::asio::post(thread_->work, [this, op = std::move(op), done = std::move(done)]() mutable {
+        auto st = op();
+        boost::asio::post(io_, [done = std::move(done), st = std::move(st)] { done(st); });
+    });
+}
+
+Status StateWorker::writeNow(const Op& op) {
+    std::promise<Status> result;
+    auto future = result.get_future();
+    boost::asio::post(thread_->work, [&op, &result] { result.set_value(op()); });
+    return future.get();
+}
+
+} // namespace memqos::io
