@@ -12,9 +12,14 @@
 #include "memqos/io/bus.hpp"
 #include "memqos/util/log_limit.hpp"
 
+#include <sys/types.h>
+
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace memqos::daemon {
@@ -67,6 +72,25 @@ public:
         tickDirty_ = true; // and at the next tick
     }
 
+    // The uid the bus vouched for (the effective uid when the connection
+    // was made, SO_PEERCRED) of a caller's unique name, once asked: the
+    // root-only methods ask dbus-daemon (a blocking round trip) once per
+    // connection, not once per call. A unique name is never given to
+    // another connection while the bus runs, and a connection's credentials
+    // do not change, so the answer stays true; at most kKnownUids names are
+    // kept (then all are forgotten and asked again).
+    std::optional<uid_t> knownUid(const std::string& sender) const {
+        const auto it = knownUids_.find(sender);
+        return it == knownUids_.end() ? std::nullopt : std::optional<uid_t>(it->second);
+    }
+    void rememberUid(const std::string& sender, uid_t uid) {
+        if (knownUids_.size() >= kKnownUids) {
+            knownUids_.clear();
+        }
+        knownUids_.emplace(sender, uid);
+    }
+    static constexpr std::size_t kKnownUids = 4096;
+
     // For the vtable trampolines.
     sd_bus* bus() const { return bus_; }
     io::BusPump& pump() { return pump_; }
@@ -93,6 +117,7 @@ private:
     std::set<std::string> workloadIds_;
     struct Snapshots;
     std::unique_ptr<Snapshots> snapshots_;
+    std::unordered_map<std::string, uid_t> knownUids_;
     bool callDirty_ = false;
     bool tickDirty_ = false;
     unsigned ticksSinceAnnounce_ = 0;

@@ -916,13 +916,45 @@ class Suite:
                 return got['error'] == 'org.freedesktop.DBus.Error.AccessDenied' and \
                     not got['message'].startswith('Rejected send message')
 
+            # Every root-only method (sd-bus's own privilege check is off for
+            # them: memqosd's is the one), twice on one connection (the
+            # second answer comes from memqosd's per-connection uid).
+            root_calls = (('AssignWorkload', 'ssttb', ['nginx.service', 'reclaimed', 0, GIB, True]),
+                          ('UnassignWorkload', 's', ['nginx.service']),
+                          ('Release', '', []),
+                          ('RunWorkload', 'ssttas', ['evil4', 'reclaimed', 0, GIB, ['/bin/true']]),
+                          ('Reload', '', []),
+                          ('RecordInstance', 'sttb', ['evil3', 0, GIB, True]),
+                          ('ForgetInstance', 's', ['db1.example.com']),
+                          ('Reclaim', 'st', ['nginx.service', MIB]))
+
             def plain_nobody():
-                got = call_as(self.env.address, (65534,) * 3, (65534,) * 3, 'Reload')
-                if not refused_by_memqosd(got):
-                    return f'want memqosd (not the bus) to refuse uid 65534; got {got}'
+                before_calls = len(self.set_calls())
+                before_files = self.state_files()
+                for member, sig, args in root_calls:
+                    got = call_as(self.env.address, (65534,) * 3, (65534,) * 3, member, sig,
+                                  args, repeat=2)
+                    if len(got['all']) != 2:
+                        return f'{member}: want two answers; got {got}'
+                    for error, message in got['all']:
+                        if not refused_by_memqosd({'error': error, 'message': message}) or \
+                                'for root only' not in message:
+                            return (f'{member}: want memqosd (not the bus) to refuse uid 65534 '
+                                    f'on both calls; got {got}')
+                if len(self.set_calls()) != before_calls or self.state_files() != before_files:
+                    return 'state changed'
                 return None
-            self.run_check('credentials (bus policy opened): uid 65534 Reload reaches memqosd, '
-                           'which answers AccessDenied', plain_nobody)
+            self.run_check('credentials (bus policy opened): uid 65534 calls each root-only '
+                           'method twice on one connection; memqosd answers AccessDenied to all',
+                           plain_nobody)
+
+            def root_twice():
+                got = call_as(self.env.address, (0,) * 3, (0,) * 3, 'Reload', repeat=2)
+                if [e for e, _ in got['all']] != [None, None]:
+                    return f'want both Reloads of root allowed; got {got}'
+                return None
+            self.run_check('credentials (bus policy opened): root calls Reload twice on one '
+                           'connection; both allowed', root_twice)
 
             def nobody_connect_root_call():
                 before_calls = len(self.set_calls())
@@ -1432,12 +1464,13 @@ class Suite:
 
 # ---- a caller that changes its uids after connecting --------------------------
 
-def call_as(address, connect_uids, call_uids, member, sig='', args=()):
+def call_as(address, connect_uids, call_uids, member, sig='', args=(), repeat=1):
     """Forks; the child takes uids connect_uids (real, effective, saved),
     connects to the bus (which records its effective uid), takes call_uids
-    and calls org.memqos1.Manager.MEMBER. Returns {'error': name or None,
-    'message': str, 'proc_uid': the Uid: line of its /proc/PID/status at
-    the call}."""
+    and calls org.memqos1.Manager.MEMBER, `repeat` times on that one
+    connection. Returns {'error': name or None, 'message': str, 'proc_uid':
+    the Uid: line of its /proc/PID/status at the call} of the first call,
+    and 'all': [[error, message], ...] of every call."""
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
@@ -1449,9 +1482,12 @@ def call_as(address, connect_uids, call_uids, member, sig='', args=()):
             os.setresuid(*call_uids)
             with open('/proc/self/status', encoding='utf-8') as f:
                 out['proc_uid'] = next(l for l in f if l.startswith('Uid:'))[4:].strip()
-            m = conn.call(MEMQOS, ROOT, MGR, member, sig, args, timeout=15)
-            out['error'] = m.error_name
-            out['message'] = str(m.body[0]) if m.error_name and m.body else ''
+            out['all'] = []
+            for _ in range(repeat):
+                m = conn.call(MEMQOS, ROOT, MGR, member, sig, args, timeout=15)
+                out['all'].append([m.error_name,
+                                   str(m.body[0]) if m.error_name and m.body else ''])
+            out['error'], out['message'] = out['all'][0]
         except Exception as e:  # pylint: disable=broad-except
             out['error'] = f'client failed: {type(e).__name__}: {e}'
             out['message'] = ''
@@ -1466,6 +1502,7 @@ def call_as(address, connect_uids, call_uids, member, sig='', args=()):
     got.setdefault('proc_uid', '')
     got.setdefault('error', 'client died')
     got.setdefault('message', '')
+    got.setdefault('all', [])
     return got
 
 
