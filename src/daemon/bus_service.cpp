@@ -6,6 +6,9 @@
 #include "memqos/io/bus_names.hpp"
 #include "memqos/io/log.hpp"
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -168,10 +171,7 @@ struct PendingCall {
     // After the reply was queued: send it, and compare the properties (the
     // call's effect may have come after its dispatch: a systemd answer, a
     // state write).
-    void answered() const {
-        service->markDirty();
-        service->pump().kick();
-    }
+    void answered() const { service->callAnswered(); }
     void error(const ApiError& e) const {
         sd_bus_error be{}; // SD_BUS_ERROR_NULL, without its C99 compound literal
         sd_bus_error_set(&be, e.name.c_str(), busText(e.message).c_str());
@@ -1128,6 +1128,25 @@ Status BusService::start() {
         }                      // call's effect may wait on systemd's answer
     });
     return okStatus();
+}
+
+void BusService::callAnswered() {
+    markDirty();
+    if (!answerPosted_) {
+        // Once per turn of the loop, however many replies it sent: the
+        // objects and properties as the calls left them (a workload an
+        // UnassignWorkload removed once its record was gone, say).
+        answerPosted_ = true;
+        boost::asio::post(pump_.context(), [this] {
+            answerPosted_ = false;
+            syncObjects(true);
+            if (callDirty_) {
+                callDirty_ = false;
+                announceChanges();
+            }
+        });
+    }
+    pump_.kick();
 }
 
 void BusService::syncObjects(bool announce) {

@@ -67,6 +67,10 @@ public:
     // workload when the Manager says it changed (balloon, reclaim), and
     // every kAnnounceTicks ticks for what memqosd changes on its own.
     void announceChanges();
+    // A reply sent after its call's dispatch (the call waited on systemd or
+    // on a state write): the objects and properties are compared again
+    // once this turn of the loop is done, and the reply is sent.
+    void callAnswered();
     void markDirty() {
         callDirty_ = true; // compared after this dispatch
         tickDirty_ = true; // and at the next tick
@@ -119,6 +123,7 @@ private:
     std::unique_ptr<Snapshots> snapshots_;
     std::unordered_map<std::string, uid_t> knownUids_;
     bool callDirty_ = false;
+    bool answerPosted_ = false;
     bool tickDirty_ = false;
     unsigned ticksSinceAnnounce_ = 0;
 };
