@@ -2,8 +2,8 @@
 #include "memqos/io/metrics_writer.hpp"
 
 #include "memqos/io/state_store.hpp"
+#include "memqos/io/worker_thread.hpp"
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
@@ -15,7 +15,7 @@
 
 namespace memqos::io {
 
-struct MetricsWorker::Thread {
+struct MetricsWorker::Thread : WorkerThread {
     struct Job {
         std::filesystem::path file;
         std::string text;
@@ -25,19 +25,13 @@ struct MetricsWorker::Thread {
     std::optional<Job> waiting;     // the newest write not started yet
     std::filesystem::path underWay; // the file being written (empty: none)
     bool removeUnderWay = false;    // forget() came while it was written
-    boost::asio::io_context work;
-    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{
-        work.get_executor()};
-    std::thread thread{[this] { work.run(); }};
 };
 
 MetricsWorker::MetricsWorker(boost::asio::io_context& io)
     : io_(io), thread_(std::make_unique<Thread>()) {}
 
 MetricsWorker::~MetricsWorker() {
-    thread_->guard.reset();
-    thread_->work.stop(); // a write not started is dropped; one under way ends
-    thread_->thread.join();
+    thread_->finish(WorkerThread::Queued::Drop); // a write not started is dropped; one under way ends
 }
 
 void MetricsWorker::write(std::filesystem::path file, std::string text, Done done) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/io/reclaim_worker.hpp"
 
-#include <boost/asio/executor_work_guard.hpp>
+#include "memqos/io/worker_thread.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
@@ -51,13 +52,9 @@ Result<ReclaimResult> reclaimMeasured(const KernelKnobs& knobs, const CgroupFs& 
     return out;
 }
 
-struct ReclaimWorker::Thread {
+struct ReclaimWorker::Thread : WorkerThread {
     std::mutex mutex;
     std::set<std::string> cancelled; // cgroups whose write is to stop
-    boost::asio::io_context work;
-    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{
-        work.get_executor()};
-    std::thread thread{[this] { work.run(); }};
 };
 
 ReclaimWorker::ReclaimWorker(boost::asio::io_context& io, std::filesystem::path cgroupRoot)
@@ -65,9 +62,7 @@ ReclaimWorker::ReclaimWorker(boost::asio::io_context& io, std::filesystem::path 
       thread_(std::make_unique<Thread>()) {}
 
 ReclaimWorker::~ReclaimWorker() {
-    thread_->guard.reset();
-    thread_->work.stop(); // drop writes not started; one under way ends with the kernel's reclaim
-    thread_->thread.join();
+    thread_->finish(WorkerThread::Queued::Drop); // drop writes not started; one under way ends with the kernel's reclaim
 }
 
 void ReclaimWorker::reclaim(const std::string& cgroup, Bytes bytes, Done done) {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memqos/io/state_writer.hpp"
 
-#include <boost/asio/executor_work_guard.hpp>
+#include "memqos/io/worker_thread.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
 #include <future>
-#include <thread>
 
 namespace memqos::io {
 
@@ -18,19 +18,13 @@ Status InlineStateWriter::writeNow(const Op& op) {
     return op();
 }
 
-struct StateWorker::Thread {
-    boost::asio::io_context work;
-    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard{
-        work.get_executor()};
-    std::thread thread{[this] { work.run(); }};
-};
+struct StateWorker::Thread : WorkerThread {};
 
 StateWorker::StateWorker(boost::asio::io_context& io)
     : io_(io), thread_(std::make_unique<Thread>()) {}
 
 StateWorker::~StateWorker() {
-    thread_->guard.reset(); // run() returns once the queue is empty
-    thread_->thread.join();
+    thread_->finish(WorkerThread::Queued::Run); // each was asked for, and may be answered
 }
 
 void StateWorker::write(Op op, Done done) {
