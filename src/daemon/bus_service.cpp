@@ -665,7 +665,8 @@ const sd_bus_vtable kManagerVtable[] = {
                              SD_BUS_PARAM(id) SD_BUS_PARAM(class) SD_BUS_PARAM(request)
                                  SD_BUS_PARAM(limit) SD_BUS_PARAM(persist),
                              "o", SD_BUS_PARAM(workload), assignWorkload, kRootOnly),
-    SD_BUS_METHOD_WITH_NAMES("UnassignWorkload", "s", SD_BUS_PARAM(id), "", , unassignWorkload, kRootOnly),
+    SD_BUS_METHOD_WITH_NAMES("UnassignWorkload", "s", SD_BUS_PARAM(id), "", , unassignWorkload,
+                             kRootOnly),
     SD_BUS_METHOD_WITH_NAMES("Release", "", , "as", SD_BUS_PARAM(released), release, kRootOnly),
     SD_BUS_METHOD_WITH_NAMES("RunWorkload", "ssttas",
                              SD_BUS_PARAM(name) SD_BUS_PARAM(class) SD_BUS_PARAM(request)
@@ -683,7 +684,8 @@ const sd_bus_vtable kManagerVtable[] = {
                              SD_BUS_PARAM(name) SD_BUS_PARAM(min_memory) SD_BUS_PARAM(max_memory)
                                  SD_BUS_PARAM(up),
                              "", , recordInstance, kRootOnly),
-    SD_BUS_METHOD_WITH_NAMES("ForgetInstance", "s", SD_BUS_PARAM(name), "", , forgetInstance, kRootOnly),
+    SD_BUS_METHOD_WITH_NAMES("ForgetInstance", "s", SD_BUS_PARAM(name), "", , forgetInstance,
+                             kRootOnly),
     SD_BUS_METHOD_WITH_NAMES("Reclaim", "st", SD_BUS_PARAM(id) SD_BUS_PARAM(bytes), "t",
                              SD_BUS_PARAM(reclaimed), reclaimWorkload, kRootOnly),
     SD_BUS_METHOD_WITH_NAMES("ListInstances", "", , "a(sttb)", SD_BUS_PARAM(instances),

@@ -782,7 +782,7 @@ void Manager::learnOwn(const std::string& unit, const io::MemoryProperties& curr
         return;
     }
     writeState([store = originalStore_, o] { return store->save(o); },
-            [keep = std::move(keep), o](Status st) mutable { keep(std::move(o), st); });
+               [keep = std::move(keep), o](Status st) mutable { keep(std::move(o), st); });
 }
 
 void Manager::writeState(io::StateWriter::Op op, std::function<void(Status)> then) {
@@ -821,8 +821,9 @@ void Manager::takeStoredOriginals(std::vector<io::UnitOriginal> records) {
                                   : std::string("by an older memqosd with none of its drop-ins "
                                                 "left"));
             if (originalStore_ != nullptr && !dryRun_) {
-                writeStateOrLog([store = originalStore_, unit = o.unit] { return store->remove(unit); },
-                             "remove the record of " + o.unit, false);
+                writeStateOrLog(
+                    [store = originalStore_, unit = o.unit] { return store->remove(unit); },
+                    "remove the record of " + o.unit, false);
             }
             continue;
         }

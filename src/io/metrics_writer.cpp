@@ -31,7 +31,8 @@ MetricsWorker::MetricsWorker(boost::asio::io_context& io)
     : io_(io), thread_(std::make_unique<Thread>()) {}
 
 MetricsWorker::~MetricsWorker() {
-    thread_->finish(WorkerThread::Queued::Drop); // a write not started is dropped; one under way ends
+    // A write not started is dropped; one under way ends.
+    thread_->finish(WorkerThread::Queued::Drop);
 }
 
 void MetricsWorker::write(std::filesystem::path file, std::string text, Done done) {

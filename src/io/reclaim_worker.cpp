@@ -62,7 +62,9 @@ ReclaimWorker::ReclaimWorker(boost::asio::io_context& io, std::filesystem::path 
       thread_(std::make_unique<Thread>()) {}
 
 ReclaimWorker::~ReclaimWorker() {
-    thread_->finish(WorkerThread::Queued::Drop); // drop writes not started; one under way ends with the kernel's reclaim
+    // Writes not started are dropped; one under way ends with the kernel's
+    // reclaim.
+    thread_->finish(WorkerThread::Queued::Drop);
 }
 
 void ReclaimWorker::reclaim(const std::string& cgroup, Bytes bytes, Done done) {

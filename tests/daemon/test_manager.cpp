@@ -831,7 +831,8 @@ TEST_F(ManagerStoreTest, VerifyPlacementCountsUpInstancesOnly) {
 TEST_F(ManagerStoreTest, InstanceRecordSurvivesARestartAndRefusesBadInput) {
     {
         auto m = makeManager();
-        ASSERT_TRUE(test::recordInstance(*m, "inst1.example.test", 256 * kMiB, 512 * kMiB, true).ok());
+        ASSERT_TRUE(
+            test::recordInstance(*m, "inst1.example.test", 256 * kMiB, 512 * kMiB, true).ok());
         ASSERT_TRUE(test::recordInstance(*m, "inst2", 256 * kMiB, 512 * kMiB, false).ok());
         ASSERT_TRUE(test::recordInstance(*m, "inst2", 256 * kMiB, 768 * kMiB, true).ok());
         ASSERT_TRUE(test::forgetInstance(*m, "inst1.example.test").ok());
