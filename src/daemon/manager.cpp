@@ -755,8 +755,26 @@ void Manager::learnOwn(const std::string& unit, const io::MemoryProperties& curr
     const bool known = it != originals_.end();
     o.bootId = bootId_;
     o.keepDropIns.clear(); // someone else's drop-ins are kept aside when overwritten
+    ++recordingOwn_[unit].pending;
     auto keep = [this, unit, known, learned = std::move(learned),
                  then = std::move(then)](io::UnitOriginal record, Status st) {
+        // A forgetOriginal() while the record was written (the unit given
+        // back, its scope gone) came after it on disk too: not brought back.
+        bool forgotten = false;
+        if (auto r = recordingOwn_.find(unit); r != recordingOwn_.end()) {
+            --r->second.pending;
+            if (r->second.forgotten > 0) { // the oldest ones: the writes run in order
+                --r->second.forgotten;
+                forgotten = true;
+            }
+            if (r->second.pending == 0) {
+                recordingOwn_.erase(r);
+            }
+        }
+        if (forgotten) {
+            then(okStatus());
+            return;
+        }
         if (!st) {
             log::error("Not changing {UNIT}: cannot remember its own memory properties: {ERROR}",
                        "UNIT", unit, "ERROR", st.error().what);
@@ -877,9 +895,14 @@ void Manager::reloadSystemd(std::function<void(Status)> then) {
 }
 
 void Manager::forgetOriginal(const std::string& unit) {
-    if (originals_.erase(unit) > 0 && originalStore_ != nullptr && !dryRun_) {
+    bool onItsWay = false;
+    if (auto r = recordingOwn_.find(unit); r != recordingOwn_.end()) {
+        r->second.forgotten = r->second.pending; // the records on their way too
+        onItsWay = true;
+    }
+    if ((originals_.erase(unit) > 0 || onItsWay) && originalStore_ != nullptr && !dryRun_) {
         writeStateOrLog([store = originalStore_, unit] { return store->remove(unit); },
-                     "remove the record of " + unit + "'s own memory properties");
+                        "remove the record of " + unit + "'s own memory properties");
     }
 }
 

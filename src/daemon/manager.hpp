@@ -721,6 +721,14 @@ private:
     std::map<std::string, io::MemoryProperties> applied_;
     std::map<std::string, io::MemoryProperties> inFlight_;
     io::OriginalStore* originalStore_ = nullptr;
+    // learnOwn()'s records on their way to disk, per unit, and how many of
+    // them (the oldest) forgetOriginal() forgot meanwhile: learnOwn does not
+    // put those back in originals_ (their file is removed after them).
+    struct RecordingOwn {
+        int pending = 0;
+        int forgotten = 0;
+    };
+    std::map<std::string, RecordingOwn> recordingOwn_;
     io::InlineStateWriter inlineWriter_;
     io::StateWriter* writer_ = &inlineWriter_;
     // unit -> its memory properties before memqos's first change.

@@ -142,10 +142,10 @@ void Manager::recordKill(io::KillRecord record, std::string_view how) {
     log::emit(log::Level::Warning, "Killed {WORKLOAD} (unit {UNIT}, class {CLASS}): {REASON}",
               std::move(fields), log::SourceLocation::current());
     ++killCount_;
-    if (auto saved = events_.append(record); !saved) {
-        log::warning("Cannot store the kill of {WORKLOAD} in the history: {ERROR}", "WORKLOAD",
-                     record.id, "ERROR", saved.error().what);
-    }
+    // In the history at once (ListKills); on disk by the state writer, so
+    // that the loop does not wait on a disk the host's pressure may slow.
+    writeStateOrLog([this, text = events_.add(record)] { return events_.writeText(text); },
+                    "store the kill of " + record.id + " in the history", false);
     if (listener_ != nullptr) {
         listener_->workloadKilled(record);
     }

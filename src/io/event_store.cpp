@@ -195,19 +195,34 @@ ParsedKills EventStore::load() {
     return parsed;
 }
 
-Status EventStore::append(const KillRecord& record) {
-    std::deque<KillRecord> next = records_;
-    next.push_back(record);
-    while (next.size() > kMaxKillRecords) {
-        next.pop_front();
+namespace {
+
+std::deque<KillRecord> withRecord(std::deque<KillRecord> records, const KillRecord& record) {
+    records.push_back(record);
+    while (records.size() > kMaxKillRecords) {
+        records.pop_front();
     }
-    if (auto st = writeFileAtomically(file_.parent_path(), file_.filename().string(),
-                                      formatKills(next));
-        !st) {
+    return records;
+}
+
+} // namespace
+
+Status EventStore::append(const KillRecord& record) {
+    auto next = withRecord(records_, record);
+    if (auto st = writeText(formatKills(next)); !st) {
         return st;
     }
     records_ = std::move(next);
     return okStatus();
+}
+
+std::string EventStore::add(const KillRecord& record) {
+    records_ = withRecord(std::move(records_), record);
+    return formatKills(records_);
+}
+
+Status EventStore::writeText(const std::string& text) const {
+    return writeFileAtomically(file_.parent_path(), file_.filename().string(), text);
 }
 
 } // namespace memqos::io

@@ -203,6 +203,27 @@ TEST_F(StateFaultTest, AWriteCallIsAnsweredOnceItsRecordIsOnDiskAndSystemdHearsO
     EXPECT_EQ(m->instances().count("inst1.example.test"), 1U);
 }
 
+TEST_F(StateFaultTest, AUnitsOwnValuesForgottenWhileOnTheirWayToDiskDoNotComeBack) {
+    HeldStateWriter held;
+    systemd_.addUnit("x.scope", "/system.slice/x.scope");
+    writeUnitCgroup("x.scope");
+    auto m = makeManager();
+    m->setStateWriter(&held);
+    const auto record = dir_ / "state/originals/x_2escope";
+    std::optional<ApiResult<std::string>> assigned;
+    m->assign("x.scope", "shared", 64 * kMiB, kGiB, false,
+              [&](ApiResult<std::string> r) { assigned = r; });
+    systemd_.flush();
+    ASSERT_EQ(held.queue.size(), 1U) << "x.scope's own values were not given to the writer";
+    // The scope ends (its qemu, its job) while that record is on its way.
+    systemd_.events.unitRemoved("x.scope");
+    while (!held.queue.empty()) {
+        held.runAll();
+        systemd_.flush();
+    }
+    EXPECT_FALSE(fs::exists(record)) << "the record of a forgotten unit stayed on disk";
+}
+
 // ---- defect 5: failed state writes ----------------------------------------------
 
 TEST_F(StateFaultTest, AFailedWriteIsAStateWriteFailedAndChangesNothing) {

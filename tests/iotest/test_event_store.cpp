@@ -82,6 +82,25 @@ TEST_F(EventStoreTest, BadRecordsAreSkippedAndNamed) {
     EXPECT_NE(loaded.problems[0].find("line 3"), std::string::npos) << loaded.problems[0];
 }
 
+TEST_F(EventStoreTest, AddIsInMemoryAtOnceAndWriteTextStoresIt) {
+    io::EventStore store(dir_ / "kills");
+    const auto first = store.add(record(1, "a.service"));
+    const auto second = store.add(record(2, "vm:b"));
+    ASSERT_EQ(store.records().size(), 2U);
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "kills")) << "add() wrote the file";
+    ASSERT_TRUE(store.writeText(first).ok());
+    ASSERT_TRUE(store.writeText(second).ok());
+    io::EventStore again(dir_ / "kills");
+    const auto loaded = again.load();
+    ASSERT_EQ(loaded.records.size(), 2U);
+    EXPECT_EQ(loaded.records[1].id, "vm:b");
+
+    io::EventStore blocked(dir_ / "kills/x"); // "kills" is a file
+    const auto text = blocked.add(record(3, "c.service"));
+    EXPECT_FALSE(blocked.writeText(text).ok());
+    EXPECT_EQ(blocked.records().size(), 1U) << "the history keeps what happened";
+}
+
 TEST_F(EventStoreTest, AppendToAPathThatIsAFileFails) {
     std::ofstream(dir_ / "blocker") << "x";
     io::EventStore store(dir_ / "blocker/kills");

@@ -54,6 +54,14 @@ public:
     // Appends, drops the oldest beyond kMaxKillRecords, rewrites atomically.
     // On error the in-memory history is unchanged.
     Status append(const KillRecord& record);
+    // The two halves of append() for a caller that writes off its thread:
+    // add() puts the record in the in-memory history at once (dropping the
+    // oldest beyond kMaxKillRecords) and returns the file's new text;
+    // writeText() writes such a text atomically. writeText() reads nothing
+    // but the file's path, so it may run on another thread than add(); the
+    // texts must be written in the order add() returned them.
+    std::string add(const KillRecord& record);
+    Status writeText(const std::string& text) const;
     const std::deque<KillRecord>& records() const { return records_; }
 
 private:
