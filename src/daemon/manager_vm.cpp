@@ -354,22 +354,23 @@ void Manager::assignVm(const core::Workload& w, bool persist, Reply<std::string>
             return;
         }
         auto apply = [this, w, persist, d = *d, reply] {
-            // On the loop (an AssignWorkload of a libvirt domain is rare):
-            // its result decides what follows, after earlier writes.
-            if (auto st = writer_->writeNow(
-                    [this, a = io::Assignment{w, persist}] { return store_.save(a); });
-                !st) {
-                reply(stateWriteFailed("store the assignment of " + w.id, st.error()));
-                return;
-            }
-            auto& m = workloads_[w.id];
-            m.workload = w;
-            m.persistent = persist;
-            m.source = Source::Api;
-            log::notice("Assigned {WORKLOAD} to class {CLASS}", "WORKLOAD", w.id, "CLASS",
-                        w.className, "REQUEST", w.request, "LIMIT", limitToBus(w.limit));
-            upsertDomain(d);
-            whenProtected(w.id, [reply, id = w.id] { reply(id); });
+            writeState([this, a = io::Assignment{w, persist}] { return store_.save(a); },
+                       [this, w, persist, d, reply](Status st) {
+                           if (!st) {
+                               reply(stateWriteFailed("store the assignment of " + w.id,
+                                                      st.error()));
+                               return;
+                           }
+                           auto& m = workloads_[w.id];
+                           m.workload = w;
+                           m.persistent = persist;
+                           m.source = Source::Api;
+                           log::notice("Assigned {WORKLOAD} to class {CLASS}", "WORKLOAD", w.id,
+                                       "CLASS", w.className, "REQUEST", w.request, "LIMIT",
+                                       limitToBus(w.limit));
+                           upsertDomain(d);
+                           whenProtected(w.id, [reply, id = w.id] { reply(id); });
+                       });
         };
         if (!persist || dryRun_) {
             if (persist) {
