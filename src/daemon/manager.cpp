@@ -747,8 +747,8 @@ void Manager::learnOwn(const std::string& unit, const io::MemoryProperties& curr
             learned.emplace_back(io::propertyName(key));
         }
     }
-    fresh_.insert(unit);
     if (it != originals_.end() && learned.empty() && o.bootId == bootId_) {
+        fresh_.insert(unit);
         then(okStatus());
         return;
     }
@@ -778,7 +778,6 @@ void Manager::learnOwn(const std::string& unit, const io::MemoryProperties& curr
         if (!st) {
             log::error("Not changing {UNIT}: cannot remember its own memory properties: {ERROR}",
                        "UNIT", unit, "ERROR", st.error().what);
-            fresh_.erase(unit);
             then(st);
             return;
         }
@@ -792,7 +791,12 @@ void Manager::learnOwn(const std::string& unit, const io::MemoryProperties& curr
                         "gives it back",
                         "UNIT", unit, "PROPERTIES", names);
         }
+        // Fresh only now: until the record with what was learned is in
+        // originals_, a reconcile would compute the unit's values from the
+        // old one (and lower an administrator's later raise of a slice's
+        // MemoryLow: VM case 47-own-later); it asks to learn instead.
         originals_[unit] = std::move(record);
+        fresh_.insert(unit);
         then(okStatus());
     };
     if (originalStore_ == nullptr || dryRun_) {

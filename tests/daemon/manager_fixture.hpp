@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -23,6 +24,34 @@ inline void writeFile(const std::filesystem::path& p, const std::string& text) {
     std::filesystem::create_directories(p.parent_path());
     std::ofstream(p) << text;
 }
+
+// A state writer that holds every write until the test runs it: the worker
+// thread's order of events, one step at a time.
+class HeldStateWriter : public io::StateWriter {
+public:
+    struct Pending {
+        Op op;
+        Done done;
+    };
+    std::deque<Pending> queue;
+    void write(Op op, Done done) override { queue.push_back({std::move(op), std::move(done)}); }
+    Status writeNow(const Op& op) override {
+        runAll();
+        return op();
+    }
+    void runOne() {
+        auto p = std::move(queue.front());
+        queue.pop_front();
+        p.done(p.op());
+    }
+    void runAll() {
+        while (!queue.empty()) {
+            auto p = std::move(queue.front());
+            queue.pop_front();
+            p.done(p.op());
+        }
+    }
+};
 
 // RecordInstance and ForgetInstance, answered: the Manager's writer is
 // inline in these tests, so the reply comes before the call returns.

@@ -123,31 +123,8 @@ protected:
 
 // ---- issue 25: state writes off the loop ------------------------------------------
 
-// A state writer that holds every write until the test runs it: the worker
-// thread's order of events, one step at a time.
-class HeldStateWriter : public io::StateWriter {
-public:
-    struct Pending {
-        Op op;
-        Done done;
-    };
-    std::deque<Pending> queue;
-    void write(Op op, Done done) override { queue.push_back({std::move(op), std::move(done)}); }
-    Status writeNow(const Op& op) override {
-        runAll();
-        return op();
-    }
-    void runAll() {
-        while (!queue.empty()) {
-            auto p = std::move(queue.front());
-            queue.pop_front();
-            p.done(p.op());
-        }
-    }
-};
-
 TEST_F(StateFaultTest, AWriteCallIsAnsweredOnceItsRecordIsOnDiskAndSystemdHearsOfItAfter) {
-    HeldStateWriter held; // outlives the manager
+    test::HeldStateWriter held; // outlives the manager
     auto m = makeManager();
     m->setStateWriter(&held);
     const auto file = state() / "nginx_2eservice";
@@ -204,7 +181,7 @@ TEST_F(StateFaultTest, AWriteCallIsAnsweredOnceItsRecordIsOnDiskAndSystemdHearsO
 }
 
 TEST_F(StateFaultTest, AUnitsOwnValuesForgottenWhileOnTheirWayToDiskDoNotComeBack) {
-    HeldStateWriter held;
+    test::HeldStateWriter held;
     systemd_.addUnit("x.scope", "/system.slice/x.scope");
     writeUnitCgroup("x.scope");
     auto m = makeManager();
