@@ -21,8 +21,9 @@
 #include <algorithm>
 #include <chrono>
 #include <type_traits>
-#include <variant>
+#include <unordered_set>
 #include <utility>
+#include <variant>
 
 namespace memqos::daemon {
 namespace {
@@ -1988,6 +1989,16 @@ void Manager::tick(TimePoint now) {
     const auto started = std::chrono::steady_clock::now();
     if (++ticks_ % kSweepTicks == 0) {
         scanGanetiInstances(); // instances started while no hook told us
+        // The kept fds of workloads: only those of cgroups a workload has.
+        std::unordered_set<std::string_view> watched;
+        watched.reserve(workloads_.size());
+        for (const auto& [id, m] : workloads_) {
+            if (!m.cgroupPath.empty()) {
+                watched.insert(m.cgroupPath);
+            }
+        }
+        cgroups_.keepWorkloadFilesOf(
+            [&watched](std::string_view relPath) { return watched.contains(relPath); });
     }
     if (reconcileDue_) {
         reconcile(); // units learned while another answer is still outstanding

@@ -222,6 +222,8 @@ public:
     // values), in call order, off the loop (default: inline, for tests).
     // Set before start().
     void setStateWriter(io::StateWriter* writer) { writer_ = writer; }
+    // How many fds the workloads' cgroup files keep open (the benchmark).
+    std::size_t keptWorkloadFiles() const noexcept { return cgroups_.workloadFiles(); }
     // The actuators of pressure actions (actuator.hpp), for tests: `live`
     // acts, `dryRun` is used while DryRun is on; nullptr: the built-in one
     // (LiveActuator on the io objects above, DryRunActuator). Not owned.

@@ -126,6 +126,20 @@ void raiseDescriptorLimit() {
     }
 }
 
+// How many fds the workloads' kept cgroup files may take (issue 25 item 3:
+// a tick's pread on a kept fd instead of open, read, close): half of the
+// open file limit, at most 3 files of 8192 workloads; none under a limit of
+// 4096 or less (the fds are then left to the class slices' PSI triggers).
+std::size_t workloadFdBudget() {
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur <= 4096) {
+        return 0;
+    }
+    constexpr std::size_t kMax = std::size_t{3} * 8192;
+    const rlim_t half = rl.rlim_cur == RLIM_INFINITY ? kMax : rl.rlim_cur / 2;
+    return std::min<std::size_t>(kMax, static_cast<std::size_t>(half));
+}
+
 } // namespace
 
 int runService(const Options& options) {
@@ -159,11 +173,11 @@ int runService(const Options& options) {
     for (const auto& p : events.load().problems) {
         log::warning("Ignoring a record of the kill history: {ERROR}", "ERROR", p);
     }
+    io::CgroupFs cgroups(cfg->manager.cgroupRoot);
+    cgroups.keepWorkloadFiles(workloadFdBudget());
     Manager manager(
         *cfg, [&options] { return readConfig(options, true); }, systemd, store, instanceStore,
-        events,
-        io::CgroupFs(cfg->manager.cgroupRoot), io::ProcFs(cfg->manager.procRoot),
-        options.dryRun);
+        events, std::move(cgroups), io::ProcFs(cfg->manager.procRoot), options.dryRun);
     // libvirt: its own event thread and worker (LibvirtHypervisor). A
     // change of [VM] LibvirtURI takes effect at the next start.
     std::unique_ptr<io::LibvirtHypervisor> libvirt;

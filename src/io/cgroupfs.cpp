@@ -37,8 +37,10 @@ enum class Got {
 class CgroupReader {
 public:
     // `files`: the cache to read through (the cgroup's files are kept
-    // open), or nullptr (open, pread, close).
-    CgroupReader(std::string dir, OpenFiles* files) : dir_(std::move(dir)), files_(files) {}
+    // open), or nullptr (open, pread, close); with `tickFilesOnly` only
+    // the files a tick reads of a workload go through it.
+    CgroupReader(std::string dir, OpenFiles* files, bool tickFilesOnly = false)
+        : dir_(std::move(dir)), files_(files), tickFilesOnly_(tickFilesOnly) {}
 
     // Reads `name` and stores parser's value in `out`. ENOENT/ENODEV on a
     // required file means the cgroup went away (or never had the memory
@@ -53,7 +55,12 @@ public:
         path += name;
         const std::size_t max = name == "cgroup.procs" ? kMaxProcsBytes : kDefaultMaxFileBytes;
         ReadBuffer buf; // not zero-filled: only what pread() wrote is read
-        auto content = files_ != nullptr ? files_->read(path, buf, max) : readSmall(path, buf, max);
+        OpenFiles* through = files_;
+        if (tickFilesOnly_ && name != "memory.current" && name != "memory.swap.current" &&
+            name != "memory.pressure") {
+            through = nullptr;
+        }
+        auto content = through != nullptr ? through->read(path, buf, max) : readSmall(path, buf, max);
         if (!content) {
             const Error& e = content.error();
             if (isVanished(e)) {
@@ -86,6 +93,7 @@ private:
 
     std::string dir_;
     OpenFiles* files_;
+    bool tickFilesOnly_;
 };
 
 // Reads files of one cgroup in order, stopping at the first error or sign
@@ -124,7 +132,8 @@ std::string unitCgroupPath(std::string_view className, std::string_view unit) {
 }
 
 CgroupFs::CgroupFs(std::filesystem::path root)
-    : root_(std::move(root)), rootText_(root_.string()), files_(!isKernfs(root_)) {}
+    : root_(std::move(root)), rootText_(root_.string()), files_(!isKernfs(root_)),
+      workloadFiles_(!isKernfs(root_), 0) {}
 
 Result<std::string> CgroupFs::dirOf(std::string_view relPath) const {
     if (relPath.empty()) {
@@ -182,8 +191,30 @@ void CgroupFs::forget(std::string_view relPath) {
     }
 }
 
-OpenFiles* CgroupFs::filesFor(std::string_view relPath) const {
-    return std::find(kept_.begin(), kept_.end(), relPath) != kept_.end() ? &files_ : nullptr;
+void CgroupFs::keepWorkloadFiles(std::size_t capacity) {
+    workloadFiles_.setCapacity(capacity);
+    if (capacity == 0) {
+        workloadFiles_.keepOnly([](std::string_view) { return false; });
+    }
+}
+
+void CgroupFs::keepWorkloadFilesOf(
+    const std::function<bool(std::string_view relPath)>& watched) {
+    const std::string_view root = rootText_;
+    workloadFiles_.keepOnly([&](std::string_view dir) {
+        if (!dir.starts_with(root)) {
+            return false;
+        }
+        dir.remove_prefix(root.size());
+        if (!dir.empty() && dir.front() == '/') {
+            dir.remove_prefix(1);
+        }
+        return watched(dir);
+    });
+}
+
+bool CgroupFs::isKept(std::string_view relPath) const {
+    return std::find(kept_.begin(), kept_.end(), relPath) != kept_.end();
 }
 
 template <typename T, typename Fill>
@@ -193,7 +224,8 @@ Result<std::optional<T>> CgroupFs::readCgroup(std::string_view relPath, T value,
     if (!dir) {
         return dir.error();
     }
-    const CgroupReader reader(std::move(*dir), filesFor(relPath));
+    const bool kept = isKept(relPath);
+    const CgroupReader reader(std::move(*dir), kept ? &files_ : &workloadFiles_, !kept);
     ReadSequence step(reader);
     fill(step, value);
     const Result<Got>& got = step.result();

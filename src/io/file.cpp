@@ -160,6 +160,14 @@ void OpenFiles::forgetUnder(std::string_view dir) {
     });
 }
 
+void OpenFiles::keepOnly(const std::function<bool(std::string_view dir)>& keep) {
+    std::erase_if(fds_, [&keep](const auto& entry) {
+        const std::string_view p = entry.first;
+        const auto slash = p.rfind('/');
+        return !keep(slash == std::string_view::npos ? std::string_view{} : p.substr(0, slash));
+    });
+}
+
 bool isKernfs(const std::filesystem::path& dir) noexcept {
     struct statfs st {};
     if (::statfs(dir.c_str(), &st) != 0) {

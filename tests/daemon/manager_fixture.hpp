@@ -125,9 +125,13 @@ protected:
     }
 
     std::unique_ptr<daemon::Manager> makeManager(bool dryRun = false) {
+        // The workloads' files through kept fds, as memqosd reads them
+        // (service.cpp): every daemon test reads through them.
+        io::CgroupFs cgroups(dir_ / "cgroup");
+        cgroups.keepWorkloadFiles(256);
         auto m = std::make_unique<daemon::Manager>(
             config_, [this] { return Result<config::Config>(config_); }, systemd_, store_,
-            instances_, kills_, io::CgroupFs(dir_ / "cgroup"), io::ProcFs(dir_ / "proc"), dryRun);
+            instances_, kills_, std::move(cgroups), io::ProcFs(dir_ / "proc"), dryRun);
         m->setOriginalStore(originals_.get());
         m->setRuntimeDropInDir(dir_ / "run/system.control");
         if (!bootId_.empty()) {

@@ -291,6 +291,31 @@ TEST_F(ManagerStoreTest, UnassignClearsTiersAndParentSum) {
     EXPECT_EQ(again->error().name, "org.memqos1.Error.NoSuchWorkload");
 }
 
+// Issue 25 item 3: a workload's tick files (memory.current, swap, PSI) are
+// read through kept fds, and those of a workload memqos no longer manages
+// are closed at the next pruning turn (every kSweepTicks ticks).
+TEST_F(ManagerStoreTest, AWorkloadsKeptFilesAreClosedOnceItIsNoLongerManaged) {
+    writeUnitCgroup("nginx.service");
+    auto m = makeManager();
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    int t = 100;
+    for (int i = 0; i < 12; ++i) {
+        m->tick(TimePoint(std::chrono::seconds(++t)));
+        systemd_.flush();
+    }
+    EXPECT_GE(m->keptWorkloadFiles(), 1U);
+    std::optional<ApiResult<daemon::Done>> out;
+    m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { out = r; });
+    systemd_.flush();
+    ASSERT_TRUE(out && out->ok());
+    ASSERT_TRUE(m->workloads().empty());
+    for (int i = 0; i < 12; ++i) {
+        m->tick(TimePoint(std::chrono::seconds(++t)));
+        systemd_.flush();
+    }
+    EXPECT_EQ(m->keptWorkloadFiles(), 0U);
+}
+
 // Issue 11, defect 2: unassign gives the unit exactly what its own
 // configuration gives, remembered before memqos's first change, across a
 // restart (systemd by then reports memqos's values, not the unit's own).

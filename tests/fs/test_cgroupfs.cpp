@@ -253,6 +253,61 @@ TEST(CgroupFs, WorkloadFilesAreNotKeptOpen) {
     EXPECT_EQ(fs.openFiles(), 0U);
 }
 
+// Issue 25 item 3 for the workloads: with a budget, the files a tick reads
+// of a workload's cgroup (memory.current, memory.swap.current,
+// memory.pressure) are read through kept fds, the others opened and closed;
+// a removed cgroup is gone on them and one made again (a unit's restart)
+// read afresh; cgroups the caller no longer watches lose theirs; past the
+// budget files are opened and closed as before.
+TEST(CgroupFs, WorkloadTickFilesAreKeptWithinTheBudget) {
+    const auto tree = copyFixture("cgroupfs/normal");
+    CgroupFs fs(tree.path());
+    fs.keepWorkloadFiles(4);
+    auto a = fs.usage(kNginx, true, true);
+    ASSERT_TRUE(a) << a.error().what;
+    ASSERT_TRUE(a->has_value());
+    EXPECT_FALSE((*a)->procs.empty());
+    EXPECT_EQ(fs.workloadFiles(), 3U) << "cgroup.procs is not kept";
+    EXPECT_EQ(fs.openFiles(), 0U);
+    auto whole = fs.sample(kNginx);
+    ASSERT_TRUE(whole && whole->has_value());
+    EXPECT_EQ(fs.workloadFiles(), 3U) << "memory.min/low/high/max/stat are not kept";
+
+    writeFile(tree.path() / kNginx / "memory.current", "4096\n");
+    auto b = fs.usage(kNginx, false, false);
+    ASSERT_TRUE(b && b->has_value());
+    EXPECT_EQ((*b)->memoryCurrent, 4096U);
+
+    // The budget (4): the second cgroup's first file is kept, the rest not.
+    auto db = fs.usage(kDb, false, true);
+    ASSERT_TRUE(db && db->has_value());
+    EXPECT_EQ(fs.workloadFiles(), 4U);
+    auto db2 = fs.usage(kDb, false, true);
+    ASSERT_TRUE(db2 && db2->has_value());
+    EXPECT_EQ((*db2)->memoryCurrent, (*db)->memoryCurrent);
+
+    const std::string nginxDir = std::string(kNginx);
+    std::filesystem::remove_all(tree.path() / kNginx);
+    auto gone = fs.usage(kNginx, false, true);
+    ASSERT_TRUE(gone) << gone.error().what;
+    EXPECT_FALSE(gone->has_value()) << "a removed cgroup read through its old fds";
+    EXPECT_EQ(fs.workloadFiles(), 1U);
+    materialize(tree.path() / "memqos.slice/memqos-shared.slice",
+                {makeDir("nginx.service", {makeFile("memory.current", "8192\n")})});
+    auto again = fs.usage(kNginx, false, false);
+    ASSERT_TRUE(again && again->has_value());
+    EXPECT_EQ((*again)->memoryCurrent, 8192U);
+    EXPECT_EQ(fs.workloadFiles(), 2U);
+
+    fs.keepWorkloadFilesOf([](std::string_view rel) { return rel == kNginx; });
+    EXPECT_EQ(fs.workloadFiles(), 1U) << "kDb's kept fd stays after it is no longer watched";
+    fs.keepWorkloadFiles(0);
+    EXPECT_EQ(fs.workloadFiles(), 0U);
+    auto after = fs.usage(kNginx, false, false);
+    ASSERT_TRUE(after && after->has_value());
+    EXPECT_EQ(fs.workloadFiles(), 0U);
+}
+
 TEST(CgroupFs, NoMemoryControllerIsNullopt) {
     // A directory without memory.* files: the memory controller is not
     // enabled for it, so there is nothing to sample.

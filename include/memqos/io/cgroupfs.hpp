@@ -102,15 +102,30 @@ public:
     // Closes the kept fds of files under `relPath` (a class dropped by a
     // reload). A removed cgroup's are dropped at their next read anyway.
     void forget(std::string_view relPath);
-    // How many fds are kept (tests, the benchmark).
+    // How many fds are kept for keepOpen()'s cgroups (tests, the benchmark).
     std::size_t openFiles() const noexcept { return files_.size(); }
+
+    // Issue 25 item 3, for the workloads: the files a tick reads of any
+    // other cgroup (memory.current, memory.swap.current, memory.pressure)
+    // are kept open too, up to `capacity` fds (0, the default: opened and
+    // closed each read). Past the capacity a file is opened and closed as
+    // before. A cgroup removed (and made again, a unit's restart) shows on
+    // its kept fd and is opened afresh; keepWorkloadFilesOf() closes those
+    // of cgroups the caller no longer watches.
+    void keepWorkloadFiles(std::size_t capacity);
+    // Closes the workload fds of every cgroup for which `watched(relPath)`
+    // is false.
+    void keepWorkloadFilesOf(const std::function<bool(std::string_view relPath)>& watched);
+    // How many workload fds are kept (tests, the benchmark).
+    std::size_t workloadFiles() const noexcept { return workloadFiles_.size(); }
 
     const std::filesystem::path& root() const noexcept { return root_; }
 
 private:
     // root + '/' + relPath after resolve()'s checks.
     Result<std::string> dirOf(std::string_view relPath) const;
-    OpenFiles* filesFor(std::string_view relPath) const;
+    // Whether relPath is one of keepOpen()'s cgroups.
+    bool isKept(std::string_view relPath) const;
     // Reads files of the cgroup at `relPath` into `value`, in the order
     // `fill(step, value)` names them (cgroupfs.cpp's ReadSequence): an error
     // or a vanished cgroup (nullopt) stops the sequence. Defined and used in
@@ -122,6 +137,7 @@ private:
     std::string rootText_;
     std::vector<std::string> kept_;
     mutable OpenFiles files_;
+    mutable OpenFiles workloadFiles_;
 };
 
 // Where a workload's cgroup is, relative to the cgroup root; nullopt when it

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -97,6 +98,9 @@ public:
                                   std::size_t maxBytes = kDefaultMaxFileBytes);
     // Closes the kept fds of files under directory `dir` (no trailing '/').
     void forgetUnder(std::string_view dir);
+    // Closes the kept fds of the files whose directory `keep(dir)` rejects.
+    void keepOnly(const std::function<bool(std::string_view dir)>& keep);
+    void setCapacity(std::size_t capacity) noexcept { capacity_ = capacity; }
     // How many fds are kept (tests).
     std::size_t size() const noexcept { return fds_.size(); }
     bool contains(const std::string& path) const { return fds_.contains(path); }

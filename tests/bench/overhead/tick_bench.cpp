@@ -18,7 +18,9 @@
 //   steady, [Reclaim] Enabled=no
 //             the steady tick again without proactive reclaim (a reload),
 //             to show what the rest of the tick costs.
-// Prints µs per tick: mean, p50, p99, max, for each phase. Half the
+// Prints µs per tick: mean, p50, p99, max, for each phase, twice: the
+// workloads' cgroup files opened and closed at each read (the peer), and
+// read through kept fds as memqosd does (service.cpp). Half the
 // workloads are in class shared, half in reclaimed (both killable,
 // Reclaim=yes), each a service with one process.
 #include "fake_systemd.hpp"
@@ -26,6 +28,8 @@
 
 #include "memqos/io/log.hpp"
 #include "memqos/io/reclaim_worker.hpp"
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <charconv>
@@ -45,6 +49,15 @@ namespace fs = std::filesystem;
 using namespace memqos;
 
 namespace {
+
+// Raises the soft open file limit to at least `want` (up to the hard one).
+void raiseFdLimit(std::size_t want) {
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+        rl.rlim_cur = std::min<rlim_t>(rl.rlim_max, want);
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
 
 constexpr Bytes kMemTotalKiB = 64ULL * 1024 * 1024; // 64 GiB
 
@@ -274,23 +287,38 @@ int main(int argc, char** argv) {
     log::setMinimumLevel(log::Level::Warning);
     const Tree tree = makeTree(base, workloads);
 
-    config::Config config;
-    config.pressure.levels[0].duration = std::chrono::hours(1); // watchful, never level 1
-    test::FakeSystemd systemd;
-    for (std::size_t i = 0; i < workloads; ++i) {
-        const char* cls = i % 2 == 0 ? "shared" : "reclaimed";
-        const std::string unit = "ovh@" + std::to_string(i + 1) + ".service";
-        systemd.addUnit(unit, "/" + io::unitCgroupPath(cls, unit));
-    }
-    io::StateStore store{fs::path("/nonexistent"), fs::path("/nonexistent")};
-    io::InstanceStore instances{fs::path("/nonexistent")};
-    io::EventStore kills{fs::path("/nonexistent/kills")};
-    FakeRunner runner;
+    // The fds kept for the workloads' files (service.cpp): 3 files each.
+    raiseFdLimit(workloads * 3 + 1024);
     int rc = 0;
-    {
+    struct Phases {
+        Stats steady, watchful, quiet;
+        std::size_t steadyWrites = 0;
+        std::uint32_t steadyLevel = 0, watchfulLevel = 0;
+        std::size_t keptFds = 0;
+        bool ok = true;
+    };
+    // One Manager over the tree, its workloads' files read through at most
+    // `fdCapacity` kept fds (0: open, read, close each time).
+    const auto measure = [&](std::size_t fdCapacity) {
+        Phases out;
+        writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 6 / 10));
+        config::Config config;
+        config.pressure.levels[0].duration = std::chrono::hours(1); // watchful, never level 1
+        test::FakeSystemd systemd;
+        for (std::size_t i = 0; i < workloads; ++i) {
+            const char* cls = i % 2 == 0 ? "shared" : "reclaimed";
+            const std::string unit = "ovh@" + std::to_string(i + 1) + ".service";
+            systemd.addUnit(unit, "/" + io::unitCgroupPath(cls, unit));
+        }
+        io::StateStore store{fs::path("/nonexistent"), fs::path("/nonexistent")};
+        io::InstanceStore instances{fs::path("/nonexistent")};
+        io::EventStore kills{fs::path("/nonexistent/kills")};
+        FakeRunner runner;
+        io::CgroupFs cgroups(tree.cgroup);
+        cgroups.keepWorkloadFiles(fdCapacity);
         daemon::Manager m(
             config, [&] { return Result<config::Config>(config); }, systemd, store, instances,
-            kills, io::CgroupFs(tree.cgroup), io::ProcFs(tree.proc), false);
+            kills, std::move(cgroups), io::ProcFs(tree.proc), false);
         m.setReclaimRunner(&runner);
         bool ready = false;
         m.start([&](Status st) { ready = st.ok(); });
@@ -298,7 +326,7 @@ int main(int argc, char** argv) {
         if (!ready || m.workloads().size() != workloads) {
             std::fprintf(stderr, "tick-bench: start failed or %zu of %zu workloads managed\n",
                          m.workloads().size(), workloads);
-            rc = 1;
+            out.ok = false;
         }
         TimePoint now(std::chrono::seconds(1000));
         const auto run = [&](std::size_t n) {
@@ -317,40 +345,55 @@ int main(int argc, char** argv) {
         };
         run(20); // warm-up: first sweep, oom_score_adj, proactive baselines
         const std::size_t writesBefore = runner.writes;
-        const Stats steady = stats(run(ticks));
-        const std::size_t steadyWrites = runner.writes - writesBefore;
-        const std::uint32_t steadyLevel = m.pressureLevel();
+        out.steady = stats(run(ticks));
+        out.steadyWrites = runner.writes - writesBefore;
+        out.steadyLevel = m.pressureLevel();
+        out.keptFds = m.keptWorkloadFiles();
         writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 9 / 100));
         run(2); // the condition starts building up
-        const Stats watchful = stats(run(ticks));
-        const std::uint32_t watchfulLevel = m.pressureLevel();
+        out.watchful = stats(run(ticks));
+        out.watchfulLevel = m.pressureLevel();
         // The rest of the tick: steady again, proactive reclaim off.
         writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 6 / 10));
         config.reclaim.enabled = false;
         if (!m.reload().ok()) {
             std::fprintf(stderr, "tick-bench: reload failed\n");
-            rc = 1;
+            out.ok = false;
         }
         systemd.flush();
         run(20);
-        const Stats quiet = stats(run(ticks));
-        std::printf("memqosd tick, native, %zu workloads (%zu shared + %zu reclaimed), %zu ticks a "
-                    "phase, tree in %s (tmpfs, not cgroupfs)\n",
-                    workloads, (workloads + 1) / 2, workloads / 2, ticks, base.c_str());
-        std::printf("| tick | mean µs | p50 µs | p99 µs | max µs |\n");
-        std::printf("| --- | ---: | ---: | ---: | ---: |\n");
-        std::printf("| steady (level %u) | %.0f | %.0f | %.0f | %.0f |\n", steadyLevel, steady.mean,
-                    steady.p50, steady.p99, steady.max);
-        std::printf("| watchful (level %u, level 1 building up) | %.0f | %.0f | %.0f | %.0f |\n",
-                    watchfulLevel, watchful.mean, watchful.p50, watchful.p99, watchful.max);
-        std::printf("| steady, [Reclaim] Enabled=no | %.0f | %.0f | %.0f | %.0f |\n", quiet.mean,
-                    quiet.p50, quiet.p99, quiet.max);
-        std::printf("memory.reclaim writes planned in the steady phase: %zu (%.1f a tick)\n",
-                    steadyWrites, static_cast<double>(steadyWrites) / static_cast<double>(ticks));
-        if (steadyLevel != 0 || watchfulLevel != 0) {
+        out.quiet = stats(run(ticks));
+        if (out.steadyLevel != 0 || out.watchfulLevel != 0) {
             std::fprintf(stderr, "tick-bench: the ladder left level 0\n");
-            rc = 1;
+            out.ok = false;
         }
+        return out;
+    };
+    // The peer in the same run: the same code with the workloads' files
+    // opened and closed at each read (before issue 25 item 3 for them).
+    const Phases opened = measure(0);
+    const Phases kept = measure(workloads * 3);
+    std::printf("memqosd tick, native, %zu workloads (%zu shared + %zu reclaimed), %zu ticks a "
+                "phase, tree in %s (tmpfs, not cgroupfs)\n",
+                workloads, (workloads + 1) / 2, workloads / 2, ticks, base.c_str());
+    std::printf("| tick | workload files | mean µs | p50 µs | p99 µs | max µs |\n");
+    std::printf("| --- | --- | ---: | ---: | ---: | ---: |\n");
+    for (const auto* p : {&opened, &kept}) {
+        const char* how = p == &opened ? "opened each read" : "kept fds";
+        std::printf("| steady (level %u) | %s | %.0f | %.0f | %.0f | %.0f |\n", p->steadyLevel,
+                    how, p->steady.mean, p->steady.p50, p->steady.p99, p->steady.max);
+        std::printf("| watchful (level %u, level 1 building up) | %s | %.0f | %.0f | %.0f | %.0f |\n",
+                    p->watchfulLevel, how, p->watchful.mean, p->watchful.p50, p->watchful.p99,
+                    p->watchful.max);
+        std::printf("| steady, [Reclaim] Enabled=no | %s | %.0f | %.0f | %.0f | %.0f |\n", how,
+                    p->quiet.mean, p->quiet.p50, p->quiet.p99, p->quiet.max);
+    }
+    std::printf("memory.reclaim writes planned in the steady phase: %zu (%.1f a tick); "
+                "workload fds kept after it: %zu\n",
+                kept.steadyWrites, static_cast<double>(kept.steadyWrites) /
+                                       static_cast<double>(ticks), kept.keptFds);
+    if (!opened.ok || !kept.ok) {
+        rc = 1;
     }
     std::error_code ec;
     fs::remove_all(tree.root, ec);
