@@ -812,6 +812,23 @@ void Manager::writeState(io::StateWriter::Op op, std::function<void(Status)> the
     writer_->write(std::move(op), std::move(then));
 }
 
+template <typename T>
+void Manager::storeThen(io::StateWriter::Op op, std::string what, Reply<T> reply,
+                        std::function<void()> next) {
+    writeState(std::move(op), [what = std::move(what), reply = std::move(reply),
+                               next = std::move(next)](Status st) {
+        if (!st) {
+            reply(stateWriteFailed(what, st.error()));
+            return;
+        }
+        next();
+    });
+}
+template void Manager::storeThen<std::string>(io::StateWriter::Op, std::string,
+                                              Reply<std::string>, std::function<void()>);
+template void Manager::storeThen<Done>(io::StateWriter::Op, std::string, Reply<Done>,
+                                       std::function<void()>);
+
 void Manager::writeStateOrLog(io::StateWriter::Op op, std::string what, bool asError) {
     writer_->write(std::move(op), [what = std::move(what), asError](Status st) {
         if (st) {
@@ -1412,13 +1429,10 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
 void Manager::storeThenAssign(const core::Workload& w, const core::Tiers& t, bool persist,
                               std::string cgroup, Reply<std::string> reply) {
     // State first: a crash after the write re-applies at start-up.
-    writeState([this, a = io::Assignment{w, persist}] { return store_.save(a); },
-               [this, w, t, persist, cgroup = std::move(cgroup),
-                reply = std::move(reply)](Status stored) {
-        if (!stored) {
-            reply(stateWriteFailed("store the assignment of " + w.id, stored.error()));
-            return;
-        }
+    storeThen<std::string>(
+        [this, a = io::Assignment{w, persist}] { return store_.save(a); },
+        "store the assignment of " + w.id, reply,
+        [this, w, t, persist, cgroup = std::move(cgroup), reply] {
         const std::optional<ManagedWorkload> previous =
             workloads_.contains(w.id) ? std::optional(workloads_.at(w.id)) : std::nullopt;
         ManagedWorkload m;
@@ -1553,15 +1567,9 @@ void Manager::unassign(const std::string& id, Reply<Done> reply) {
                                              "so there is nothing to unassign"));
         return;
     }
-    writeState([this, id] { return store_.remove(id); },
-               [this, id, reply = std::move(reply)](Status st) {
-                   if (!st) {
-                       reply(stateWriteFailed("remove the stored assignment of " + id,
-                                              st.error()));
-                       return;
-                   }
-                   unassignStored(id, reply);
-               });
+    storeThen<Done>([this, id] { return store_.remove(id); },
+                    "remove the stored assignment of " + id, reply,
+                    [this, id, reply] { unassignStored(id, reply); });
 }
 
 void Manager::unassignStored(const std::string& id, Reply<Done> reply) {
@@ -1652,13 +1660,10 @@ void Manager::run(const std::string& name, const std::string& className, Bytes r
     m.tiers = *tiers;
     // State first, as in assign(). Runtime only: a transient unit does not
     // outlive a reboot either.
-    writeState([this, a = io::Assignment{m.workload, false}] { return store_.save(a); },
-               [this, m, props, unit, slice = cls->slice(), argv,
-                reply = std::move(reply)](Status stored) {
-        if (!stored) {
-            reply(stateWriteFailed("store the assignment of " + m.unit, stored.error()));
-            return;
-        }
+    storeThen<std::string>(
+        [this, a = io::Assignment{m.workload, false}] { return store_.save(a); },
+        "store the assignment of " + m.unit, reply,
+        [this, m, props, unit, slice = cls->slice(), argv, reply] {
         auto finish = [this, m, props, reply](Status st) {
             if (!st) {
                 writeState([this, unit = m.unit] { return store_.remove(unit); },
@@ -1828,13 +1833,10 @@ void Manager::recordInstance(const std::string& name, Bytes minMemory, Bytes max
         return;
     }
     const core::Instance record{name, minMemory, maxMemory, up};
-    writeState([this, record] { return instanceStore_.save(record); },
-               [this, record, reply = std::move(reply)](Status st) {
+    storeThen<Done>([this, record] { return instanceStore_.save(record); },
+                    "store the record of instance " + record.name, reply,
+                    [this, record, reply] {
         const std::string& instance = record.name;
-        if (!st) {
-            reply(stateWriteFailed("store the record of instance " + instance, st.error()));
-            return;
-        }
         const auto before = instances_.find(instance);
         if (before == instances_.end() || before->second != record) {
             log::notice("Instance {INSTANCE} recorded: max {MAX_MEMORY}, min {MIN_MEMORY}, "
@@ -1858,12 +1860,9 @@ void Manager::forgetInstance(const std::string& name, Reply<Done> reply) {
                                              "lists the recorded instances)"));
         return;
     }
-    writeState([this, name] { return instanceStore_.remove(name); },
-               [this, name, reply = std::move(reply)](Status st) {
-        if (!st) {
-            reply(stateWriteFailed("remove the record of instance " + name, st.error()));
-            return;
-        }
+    storeThen<Done>([this, name] { return instanceStore_.remove(name); },
+                    "remove the record of instance " + name, reply,
+                    [this, name, reply] {
         if (instances_.find(name) == instances_.end()) {
             reply(apiError("NoSuchInstance", "instance '" + name +
                                                  "' was forgotten by a call before this one"));

@@ -446,6 +446,13 @@ private:
     // A store's write (a save or remove) on the state writer, after every
     // one asked for before it; `then` runs on the loop with its result.
     void writeState(io::StateWriter::Op op, std::function<void(Status)> then);
+    // A write a D-Bus call waits on ("state first", doc/DESIGN.md §2.3):
+    // `next` (which answers the call) runs once the record is on disk; a
+    // failed write answers `reply` with StateWriteFailed ("cannot <what>:
+    // <error>; nothing was changed ...") instead. T: std::string or Done.
+    template <typename T>
+    void storeThen(io::StateWriter::Op op, std::string what, Reply<T> reply,
+                   std::function<void()> next);
     // The same where nothing waits on the result: a failure is logged as
     // "Cannot <what>: <error>" (`what` names the record), as an error or,
     // !asError, a warning.

@@ -381,14 +381,9 @@ void Manager::assignGaneti(const core::Workload& w, bool persist, Reply<std::str
         reply(*refused);
         return;
     }
-    writeState([this, a = io::Assignment{w, persist}] { return store_.save(a); },
-               [this, w, persist, reply = std::move(reply)](Status st) {
-                   if (!st) {
-                       reply(stateWriteFailed("store the assignment of " + w.id, st.error()));
-                       return;
-                   }
-                   assignGanetiStored(w, persist, reply);
-               });
+    storeThen<std::string>([this, a = io::Assignment{w, persist}] { return store_.save(a); },
+                           "store the assignment of " + w.id, reply,
+                           [this, w, persist, reply] { assignGanetiStored(w, persist, reply); });
 }
 
 void Manager::assignGanetiStored(const core::Workload& w, bool persist, Reply<std::string> reply) {

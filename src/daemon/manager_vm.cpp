@@ -354,13 +354,10 @@ void Manager::assignVm(const core::Workload& w, bool persist, Reply<std::string>
             return;
         }
         auto apply = [this, w, persist, d = *d, reply] {
-            writeState([this, a = io::Assignment{w, persist}] { return store_.save(a); },
-                       [this, w, persist, d, reply](Status st) {
-                           if (!st) {
-                               reply(stateWriteFailed("store the assignment of " + w.id,
-                                                      st.error()));
-                               return;
-                           }
+            storeThen<std::string>(
+                [this, a = io::Assignment{w, persist}] { return store_.save(a); },
+                "store the assignment of " + w.id, reply,
+                [this, w, persist, d, reply] {
                            auto& m = workloads_[w.id];
                            m.workload = w;
                            m.persistent = persist;
