@@ -2075,11 +2075,14 @@ void Manager::tick(TimePoint now) {
     snap.protectedCgroups = protectedCgroups();
     lastClasses_ = snap.classes;
     auto outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
-    if (core::hasKill(outcome.decisions.actions) && !killableRead) {
+    if ((core::hasKill(outcome.decisions.actions) || outcome.state.level >= 3) &&
+        !killableRead) {
         // A kill decided on the sweep's older readings (the level rose to 3
-        // at once, from calm): what the candidates hold now decides the
-        // victim. VM case 50-pressure killed big.service by a swap-usage
-        // ranking in which swapper.service's 64 MiB of swap were not read yet.
+        // at once, from calm, or from level 1 without passing level 2 long
+        // enough for killNear() to read): what the candidates hold now
+        // decides the victim, and whether there is one. VM case 50-pressure
+        // killed big.service by a swap-usage ranking in which
+        // swapper.service's 64 MiB of swap were not read yet.
         sampleWorkloads(true);
         snap.workloads = workloadSamples(now);
         outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
@@ -2150,11 +2153,13 @@ std::vector<core::CgroupSample> Manager::protectedCgroups() {
     return out;
 }
 
+bool Manager::killNear() const {
+    return pressure_.level >= 2 || pressure_.aboveSince[2].has_value() ||
+           !pressure_.stallSince.empty();
+}
+
 bool Manager::sampleWorkloads(bool killableOnly) {
-    const bool watchful =
-        killableOnly || pressure_.level > 0 || !pressure_.stallSince.empty() ||
-        std::any_of(pressure_.aboveSince.begin(), pressure_.aboveSince.end(),
-                    [](const std::optional<TimePoint>& t) { return t.has_value(); });
+    const bool watchful = killableOnly || killNear();
     const std::size_t n = workloads_.size();
     const std::size_t perTick =
         killableOnly

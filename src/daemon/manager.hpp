@@ -799,9 +799,16 @@ private:
     // without one: tests); false when one of the class is under way.
     bool reclaimClassOnWorker(const std::string& className, Bytes bytes);
     // The sweep's turn (kSweepTicks), and every workload of a killable
-    // class while watchful. Returns whether every killable workload was read.
-    // killableOnly: only those, now (a kill decided on older samples).
+    // class while a kill is near (killNear()). Returns whether every
+    // killable workload was read. killableOnly: only those, now (a kill, or
+    // level 3 without a candidate, decided on older samples).
     bool sampleWorkloads(bool killableOnly = false);
+    // Whether a kill may come within a few ticks (issue 25 item 2): level 2
+    // or above, level 3's condition building up, or a class stalling at its
+    // cap. Only then is every killable workload read at every tick; at
+    // level 1, or with a lower level's condition building up, the victim
+    // ranking would not be used.
+    bool killNear() const;
     // The snapshot's workloads from what the sweep last read.
     std::vector<core::WorkloadSample> workloadSamples(TimePoint now);
 };

@@ -1337,6 +1337,48 @@ TEST_F(PressureTest, AKillFromCalmRanksOnFreshReadings) {
     EXPECT_EQ(killFile(kBatch), "") << "batch is bigger in RAM only";
 }
 
+// Issue 25 item 2: killable workloads are read every tick only while a kill
+// is near (level 2 and above, level 3's condition building up, a class
+// stalling). Level 3 reached at once from calm, where the sweep's older
+// readings had no candidate (every killable workload empty when last read),
+// is decided again on what they hold now: the hog that grew since is killed,
+// not left to the kernel with "level 3 but no killable candidate".
+TEST_F(PressureTest, LevelThreeFromCalmWithNoCandidateOnOlderReadingsReadsThemAgain) {
+    for (auto& l : config_.pressure.levels) {
+        l.memAvailableBelow = 9900; // 99 %
+        l.duration = std::chrono::seconds(0); // every level at once
+    }
+    const std::string hog = "memqos.slice/memqos-reclaimed.slice/hog.service";
+    cgroupFiles(dir_ / "cgroup" / hog, 0, "4646\n");
+    writeFile(dir_ / "cgroup" / hog / "memory.oom.group", "0\n");
+    writeFile(dir_ / "cgroup" / hog / "cgroup.kill", "");
+    writeFile(dir_ / "cgroup" / kBatch / "memory.current", "0\n");
+    writeProcess(dir_ / "proc", 4646, "0\n");
+    systemd_.addUnit("hog.service", "/" + hog);
+    writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
+                                     "MemFree:         8000000 kB\n"
+                                     "MemAvailable:    8388608 kB\n"
+                                     "SwapTotal:       0 kB\n"
+                                     "SwapFree:        0 kB\n");
+    auto m = makeEngine();
+    ASSERT_TRUE(assign(*m, "hog.service", "reclaimed", 0, kNoLimit).ok());
+    for (int t = 0; t < 21; ++t) {
+        tickAt(*m, t);
+    }
+    ASSERT_EQ(m->pressureLevel(), 0U);
+    // The hog grows behind the sweep's back, and memory runs out at once.
+    writeFile(dir_ / "cgroup" / hog / "memory.current", std::to_string(900 * kMiB) + "\n");
+    writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
+                                     "MemFree:         4000 kB\n"
+                                     "MemAvailable:    4096 kB\n"
+                                     "SwapTotal:       0 kB\n"
+                                     "SwapFree:        0 kB\n");
+    tickAt(*m, 100);
+    ASSERT_EQ(m->pressureLevel(), 3U);
+    EXPECT_EQ(killFile(hog), "1") << "the hog holds 900 MiB now";
+    EXPECT_EQ(killFile(kBatch), "");
+}
+
 // A unit systemd never announced (its UnitNew goes through dbus-daemon,
 // which may be stopped or swapped out) is still found in its class slice
 // under pressure, and is the one killed (VM case 52-kill-path: "level 3 but
