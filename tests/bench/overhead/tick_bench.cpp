@@ -13,8 +13,12 @@
 //   steady    level 0, nothing building up (MemAvailable 60 % of MemTotal,
 //             PSI 0);
 //   watchful  a level building up: MemAvailable at 9 % of MemTotal (under
-//             level 1's 10 %), level 1's Duration set to an hour so the
-//             ladder stays at 0 and watchful for the whole phase.
+//             level 1's 10 %), every level's Duration set to an hour so the
+//             ladder stays at 0 for the whole phase; no kill near, so the
+//             killable workloads are not read every tick.
+//   kill near level 3's condition building up (MemAvailable at 1 %, under
+//             its 2 %), level still 0: every killable workload read every
+//             tick (Manager::killNear).
 //   steady, [Reclaim] Enabled=no
 //             the steady tick again without proactive reclaim (a reload),
 //             to show what the rest of the tick costs.
@@ -291,9 +295,9 @@ int main(int argc, char** argv) {
     raiseFdLimit(workloads * 3 + 1024);
     int rc = 0;
     struct Phases {
-        Stats steady, watchful, quiet;
+        Stats steady, watchful, near, quiet;
         std::size_t steadyWrites = 0;
-        std::uint32_t steadyLevel = 0, watchfulLevel = 0;
+        std::uint32_t steadyLevel = 0, watchfulLevel = 0, nearLevel = 0;
         std::size_t keptFds = 0;
         bool ok = true;
     };
@@ -303,7 +307,9 @@ int main(int argc, char** argv) {
         Phases out;
         writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 6 / 10));
         config::Config config;
-        config.pressure.levels[0].duration = std::chrono::hours(1); // watchful, never level 1
+        for (auto& l : config.pressure.levels) {
+            l.duration = std::chrono::hours(1); // conditions build up, no level is reached
+        }
         test::FakeSystemd systemd;
         for (std::size_t i = 0; i < workloads; ++i) {
             const char* cls = i % 2 == 0 ? "shared" : "reclaimed";
@@ -353,6 +359,12 @@ int main(int argc, char** argv) {
         run(2); // the condition starts building up
         out.watchful = stats(run(ticks));
         out.watchfulLevel = m.pressureLevel();
+        // A kill near: level 3's condition (MemAvailable under 2 %) building
+        // up, so every killable workload is read at every tick.
+        writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 1 / 100));
+        run(2);
+        out.near = stats(run(ticks));
+        out.nearLevel = m.pressureLevel();
         // The rest of the tick: steady again, proactive reclaim off.
         writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 6 / 10));
         config.reclaim.enabled = false;
@@ -363,7 +375,7 @@ int main(int argc, char** argv) {
         systemd.flush();
         run(20);
         out.quiet = stats(run(ticks));
-        if (out.steadyLevel != 0 || out.watchfulLevel != 0) {
+        if (out.steadyLevel != 0 || out.watchfulLevel != 0 || out.nearLevel != 0) {
             std::fprintf(stderr, "tick-bench: the ladder left level 0\n");
             out.ok = false;
         }
@@ -385,6 +397,8 @@ int main(int argc, char** argv) {
         std::printf("| watchful (level %u, level 1 building up) | %s | %.0f | %.0f | %.0f | %.0f |\n",
                     p->watchfulLevel, how, p->watchful.mean, p->watchful.p50, p->watchful.p99,
                     p->watchful.max);
+        std::printf("| kill near (level %u, level 3 building up) | %s | %.0f | %.0f | %.0f | %.0f |\n",
+                    p->nearLevel, how, p->near.mean, p->near.p50, p->near.p99, p->near.max);
         std::printf("| steady, [Reclaim] Enabled=no | %s | %.0f | %.0f | %.0f | %.0f |\n", how,
                     p->quiet.mean, p->quiet.p50, p->quiet.p99, p->quiet.max);
     }
