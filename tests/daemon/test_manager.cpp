@@ -948,6 +948,27 @@ protected:
         systemd_.addUnit("batch.service", "/memqos.slice/memqos-reclaimed.slice/batch.service");
     }
 
+    // /proc/meminfo of an 8 GiB host: free, available, swap total and free in KiB.
+    void meminfo8G(Bytes freeKiB, Bytes availableKiB, Bytes swapTotalKiB, Bytes swapFreeKiB) {
+        writeFile(dir_ / "proc/meminfo",
+                  "MemTotal:        8388608 kB\nMemFree:         " + std::to_string(freeKiB) +
+                      " kB\nMemAvailable:    " + std::to_string(availableKiB) +
+                      " kB\nSwapTotal:       " + std::to_string(swapTotalKiB) +
+                      " kB\nSwapFree:        " + std::to_string(swapFreeKiB) + " kB\n");
+    }
+
+    // A service in the reclaimed class slice with one process (`pid`,
+    // oom_score_adj 0) that a kill can reach; returns its cgroup path.
+    std::string reclaimedUnit(const std::string& unit, Bytes current, int pid) {
+        const std::string cg = "memqos.slice/memqos-reclaimed.slice/" + unit;
+        cgroupFiles(dir_ / "cgroup" / cg, current, std::to_string(pid) + "\n");
+        writeFile(dir_ / "cgroup" / cg / "memory.oom.group", "0\n");
+        writeFile(dir_ / "cgroup" / cg / "cgroup.kill", "");
+        writeProcess(dir_ / "proc", pid, "0\n");
+        systemd_.addUnit(unit, "/" + cg);
+        return cg;
+    }
+
     static void cgroupFiles(const fs::path& dir, Bytes current, const std::string& procs) {
         writeFile(dir / "memory.current", std::to_string(current) + "\n");
         writeFile(dir / "memory.min", "0\n");
@@ -1300,19 +1321,10 @@ TEST_F(PressureTest, AKillFromCalmRanksOnFreshReadings) {
     for (auto& l : config_.pressure.levels) {
         l.memAvailableBelow = 9900; // 99 %
     }
-    const std::string swapper = "memqos.slice/memqos-reclaimed.slice/swapper.service";
-    cgroupFiles(dir_ / "cgroup" / swapper, 100 * kMiB, "4646\n");
+    const std::string swapper = reclaimedUnit("swapper.service", 100 * kMiB, 4646);
     writeFile(dir_ / "cgroup" / swapper / "memory.swap.current", "0\n");
-    writeFile(dir_ / "cgroup" / swapper / "memory.oom.group", "0\n");
-    writeFile(dir_ / "cgroup" / swapper / "cgroup.kill", "");
     writeFile(dir_ / "cgroup" / kBatch / "memory.swap.current", "0\n");
-    writeProcess(dir_ / "proc", 4646, "0\n");
-    systemd_.addUnit("swapper.service", "/" + swapper);
-    writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
-                                     "MemFree:         8000000 kB\n"
-                                     "MemAvailable:    8388608 kB\n"
-                                     "SwapTotal:       2097152 kB\n"
-                                     "SwapFree:        2097152 kB\n");
+    meminfo8G(8000000, 8388608, 2097152, 2097152);
     auto m = makeEngine();
     ASSERT_TRUE(assign(*m, "swapper.service", "reclaimed", 0, kNoLimit).ok());
     // Every workload read by the sweep (one of the three a tick, in id
@@ -1326,11 +1338,7 @@ TEST_F(PressureTest, AKillFromCalmRanksOnFreshReadings) {
     writeFile(dir_ / "cgroup" / swapper / "memory.current", std::to_string(4 * kMiB) + "\n");
     writeFile(dir_ / "cgroup" / swapper / "memory.swap.current",
               std::to_string(500 * kMiB) + "\n");
-    writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
-                                     "MemFree:         4000000 kB\n"
-                                     "MemAvailable:    4194304 kB\n"
-                                     "SwapTotal:       2097152 kB\n"
-                                     "SwapFree:        1000000 kB\n");
+    meminfo8G(4000000, 4194304, 2097152, 1000000);
     tickAt(*m, 100);
     ASSERT_EQ(m->pressureLevel(), 3U);
     EXPECT_EQ(killFile(swapper), "1") << "the swap ranking puts swapper first";
@@ -1348,18 +1356,9 @@ TEST_F(PressureTest, LevelThreeFromCalmWithNoCandidateOnOlderReadingsReadsThemAg
         l.memAvailableBelow = 9900; // 99 %
         l.duration = std::chrono::seconds(0); // every level at once
     }
-    const std::string hog = "memqos.slice/memqos-reclaimed.slice/hog.service";
-    cgroupFiles(dir_ / "cgroup" / hog, 0, "4646\n");
-    writeFile(dir_ / "cgroup" / hog / "memory.oom.group", "0\n");
-    writeFile(dir_ / "cgroup" / hog / "cgroup.kill", "");
+    const std::string hog = reclaimedUnit("hog.service", 0, 4646);
     writeFile(dir_ / "cgroup" / kBatch / "memory.current", "0\n");
-    writeProcess(dir_ / "proc", 4646, "0\n");
-    systemd_.addUnit("hog.service", "/" + hog);
-    writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
-                                     "MemFree:         8000000 kB\n"
-                                     "MemAvailable:    8388608 kB\n"
-                                     "SwapTotal:       0 kB\n"
-                                     "SwapFree:        0 kB\n");
+    meminfo8G(8000000, 8388608, 0, 0);
     auto m = makeEngine();
     ASSERT_TRUE(assign(*m, "hog.service", "reclaimed", 0, kNoLimit).ok());
     for (int t = 0; t < 21; ++t) {
@@ -1368,11 +1367,7 @@ TEST_F(PressureTest, LevelThreeFromCalmWithNoCandidateOnOlderReadingsReadsThemAg
     ASSERT_EQ(m->pressureLevel(), 0U);
     // The hog grows behind the sweep's back, and memory runs out at once.
     writeFile(dir_ / "cgroup" / hog / "memory.current", std::to_string(900 * kMiB) + "\n");
-    writeFile(dir_ / "proc/meminfo", "MemTotal:        8388608 kB\n"
-                                     "MemFree:         4000 kB\n"
-                                     "MemAvailable:    4096 kB\n"
-                                     "SwapTotal:       0 kB\n"
-                                     "SwapFree:        0 kB\n");
+    meminfo8G(4000, 4096, 0, 0);
     tickAt(*m, 100);
     ASSERT_EQ(m->pressureLevel(), 3U);
     EXPECT_EQ(killFile(hog), "1") << "the hog holds 900 MiB now";
