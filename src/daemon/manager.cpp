@@ -2159,7 +2159,7 @@ bool Manager::killNear() const {
 }
 
 bool Manager::sampleWorkloads(bool killableOnly) {
-    const bool watchful = killableOnly || killNear();
+    const bool readKillable = killableOnly || killNear();
     const std::size_t n = workloads_.size();
     const std::size_t perTick =
         killableOnly
@@ -2194,7 +2194,7 @@ bool Manager::sampleWorkloads(bool killableOnly) {
         if (!stalls) {
             m.fullStallUsec.reset();
         }
-        if (!full && !(watchful && cls != nullptr && cls->killable)) {
+        if (!full && !(readKillable && cls != nullptr && cls->killable)) {
             continue;
         }
         auto u = cgroups_.usage(m.cgroupPath, repair, full || stalls);
@@ -2226,7 +2226,7 @@ bool Manager::sampleWorkloads(bool killableOnly) {
     }
     sweepCursor_ = n == 0 ? 0 : (cursor + perTick) % n;
     repairCursor_ = n == 0 ? 0 : (repairCursor + repairPerTick) % n;
-    return watchful;
+    return readKillable;
 }
 
 std::vector<core::WorkloadSample> Manager::workloadSamples(TimePoint now) {
@@ -2257,6 +2257,13 @@ std::vector<core::WorkloadSample> Manager::workloadSamples(TimePoint now) {
 void Manager::writeMetrics() {
     Metrics m;
     m.pressureLevel = pressure_.level;
+    m.conditionLevel = pressure_.level;
+    for (std::uint32_t i = 0; i < pressure_.aboveSince.size(); ++i) {
+        if (pressure_.aboveSince[i]) {
+            m.conditionLevel = std::max(m.conditionLevel, i + 1);
+        }
+    }
+    m.killNear = killNear();
     m.admissionOpen = pressure_.admissionOpen;
     m.dryRun = dryRun_;
     m.memoryAvailable = system_.mem.memAvailable;

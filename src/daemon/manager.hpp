@@ -160,9 +160,10 @@ public:
     // every kOomRepairTicks ticks while there are at most 3000 (with fewer
     // than kOomRepairTicks workloads, one a tick), and at the next tick for
     // a workload that is due (oomDue: its unit started, restarted or was
-    // placed); and while the engine is watchful (level above 0, a level's
-    // condition pending or a class stalling), the usage of every workload of
-    // a killable class at every tick, for the victim ranking.
+    // placed); and while a kill is near (killNear(): level 2 or above,
+    // level 3's condition building up, or a class stalling), the usage of
+    // every workload of a killable class at every tick, for the victim
+    // ranking.
     // The most PID 1 may reclaim when systemd writes a lowered memory.high.
     static constexpr Bytes kPid1ReclaimSlack = Bytes{2} << 20U;
     static constexpr std::size_t kSweepTicks = 10;

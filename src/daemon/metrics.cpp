@@ -67,6 +67,12 @@ std::string formatMetrics(const Metrics& m) {
     std::string out;
     family(out, "memqos_pressure_level", "gauge", "Pressure level 0..3.");
     out += "memqos_pressure_level " + std::to_string(m.pressureLevel) + "\n";
+    family(out, "memqos_pressure_condition_level", "gauge",
+           "Highest level whose entry condition holds now, entered or building up (0: none).");
+    out += "memqos_pressure_condition_level " + std::to_string(m.conditionLevel) + "\n";
+    family(out, "memqos_kill_near", "gauge",
+           "1 while a kill is near and the killable workloads are read every tick.");
+    out += "memqos_kill_near " + std::string(m.killNear ? "1" : "0") + "\n";
     family(out, "memqos_admission_open", "gauge", "1 while placements into killable classes are accepted.");
     out += "memqos_admission_open " + std::string(m.admissionOpen ? "1" : "0") + "\n";
     family(out, "memqos_dry_run", "gauge", "1 when memqosd only logs what it would do.");

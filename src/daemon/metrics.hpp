@@ -48,6 +48,11 @@ private:
 
 struct Metrics {
     std::uint32_t pressureLevel = 0;
+    // The highest level whose entry condition holds now (entered or still
+    // building up towards its Duration); 0: none.
+    std::uint32_t conditionLevel = 0;
+    // 1 while a kill is near: the killable workloads are read every tick.
+    bool killNear = false;
     bool admissionOpen = true;
     bool dryRun = false;
     Bytes memoryAvailable = 0;

@@ -1374,6 +1374,53 @@ TEST_F(PressureTest, LevelThreeFromCalmWithNoCandidateOnOlderReadingsReadsThemAg
     EXPECT_EQ(killFile(kBatch), "");
 }
 
+// Issue 25 item 2, from the other side: while only level 1's condition
+// builds up, a killable workload is read by the sweep's turn alone, not every
+// tick; once level 3's condition builds up (a kill is near), every tick. The
+// metrics file says which: memqos_pressure_condition_level, memqos_kill_near.
+TEST_F(PressureTest, KillableWorkloadsAreReadEveryTickOnlyWhileAKillIsNear) {
+    config_.manager.metricsFile = (dir_ / "prom/memqos.prom").string();
+    config_.pressure.levels[0].memAvailableBelow = 9900; // 99 %: holds
+    for (auto& l : config_.pressure.levels) {
+        l.duration = std::chrono::hours(1); // building up, never entered
+    }
+    config_.pressure.levels[1].memAvailableBelow = 0;
+    config_.pressure.levels[2].memAvailableBelow = 0;
+    const std::string hog = reclaimedUnit("hog.service", 0, 4646);
+    meminfo8G(8000000, 8000000, 0, 0); // 95 % available
+    auto m = makeEngine();
+    ASSERT_TRUE(assign(*m, "hog.service", "reclaimed", 0, kNoLimit).ok());
+    const auto prom = [&] { return readText(dir_ / "prom/memqos.prom"); };
+    // Grows behind memqosd's back between ticks; how many of the next ticks
+    // saw each size tells whether it was read every tick.
+    const auto ticksThatSawEachSize = [&](int first) {
+        int seen = 0;
+        for (int t = first; t < first + 3; ++t) {
+            const Bytes size = static_cast<Bytes>(t + 1) * kMiB;
+            writeFile(dir_ / "cgroup" / hog / "memory.current", std::to_string(size) + "\n");
+            tickAt(*m, t);
+            seen += m->workloads().at("hog.service").memoryCurrent == size ? 1 : 0;
+        }
+        return seen;
+    };
+    for (int t = 0; t < 21; ++t) {
+        tickAt(*m, t);
+    }
+    ASSERT_EQ(m->pressureLevel(), 0U);
+    ASSERT_NE(prom().find("\nmemqos_pressure_condition_level 1\n"), std::string::npos) << prom();
+    ASSERT_NE(prom().find("\nmemqos_kill_near 0\n"), std::string::npos) << prom();
+    EXPECT_LT(ticksThatSawEachSize(30), 3) << "read every tick with only level 1 building up";
+
+    config_.pressure.levels[1].memAvailableBelow = 9900;
+    config_.pressure.levels[2].memAvailableBelow = 9900;
+    ASSERT_TRUE(m->reload().ok());
+    tickAt(*m, 40);
+    ASSERT_EQ(m->pressureLevel(), 0U);
+    ASSERT_NE(prom().find("\nmemqos_pressure_condition_level 3\n"), std::string::npos) << prom();
+    ASSERT_NE(prom().find("\nmemqos_kill_near 1\n"), std::string::npos) << prom();
+    EXPECT_EQ(ticksThatSawEachSize(50), 3) << "level 3 building up: read every tick";
+}
+
 // A unit systemd never announced (its UnitNew goes through dbus-daemon,
 // which may be stopped or swapped out) is still found in its class slice
 // under pressure, and is the one killed (VM case 52-kill-path: "level 3 but
@@ -2176,6 +2223,8 @@ TEST_F(PressureTest, MetricsFileHasTheLevelClassesAndCounters) {
     tickAt(*m, 11); // the kill completed after tick 10 wrote the file
     const std::string text = readText(dir_ / "prom/memqos.prom");
     EXPECT_NE(text.find("\nmemqos_pressure_level 3\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\nmemqos_pressure_condition_level 3\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("\nmemqos_kill_near 1\n"), std::string::npos) << text;
     EXPECT_NE(text.find("\nmemqos_admission_open 0\n"), std::string::npos) << text;
     EXPECT_NE(text.find("memqos_class_memory_current_bytes{class=\"reclaimed\"} 629145600\n"),
               std::string::npos)
