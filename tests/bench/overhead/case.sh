@@ -17,6 +17,12 @@
 #     wait until it manages them again, then SETTLE_S seconds;
 #  5. the window: MINUTES minutes, memqosd, systemd-oomd and PID 1 sampled
 #     by sample.py;
+#  5b. unless WATCH_S=0, two more windows of WATCH_S seconds each, still at
+#     level 0: "watchful" (a pressure drop-in makes level 1's MemAvailable
+#     condition hold, 99 %, with Level1Duration=1h: it builds up, never
+#     entered) and "kill near" (the same for levels 1-3: memqosd reads every
+#     killable workload every tick); each proven by the metrics file
+#     (memqos_pressure_condition_level, memqos_kill_near) before and after;
 #  6. filecost.py: what each file memqosd reads per workload costs;
 #  7. check that every unit is still running and that neither daemon
 #     restarted; write $MEMQOS_VM_ARTIFACTS/overhead.json and print it
@@ -30,11 +36,14 @@ UNITS=${UNITS:-1000}
 MINUTES=${MINUTES:-5}
 BASELINE_S=${BASELINE_S:-60}
 SETTLE_S=${SETTLE_S:-30}
+WATCH_S=${WATCH_S:-120}
 BATCH=${BATCH:-100}
 EVERY_S=${EVERY_S:-5}
 art=${MEMQOS_VM_ARTIFACTS:-/tmp/overhead-artifacts}
 mkdir -p "$art"
-prom=/run/memqos/bench.prom # memqosd has ProtectSystem=strict: only its RuntimeDirectory is writable in /run
+# On disk, as an operator's would be (ProtectSystem=strict: memqosd may write
+# its StateDirectory); memqosd writes it without fsync, on a thread of its own.
+prom=/var/lib/memqos/bench.prom
 t_case=$SECONDS
 
 log() { printf '[overhead %4ds] %s\n' $((SECONDS - t_case)) "$*"; }
@@ -84,7 +93,7 @@ Slice=memqos-shared.slice
 ExecStart=/bin/sleep infinity
 EOF
 systemctl daemon-reload
-rm -f "$prom" # it survives restarts (RuntimeDirectoryPreserve=yes): wait for a new one
+rm -f "$prom" # it survives restarts: wait for a new one
 systemctl restart memqosd
 wait_for 60 "memqosd restarted with Interval=1s and writes $prom" test -s "$prom"
 systemctl start systemd-oomd.service || die "systemctl start systemd-oomd failed"
@@ -145,6 +154,36 @@ active_after=$(systemctl list-units --no-legend --state=active 'ovh@*.service' |
 log "after the window: $active_after units active"
 cp "$prom" "$art/metrics-end.prom"
 
+# --- 5b. watchful and kill near --------------------------------------------------------------
+watch_conf=/etc/memqos/memqosd.conf.d/91-overhead-bench-watch.conf
+metric_is() { [[ $(metric "$1") == "$2" ]]; }
+# watch_phase NAME LEVELS NEAR: levels 1..LEVELS' MemAvailable condition made
+# to hold (99 % of MemTotal) for an hour before it counts; memqosctl reload;
+# wait until the metrics file shows it; sample WATCH_S seconds; check again.
+watch_phase() {
+    local name=$1 levels=$2 near=$3 l
+    { echo '[Pressure]'; for ((l = 1; l <= levels; l++)); do printf 'Level%dMemAvailable=99%%\nLevel%dDuration=1h\n' "$l" "$l"; done; } >"$watch_conf"
+    memqosctl reload >/dev/null || die "memqosctl reload with $watch_conf failed"
+    wait_for 60 "$name: memqos_pressure_condition_level $levels" metric_is memqos_pressure_condition_level "$levels"
+    metric_is memqos_kill_near "$near" || die "$name: memqos_kill_near is $(metric memqos_kill_near), not $near"
+    metric_is memqos_pressure_level 0 || die "$name: memqosd entered level $(metric memqos_pressure_level)"
+    log "$name: ${WATCH_S} s at level 0 with level $levels building up (memqos_kill_near $near)"
+    python3 "$here/sample.py" --seconds "$WATCH_S" --every "$EVERY_S" --metrics "$prom" \
+        --out "$art/$name.json" \
+        memqosd="$(mainpid memqosd)" systemd-oomd="$(mainpid systemd-oomd)" pid1=1
+    metric_is memqos_pressure_condition_level "$levels" && metric_is memqos_kill_near "$near" &&
+        metric_is memqos_pressure_level 0 ||
+        die "$name: at its end the metrics file says level $(metric memqos_pressure_level), condition level $(metric memqos_pressure_condition_level), kill near $(metric memqos_kill_near)"
+}
+if ((WATCH_S > 0)); then
+    watch_phase watchful 1 0
+    watch_phase kill-near 3 1
+    rm -f "$watch_conf"
+    memqosctl reload >/dev/null || die "memqosctl reload without $watch_conf failed"
+    active_after=$(systemctl list-units --no-legend --state=active 'ovh@*.service' | wc -l)
+    log "after the watch windows: $active_after units active"
+fi
+
 # --- 6. where a tick's reading time goes ------------------------------------------------
 if [[ -f $here/filecost.py ]]; then
     log "cost of each file memqosd reads per workload, over all $UNITS cgroups (python, after the window):"
@@ -164,7 +203,7 @@ def load(name):
     return json.load(open(p)) if os.path.exists(p) else None
 out = {
     'params': {'units': $UNITS, 'minutes': $MINUTES, 'baseline_s': $BASELINE_S,
-               'settle_s': $SETTLE_S, 'batch': $BATCH, 'every_s': $EVERY_S,
+               'settle_s': $SETTLE_S, 'watch_s': $WATCH_S, 'batch': $BATCH, 'every_s': $EVERY_S,
                'interval': '1s', 'metrics_file': '$prom'},
     'guest': {'cpus': $(nproc), 'mem_total_kib': $(awk '/MemTotal/ {print $2}' /proc/meminfo),
               'kernel': '$(uname -r)', 'systemd': '$(systemctl --version | awk 'NR==1 {print $2}')',
@@ -181,12 +220,14 @@ out = {
     'memqosd_warning_lines': $warnings,
     'baseline': load('baseline.json'),
     'window': load('window.json'),
+    'watchful': load('watchful.json'),
+    'kill_near': load('kill-near.json'),
     'filecost': load('filecost.json'),
 }
 json.dump(out, open(os.path.join(art, 'overhead.json'), 'w'), indent=1)
 EOF
 echo "=== OVERHEAD-JSON-BEGIN ==="
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [p.pop("series", None) for p in (d["baseline"], d["window"]) if p]; print(json.dumps(d))' "$art/overhead.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [p.pop("series", None) for p in (d["baseline"], d["window"], d["watchful"], d["kill_near"]) if p]; print(json.dumps(d))' "$art/overhead.json"
 echo "=== OVERHEAD-JSON-END ==="
-((active_after == UNITS)) || die "only $active_after of $UNITS units still active after the window (killed?)"
+((active_after == UNITS)) || die "only $active_after of $UNITS units still active after the windows (killed?)"
 log "done"

@@ -22,11 +22,12 @@ import time
 CGROUP_FILES = ('memory.current', 'memory.min', 'memory.low', 'memory.high', 'memory.max',
                 'memory.swap.current', 'memory.swap.max', 'memory.pressure', 'memory.stat',
                 'cgroup.procs', 'memory.oom.group')
-# What the decision (core::decide, victims) and keepOomPriority use of a
-# workload's sample: memory.current, memory.swap.current, cgroup.procs (for
-# oom_score_adj), and memory.oom.group (read before the write).
-USED = ('memory.current', 'memory.swap.current', 'cgroup.procs', 'memory.oom.group',
-        'oom_score_adj')
+# What the decision (core::decide, victims, the class-stall rule) and the OOM
+# priority's repair use of a workload: memory.current, memory.swap.current and
+# memory.pressure (memqosd keeps these three open and preads them), cgroup.procs
+# (for oom_score_adj) and memory.oom.group (read before the write).
+USED = ('memory.current', 'memory.swap.current', 'memory.pressure', 'cgroup.procs',
+        'memory.oom.group', 'oom_score_adj')
 NODE_FILES = ('/proc/meminfo', '/proc/pressure/memory', '/proc/vmstat', '/proc/zoneinfo',
               '/proc/swaps')
 

@@ -59,6 +59,22 @@ def rss_peak(p):
     return max(vals) if vals else None
 
 
+PHASES = (('window', 'level 0'), ('watchful', 'watchful'), ('kill_near', 'kill near'))
+
+
+def versus_oomd(res):
+    """Issue 25's target: memqosd's CPU <= systemd-oomd's in the same run, per phase."""
+    out = {}
+    for key, _ in PHASES:
+        procs = (res.get(key) or {}).get('procs') or {}
+        mq, od = procs.get('memqosd') or {}, procs.get('systemd-oomd') or {}
+        a, b = mq.get('cpu_pct_of_one_core'), od.get('cpu_pct_of_one_core')
+        if a is not None and b is not None:
+            out[key] = {'memqosd_cpu_pct': a, 'oomd_cpu_pct': b, 'ok': a <= b,
+                        'factor': round(a / b, 2) if b else None}
+    return out
+
+
 def verdict(res):
     w = (res.get('window') or {}).get('procs', {}).get('memqosd')
     if not w:
@@ -70,6 +86,7 @@ def verdict(res):
         'cpu_factor_of_target': None if cpu is None else round(cpu / TARGET_CPU_PCT, 2),
         'rss_mib': rss, 'rss_ok': None if rss is None else rss <= TARGET_RSS_MIB,
         'rss_factor_of_target': None if rss is None else round(rss / TARGET_RSS_MIB, 2),
+        'versus_oomd': versus_oomd(res),
     }
 
 
@@ -132,6 +149,8 @@ def table(path):
     head = ('contender', 'CPU % of 1 core', 'RSS MiB (peak)', 'tick p50 / p99 / max ms')
     rows = [head, ('target (memqosd)', f'<= {TARGET_CPU_PCT}', f'<= {TARGET_RSS_MIB:.0f}', 'reported')]
     rows += phase_rows(res.get('window'), '', True)
+    for key, label in PHASES[1:]:
+        rows += phase_rows(res.get(key), f" [{label}, {prm.get('watch_s')} s]", False)
     base = res.get('baseline')
     if base:
         rows += [r for r in phase_rows(base, f" [baseline 0 units, {prm.get('baseline_s')} s]", False)]
@@ -166,7 +185,19 @@ def table(path):
     notes.append(f"starting the units took {tm.get('units_start_s')} s, all managed after {tm.get('units_managed_s')} s; "
                  f"memqosd restarted with them managed them after {tm.get('restart_managed_s')} s; "
                  f"memqosd VmHWM after adopting them one by one: {res.get('memqosd_vm_hwm_after_ramp_mib')} MiB")
+    if res.get('watchful') or res.get('kill_near'):
+        notes.append("watchful: level 1's MemAvailable condition holds (99 %) and builds up towards Level1Duration=1h; "
+                     "kill near: the same for levels 1-3, so memqosd reads every killable workload every tick; "
+                     "memqosd stays at level 0 in both (checked in the metrics file), nothing is killed; "
+                     "tick quantiles there are over the last <=1024 ticks (mostly the level-0 window): "
+                     "the phase's own figure is its mean")
     v = res.get('verdict') or {}
+    vo = v.get('versus_oomd') or versus_oomd(res)
+    if vo:
+        notes.append('memqosd CPU <= systemd-oomd CPU (issue 25): ' + '; '.join(
+            f"{label} {'met' if vo[k]['ok'] else 'MISSED'} ({vo[k]['memqosd_cpu_pct']:.3f} vs {vo[k]['oomd_cpu_pct']:.3f} %"
+            + (f", {vo[k]['factor']}x" if vo[k]['factor'] is not None else '') + ')'
+            for k, label in PHASES if k in vo))
     if v.get('cpu_ok') is not None:
         notes.append(f"verdict: CPU {'met' if v['cpu_ok'] else 'MISSED'} ({v['cpu_factor_of_target']}x the target), "
                      f"RSS {'met' if v['rss_ok'] else 'MISSED'} ({v['rss_factor_of_target']}x the target)"
