@@ -144,10 +144,12 @@ def type_on_pty(argv, env, setup, ready, typed, done, timeout):
     return shown.decode('utf-8', 'replace')
 
 
+# compinit reads the dump ZshCompleter made once (-C: as it is): without one,
+# every shell would scan all of fpath again, about a second each.
 ZSHRC = """unsetopt beep
 PS1='@@ready%% '
 fpath=({fpath} $fpath)
-autoload -Uz compinit && compinit -u -D
+autoload -Uz compinit && compinit -u -C -d {dump}
 {capture}exec >{out} 2>{err}
 """
 
@@ -179,10 +181,17 @@ class ZshCompleter:
         os.makedirs(fpath)
         shutil.copy(script, os.path.join(fpath, '_memqosctl'))
         self.files = {k: os.path.join(self.dir, k) for k in ('cap', 'out', 'err')}
+        # The completion dump of this fpath, as a user's first zsh writes it.
+        dump = os.path.join(self.dir, 'zcompdump')
+        subprocess.run([zsh, '-f', '-c', f'fpath=({shlex.quote(fpath)} $fpath); '
+                        f'autoload -Uz compinit && compinit -u -d {shlex.quote(dump)}'],
+                       env=self.env, check=True, timeout=60, stdin=subprocess.DEVNULL)
+        if not os.path.exists(dump):
+            raise RuntimeError(f'zsh wrote no completion dump {dump}')
         for name, capture in (('capture', ZSH_CAPTURE), ('plain', '')):
             os.makedirs(os.path.join(self.dir, name))
             with open(os.path.join(self.dir, name, '.zshrc'), 'w', encoding='utf-8') as f:
-                f.write(ZSHRC.format(fpath=shlex.quote(fpath), capture=capture,
+                f.write(ZSHRC.format(fpath=shlex.quote(fpath), dump=shlex.quote(dump), capture=capture,
                                      out=shlex.quote(self.files['out']),
                                      err=shlex.quote(self.files['err'])))
 
