@@ -12,9 +12,12 @@ set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 
 N=200
-ROUNDS=${MEMQOS_KILL9_ROUNDS:-50}
-# 50 rounds take about 7 s each under TCG: 420 s leaves room for a busy host.
-BUDGET=${MEMQOS_KILL9_BUDGET:-420} # seconds for the rounds
+# 20 random points in CI (about 7-9 s each under TCG; 50 until 2026-12-05,
+# 50/50 consistent in every run); the long run, from the host:
+#   MEMQOS_CASE_KILL9_ROUNDS=200 MEMQOS_CASE_KILL9_BUDGET=2400 tests/vm/run ...
+# (tests/vm/run hands MEMQOS_CASE_* to the guest; doc/TESTING.md).
+ROUNDS=${MEMQOS_CASE_KILL9_ROUNDS:-20}
+BUDGET=${MEMQOS_CASE_KILL9_BUDGET:-240} # seconds for the rounds
 work=$(mktemp -d)
 MIB=1048576
 
