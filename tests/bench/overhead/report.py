@@ -175,6 +175,12 @@ def table(path):
     if mq.get('schedstat_pct_of_one_core') is not None:
         notes.append(f"memqosd scheduler run time (schedstat, all {mq.get('threads')} threads): "
                      f"{mq['schedstat_pct_of_one_core']:.3f} % of one core")
+    if mq.get('rss_anon_mib') is not None:
+        top = ', '.join(f"{k.rsplit('/', 1)[-1]} {v / 1024:.1f}" for k, v in
+                        list((mq.get('largest_file_rss_kib') or {}).items())[:5])
+        notes.append(f"memqosd's RSS at the window's end: {mq['rss_anon_mib']} MiB its own (RssAnon), "
+                     f"{mq['rss_file_mib']} MiB mapped files (RssFile: shared libraries, shared with other "
+                     f"processes that map them); PSS {mq.get('pss_mib')} MiB; most resident files (MiB): {top}")
     gc = w.get('guest_cpu') or {}
     if gc:
         notes.append(f"whole guest: {gc.get('busy_cores')} cores busy on average during the window")

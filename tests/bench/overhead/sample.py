@@ -116,6 +116,40 @@ def tick_view(metrics):
     return view
 
 
+def mib(kib):
+    return None if kib is None else round(kib / 1024, 2)
+
+
+def rollup_kib(pid, key):
+    """A field of /proc/PID/smaps_rollup in KiB (None if unreadable)."""
+    try:
+        with open(f'/proc/{pid}/smaps_rollup', encoding='utf-8') as f:
+            for line in f:
+                if line.startswith(key + ':'):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def largest_file_rss(pid, top=8):
+    """The mapped files with the most resident pages: {path: KiB}."""
+    per = {}
+    name = None
+    try:
+        with open(f'/proc/{pid}/smaps', encoding='utf-8') as f:
+            for line in f:
+                first = line.split(None, 1)[0]
+                if '-' in first and not first.endswith(':'):
+                    parts = line.split()
+                    name = parts[5] if len(parts) > 5 and parts[5].startswith('/') else None
+                elif first == 'Rss:' and name is not None:
+                    per[name] = per.get(name, 0) + int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return dict(sorted(per.items(), key=lambda kv: -kv[1])[:top])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--seconds', type=float, required=True)
@@ -184,6 +218,13 @@ def main():
             'rss_mean_mib': round(sum(rss) / len(rss) / 1024, 2) if rss else None,
             'vm_hwm_mib': (lambda v: None if v is None else round(v / 1024, 2))(
                 status_kib(p['pid'], 'VmHWM')),
+            # At the end: VmRSS split into the process's own memory and the
+            # file pages it maps (shared libraries, mostly shared with other
+            # processes), and its proportional share (PSS).
+            'rss_anon_mib': mib(status_kib(p['pid'], 'RssAnon')),
+            'rss_file_mib': mib(status_kib(p['pid'], 'RssFile')),
+            'pss_mib': mib(rollup_kib(p['pid'], 'Pss')),
+            'largest_file_rss_kib': largest_file_rss(p['pid']),
         }
     busy = sys1[0] - sys0[0]
     total = sys1[1] - sys0[1]
