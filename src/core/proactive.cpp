@@ -59,6 +59,19 @@ Usec spreadOf(std::string_view id, Usec interval) {
 
 } // namespace
 
+bool staysAtFloor(const WorkloadReclaim& r, Bytes memoryCurrent, Bytes request, Bytes pageSize) {
+    if (r.phase != ReclaimPhase::AtFloor) {
+        return false;
+    }
+    const Bytes minBytes = kMinReclaimPages * (pageSize == 0 ? kDefaultPageSize : pageSize);
+    if (memoryCurrent <= request || memoryCurrent - request < minBytes ||
+        memoryCurrent <= kReclaimFloor) {
+        return true;
+    }
+    return r.stoppedAt > 0 && U128{memoryCurrent} * kPermyriadOne <
+                                  U128{r.stoppedAt} * (kPermyriadOne + kResumeGrowth);
+}
+
 bool proactiveDue(const WorkloadReclaim& r, TimePoint now, const ReclaimConfig& config) {
     return !r.lastAt || now < *r.lastAt || now - *r.lastAt >= config.interval + r.firstDelay;
 }
@@ -105,6 +118,14 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
             continue;
         }
         const CgroupSample& cg = *ws.cgroup;
+        if (!cg.pressure && pressureLevel == 0 &&
+            staysAtFloor(r, cg.memoryCurrent, ws.workload.request, page)) {
+            // Still at its floor, looked at by its usage alone.
+            r.lastAt = snapshot.now;
+            r.staleBaseline = true;
+            out.state[id] = r;
+            continue;
+        }
         if (!cg.pressure) {
             r.phase = ReclaimPhase::NoPsi;
             r.lastAt = snapshot.now; // look again after an interval
@@ -112,10 +133,16 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
             continue;
         }
         const std::uint64_t some = cg.pressure->some.totalUsec;
-        if (!r.lastAt || r.phase == ReclaimPhase::NoPsi || some < r.lastSomeUsec) {
+        if (!r.lastAt || r.phase == ReclaimPhase::NoPsi || r.staleBaseline ||
+            some < r.lastSomeUsec) {
+            // A first or new measurement. One that left its floor starts
+            // without a spread: its phase in the interval is its own already.
+            const bool leftFloor = r.staleBaseline;
             baseline(r, snapshot.now, some);
+            r.staleBaseline = false;
             r.phase = ReclaimPhase::Waiting;
-            r.firstDelay = config.spreadPhases ? spreadOf(id, config.interval) : Usec{0};
+            r.firstDelay = config.spreadPhases && !leftFloor ? spreadOf(id, config.interval)
+                                                             : Usec{0};
             r.asked = 0;
             out.state[id] = r;
             continue;

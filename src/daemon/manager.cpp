@@ -2486,8 +2486,17 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
         if (st != reclaim_.end() && !core::proactiveDue(st->second, snap.now, config_.reclaim)) {
             continue;
         }
-        // memory.current and memory.pressure: what decideProactive takes.
-        auto u = cgroups_.slice(ws.cgroup->path, false, true);
+        // memory.current and memory.pressure: what decideProactive takes;
+        // memory.current alone of one at its floor at level 0, unless it
+        // has left it (core::staysAtFloor).
+        const bool floorOnly = pressure_.level == 0 && st != reclaim_.end() &&
+                               st->second.phase == core::ReclaimPhase::AtFloor;
+        auto u = cgroups_.slice(ws.cgroup->path, false, !floorOnly);
+        if (floorOnly && u && u->has_value() &&
+            !core::staysAtFloor(st->second, (*u)->memoryCurrent, ws.workload.request,
+                                system_.pageSize)) {
+            u = cgroups_.slice(ws.cgroup->path, false, true);
+        }
         if (u && u->has_value()) {
             ws.cgroup->memoryCurrent = (*u)->memoryCurrent;
             ws.cgroup->pressure = (*u)->pressure;

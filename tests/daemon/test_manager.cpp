@@ -1074,6 +1074,37 @@ TEST_F(ProactiveTest, StepsWhileTheStallIsLowBacksOffWhenItRisesNeverTouchesDedi
     EXPECT_EQ(m->reclaimOf("nginx.service")->phase, core::ReclaimPhase::Off);
 }
 
+// Issue 25: a workload at its floor is looked at by its memory.current alone
+// at level 0; its memory.pressure is read again once it has grown past the
+// floor. (A memory.pressure that does not parse makes the read fail, and
+// the workload counts as gone: Waiting.)
+TEST_F(ProactiveTest, AtItsFloorOnlyTheUsageIsReadUntilItGrows) {
+    writeFile(batch_ / "memory.current", std::to_string(8 * kMiB) + "\n");
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    tickAt(*m, 5);
+    ASSERT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::AtFloor);
+    // The sweep reads one of the two workloads a tick (usage and pressure,
+    // for the ranking and the class-stall rule): at the 4th tick nginx.
+    tickAt(*m, 7);
+    writeFile(batch_ / "memory.pressure", "not psi\n");
+    tickAt(*m, 10);
+    EXPECT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::AtFloor)
+        << "memory.pressure was read at the floor";
+    writeFile(batch_ / "memory.current", std::to_string(600 * kMiB) + "\n");
+    tickAt(*m, 15);
+    EXPECT_NE(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::AtFloor)
+        << "memory.pressure was not read once it left the floor";
+    // Readable again: measured anew, then reclaimed from (its first
+    // interval is spread by up to one interval).
+    writeFile(batch_ / "memory.pressure", psiText(0));
+    for (int t = 20; t <= 30; ++t) {
+        tickAt(*m, t);
+    }
+    EXPECT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::Reclaiming);
+    EXPECT_EQ(readText(batch_ / "memory.reclaim"), std::to_string(firstStep_));
+}
+
 // The PSI and swap properties (Manager MemoryPressureSome/Full, Class
 // SwapCurrent/MemoryPressure, Workload MemoryPressure) are what the tick read
 // from /proc/pressure/memory and the cgroups' files.

@@ -28,6 +28,11 @@
 // interval is longer by a share of the interval taken from a hash of its
 // id (spreadPhases), so a thousand workloads adopted at once are not all
 // measured and stepped in the same tick.
+// A workload at its floor at level 0 is looked at by its usage alone
+// (staysAtFloor): while it stays there its memory.pressure is not read (a
+// thousand small services would cost a thousand reads every interval for
+// nothing), and its stall keeps the value last measured. Once it leaves the
+// floor its stall is measured anew (one interval in Waiting) before a step.
 // Off: the controller or the class's Reclaim is off, or the class has
 // Protection=min and minProtected is off. NoPsi: the cgroup has no
 // memory.pressure (looked at again every interval). Waiting: the first
@@ -91,6 +96,7 @@ struct WorkloadReclaim {
     Bytes asked = 0;       // the last step's bytes (0: no step outstanding)
     Bytes reclaimedBefore = 0; // `reclaimed` when that step was decided
     Bytes stoppedAt = 0;   // usage when stopped for want of swap (0: not)
+    bool staleBaseline = false; // lastSomeUsec predates lastAt (pressure not read at the floor)
     friend bool operator==(const WorkloadReclaim&, const WorkloadReclaim&) = default;
 };
 
@@ -116,6 +122,11 @@ bool reclaimable(const ClassPolicy* c, const ReclaimConfig& config);
 // (its interval is over, or it has no measurement yet): the daemon reads the
 // file only for those, and decideProactive ignores the pressure of others.
 bool proactiveDue(const WorkloadReclaim& r, TimePoint now, const ReclaimConfig& config);
+
+// Whether a workload at its floor (AtFloor) stays there with `memoryCurrent`:
+// then decideProactive needs no memory.pressure of it at level 0, and the
+// daemon reads only memory.current. False for any other phase.
+bool staysAtFloor(const WorkloadReclaim& r, Bytes memoryCurrent, Bytes request, Bytes pageSize);
 
 ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& config,
                                  const std::vector<ClassPolicy>& classes,

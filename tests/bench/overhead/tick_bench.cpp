@@ -172,6 +172,10 @@ struct Tree {
     fs::path proc;
 };
 
+// Each workload's memory.current: above the reclaim floor, so proactive
+// reclaim steps every workload once an interval.
+constexpr Bytes kWorkloadUsage = 100 * kMiB;
+
 Tree makeTree(const fs::path& base, std::size_t workloads) {
     std::string tmpl = (base / "memqos-tick-bench.XXXXXX").string();
     if (::mkdtemp(tmpl.data()) == nullptr) {
@@ -202,7 +206,7 @@ Tree makeTree(const fs::path& base, std::size_t workloads) {
         const char* cls = i % 2 == 0 ? "shared" : "reclaimed";
         const int pid = 10000 + static_cast<int>(i);
         const std::string unit = "ovh@" + std::to_string(i + 1) + ".service";
-        makeCgroup(t.cgroup / io::unitCgroupPath(cls, unit), 100 * kMiB,
+        makeCgroup(t.cgroup / io::unitCgroupPath(cls, unit), kWorkloadUsage,
                    std::to_string(pid) + "\n");
         const auto pdir = t.proc / std::to_string(pid);
         fs::create_directories(pdir);
@@ -295,8 +299,9 @@ int main(int argc, char** argv) {
     raiseFdLimit(workloads * 3 + 1024);
     int rc = 0;
     struct Phases {
-        Stats steady, watchful, near, quiet;
+        Stats steady, watchful, near, small, quiet;
         std::size_t steadyWrites = 0;
+        std::size_t smallWrites = 0;
         std::uint32_t steadyLevel = 0, watchfulLevel = 0, nearLevel = 0;
         std::size_t keptFds = 0;
         bool ok = true;
@@ -365,8 +370,24 @@ int main(int argc, char** argv) {
         run(2);
         out.near = stats(run(ticks));
         out.nearLevel = m.pressureLevel();
-        // The rest of the tick: steady again, proactive reclaim off.
+        // Small services (the VM benchmark's sleep units): every workload at
+        // its reclaim floor, looked at by its usage alone.
         writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 6 / 10));
+        const auto setUsage = [&](Bytes current) {
+            for (std::size_t i = 0; i < workloads; ++i) {
+                const char* cls = i % 2 == 0 ? "shared" : "reclaimed";
+                const std::string unit = "ovh@" + std::to_string(i + 1) + ".service";
+                writeFile(tree.cgroup / io::unitCgroupPath(cls, unit) / "memory.current",
+                          std::to_string(current) + "\n");
+            }
+        };
+        setUsage(Bytes{1} << 20U);
+        run(20); // every workload's interval over at least once: at its floor
+        const std::size_t smallBefore = runner.writes;
+        out.small = stats(run(ticks));
+        out.smallWrites = runner.writes - smallBefore;
+        setUsage(kWorkloadUsage); // as makeTree left it, for the next measure()
+        // The rest of the tick: steady again, proactive reclaim off.
         config.reclaim.enabled = false;
         if (!m.reload().ok()) {
             std::fprintf(stderr, "tick-bench: reload failed\n");
@@ -399,6 +420,9 @@ int main(int argc, char** argv) {
                     p->watchful.max);
         std::printf("| kill near (level %u, level 3 building up) | %s | %.0f | %.0f | %.0f | %.0f |\n",
                     p->nearLevel, how, p->near.mean, p->near.p50, p->near.p99, p->near.max);
+        std::printf("| steady, small services (all at their reclaim floor) | %s | %.0f | %.0f | "
+                    "%.0f | %.0f |\n",
+                    how, p->small.mean, p->small.p50, p->small.p99, p->small.max);
         std::printf("| steady, [Reclaim] Enabled=no | %s | %.0f | %.0f | %.0f | %.0f |\n", how,
                     p->quiet.mean, p->quiet.p50, p->quiet.p99, p->quiet.max);
     }
@@ -406,6 +430,7 @@ int main(int argc, char** argv) {
                 "workload fds kept after it: %zu\n",
                 kept.steadyWrites, static_cast<double>(kept.steadyWrites) /
                                        static_cast<double>(ticks), kept.keptFds);
+    std::printf("memory.reclaim writes planned with the small services: %zu\n", kept.smallWrites);
     if (!opened.ok || !kept.ok) {
         rc = 1;
     }

@@ -267,6 +267,43 @@ TEST(Proactive, SmallWorkloadsAreAtTheSizeFloor) {
     EXPECT_EQ(r.w().phase, ReclaimPhase::AtFloor);
 }
 
+// Issue 25: a workload at its floor is looked at by its usage alone (the
+// daemon reads no memory.pressure of it), its stall keeps the last measured
+// value; once it grows past the floor its stall is measured anew over one
+// interval, not from the old total (10 s stalled meanwhile would read as a
+// 100 % stall and back it off), and then it is reclaimed from.
+TEST(Proactive, AtTheFloorTheUsageAloneIsLookedAtAndTheStallMeasuredAnewAfter) {
+    Controller r;
+    r.step(one(0, "reclaimed", 8_MiB, 0));
+    r.step(one(5, "reclaimed", 8_MiB, 1000));
+    ASSERT_EQ(r.w().phase, ReclaimPhase::AtFloor);
+    EXPECT_NEAR(r.w().stall, 0.02, 1e-9);
+    EXPECT_TRUE(staysAtFloor(r.w(), 8_MiB, 0, 4096));
+    EXPECT_FALSE(staysAtFloor(r.w(), 1_GiB, 0, 4096));
+    Snapshot usageOnly = one(10, "reclaimed", 10_MiB, 0);
+    usageOnly.workloads[0].cgroup->pressure.reset();
+    EXPECT_TRUE(r.step(usageOnly).steps.empty());
+    EXPECT_EQ(r.w().phase, ReclaimPhase::AtFloor) << "not NoPsi: pressure was not read";
+    EXPECT_NEAR(r.w().stall, 0.02, 1e-9);
+    // Grown past the floor, with 10 s stalled while nobody looked: a new
+    // measurement starts.
+    EXPECT_TRUE(r.step(one(15, "reclaimed", 1_GiB, 10'001'000)).steps.empty());
+    EXPECT_EQ(r.w().phase, ReclaimPhase::Waiting);
+    const auto out = r.step(one(20, "reclaimed", 1_GiB, 10'001'000));
+    ASSERT_EQ(out.steps.size(), 1U);
+    EXPECT_EQ(r.w().phase, ReclaimPhase::Reclaiming);
+    EXPECT_EQ(r.w().stall, 0.0);
+    // Other phases, and a pressure level above 0, need the pressure.
+    EXPECT_FALSE(staysAtFloor(r.w(), 8_MiB, 0, 4096));
+    r.step(one(25, "reclaimed", 8_MiB, 10'001'000));
+    ASSERT_EQ(r.w().phase, ReclaimPhase::AtFloor);
+    r.level = 1;
+    usageOnly = one(30, "reclaimed", 8_MiB, 0);
+    usageOnly.workloads[0].cgroup->pressure.reset();
+    r.step(usageOnly);
+    EXPECT_EQ(r.w().phase, ReclaimPhase::NoPsi);
+}
+
 // With swap: a step that freed less than half of what it asked halves the
 // next (not below the start) instead of doubling it.
 TEST(Proactive, StepShrinksWhenTheKernelFreesLittle) {
