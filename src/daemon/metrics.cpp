@@ -68,7 +68,7 @@ std::string formatMetrics(const Metrics& m) {
     family(out, "memqos_pressure_level", "gauge", "Pressure level 0..3.");
     out += "memqos_pressure_level " + std::to_string(m.pressureLevel) + "\n";
     family(out, "memqos_pressure_condition_level", "gauge",
-           "Highest level whose entry condition holds now, entered or building up (0: none).");
+           "The pressure level, or a higher level whose entry condition holds now (building up).");
     out += "memqos_pressure_condition_level " + std::to_string(m.conditionLevel) + "\n";
     family(out, "memqos_kill_near", "gauge",
            "1 while a kill is near and the killable workloads are read every tick.");

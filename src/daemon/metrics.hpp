@@ -48,8 +48,8 @@ private:
 
 struct Metrics {
     std::uint32_t pressureLevel = 0;
-    // The highest level whose entry condition holds now (entered or still
-    // building up towards its Duration); 0: none.
+    // The pressure level, or the highest level above it whose entry
+    // condition holds now (building up towards its Duration).
     std::uint32_t conditionLevel = 0;
     // 1 while a kill is near: the killable workloads are read every tick.
     bool killNear = false;
