@@ -59,17 +59,29 @@ Usec spreadOf(std::string_view id, Usec interval) {
 
 } // namespace
 
+namespace {
+
+// Too little to reclaim from: at or below the request, less than
+// kMinReclaimPages above it, or at most kReclaimFloor.
+bool belowFloor(Bytes memoryCurrent, Bytes request, Bytes page) {
+    return memoryCurrent <= request || memoryCurrent - request < kMinReclaimPages * page ||
+           memoryCurrent <= kReclaimFloor;
+}
+
+// A workload stopped for want of swap has grown by kResumeGrowth since.
+bool grewSinceStop(const WorkloadReclaim& r, Bytes memoryCurrent) {
+    return r.stoppedAt > 0 && U128{memoryCurrent} * kPermyriadOne >=
+                                  U128{r.stoppedAt} * (kPermyriadOne + kResumeGrowth);
+}
+
+} // namespace
+
 bool staysAtFloor(const WorkloadReclaim& r, Bytes memoryCurrent, Bytes request, Bytes pageSize) {
     if (r.phase != ReclaimPhase::AtFloor) {
         return false;
     }
-    const Bytes minBytes = kMinReclaimPages * (pageSize == 0 ? kDefaultPageSize : pageSize);
-    if (memoryCurrent <= request || memoryCurrent - request < minBytes ||
-        memoryCurrent <= kReclaimFloor) {
-        return true;
-    }
-    return r.stoppedAt > 0 && U128{memoryCurrent} * kPermyriadOne <
-                                  U128{r.stoppedAt} * (kPermyriadOne + kResumeGrowth);
+    return belowFloor(memoryCurrent, request, pageSize == 0 ? kDefaultPageSize : pageSize) ||
+           (r.stoppedAt > 0 && !grewSinceStop(r, memoryCurrent));
 }
 
 bool proactiveDue(const WorkloadReclaim& r, TimePoint now, const ReclaimConfig& config) {
@@ -157,9 +169,7 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
         const ClassPolicy* cls = findClass(classes, ws.workload.className);
         const bool swap = snapshot.system.mem.swapTotal > 0 && cls != nullptr && cls->swap;
         const Bytes minBytes = kMinReclaimPages * page;
-        if (r.stoppedAt > 0 &&
-            U128{cg.memoryCurrent} * kPermyriadOne >=
-                U128{r.stoppedAt} * (kPermyriadOne + kResumeGrowth)) {
+        if (grewSinceStop(r, cg.memoryCurrent)) {
             r.stoppedAt = 0; // grew since: worth another try
         }
         if (pressureLevel > 0) {
@@ -168,9 +178,7 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
         } else if (r.stall >= config.stallTarget) {
             r.phase = ReclaimPhase::BackedOff;
             r.step = 0;
-        } else if (cg.memoryCurrent <= ws.workload.request ||
-                   cg.memoryCurrent - ws.workload.request < minBytes ||
-                   cg.memoryCurrent <= kReclaimFloor) {
+        } else if (belowFloor(cg.memoryCurrent, ws.workload.request, page)) {
             r.phase = ReclaimPhase::AtFloor;
         } else if (r.stoppedAt > 0 || (poor && !swap)) {
             // Without swap what the kernel would not free is anonymous
