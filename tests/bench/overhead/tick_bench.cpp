@@ -172,6 +172,18 @@ struct Tree {
     fs::path proc;
 };
 
+// Workload i (from 0): its unit and its cgroup path under the root, in the
+// shared class for even i and the reclaimed class for odd i.
+struct BenchUnit {
+    std::string unit;
+    std::string cgroup;
+};
+BenchUnit benchUnit(std::size_t i) {
+    std::string unit = "ovh@" + std::to_string(i + 1) + ".service";
+    std::string cgroup = io::unitCgroupPath(i % 2 == 0 ? "shared" : "reclaimed", unit);
+    return {std::move(unit), std::move(cgroup)};
+}
+
 // Each workload's memory.current: above the reclaim floor, so proactive
 // reclaim steps every workload once an interval.
 constexpr Bytes kWorkloadUsage = 100 * kMiB;
@@ -203,10 +215,8 @@ Tree makeTree(const fs::path& base, std::size_t workloads) {
     writeFile(t.proc / "swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
                                 "/swapfile                               file\t\t8388604\t\t0\t\t-2\n");
     for (std::size_t i = 0; i < workloads; ++i) {
-        const char* cls = i % 2 == 0 ? "shared" : "reclaimed";
         const int pid = 10000 + static_cast<int>(i);
-        const std::string unit = "ovh@" + std::to_string(i + 1) + ".service";
-        makeCgroup(t.cgroup / io::unitCgroupPath(cls, unit), kWorkloadUsage,
+        makeCgroup(t.cgroup / benchUnit(i).cgroup, kWorkloadUsage,
                    std::to_string(pid) + "\n");
         const auto pdir = t.proc / std::to_string(pid);
         fs::create_directories(pdir);
@@ -317,9 +327,8 @@ int main(int argc, char** argv) {
         }
         test::FakeSystemd systemd;
         for (std::size_t i = 0; i < workloads; ++i) {
-            const char* cls = i % 2 == 0 ? "shared" : "reclaimed";
-            const std::string unit = "ovh@" + std::to_string(i + 1) + ".service";
-            systemd.addUnit(unit, "/" + io::unitCgroupPath(cls, unit));
+            const BenchUnit u = benchUnit(i);
+            systemd.addUnit(u.unit, "/" + u.cgroup);
         }
         io::StateStore store{fs::path("/nonexistent"), fs::path("/nonexistent")};
         io::InstanceStore instances{fs::path("/nonexistent")};
@@ -375,9 +384,7 @@ int main(int argc, char** argv) {
         writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 6 / 10));
         const auto setUsage = [&](Bytes current) {
             for (std::size_t i = 0; i < workloads; ++i) {
-                const char* cls = i % 2 == 0 ? "shared" : "reclaimed";
-                const std::string unit = "ovh@" + std::to_string(i + 1) + ".service";
-                writeFile(tree.cgroup / io::unitCgroupPath(cls, unit) / "memory.current",
+                writeFile(tree.cgroup / benchUnit(i).cgroup / "memory.current",
                           std::to_string(current) + "\n");
             }
         };
