@@ -116,6 +116,20 @@ double Manager::classMemoryPressure(const std::string& className) const {
     return u && u->has_value() && (*u)->pressure ? (*u)->pressure->some.avg10 : 0.0;
 }
 
+Manager::WorkloadUsage Manager::workloadUsage(const ManagedWorkload& w, bool withPressure) const {
+    WorkloadUsage out;
+    if (w.cgroupPath.empty()) {
+        return out;
+    }
+    auto u = cgroups_.usage(w.cgroupPath, false, withPressure);
+    if (u && u->has_value()) {
+        out.memoryCurrent = (*u)->memoryCurrent;
+        out.swapCurrent = (*u)->swapCurrent;
+        out.memoryPressure = (*u)->pressure ? (*u)->pressure->some.avg10 : 0.0;
+    }
+    return out;
+}
+
 double Manager::memoryPressureSome() const {
     return system_.pressure ? system_.pressure->some.avg10 : 0.0;
 }
@@ -2186,7 +2200,7 @@ bool Manager::sampleWorkloads(bool killableOnly) {
             continue;
         }
         const bool repair = !killableOnly && (repairTurn || m.oomDue);
-        const bool full = !killableOnly && (turn || repair);
+        const bool full = !killableOnly && ((turn && observedOnly(m)) || repair);
         const auto* cls = core::findClass(config_.classes, m.workload.className);
         // Its class stalls at its cap: whether it stalls itself decides
         // whether it may be the class-stall rule's victim.
@@ -2197,7 +2211,7 @@ bool Manager::sampleWorkloads(bool killableOnly) {
         if (!full && !(readKillable && cls != nullptr && cls->killable)) {
             continue;
         }
-        auto u = cgroups_.usage(m.cgroupPath, repair, full || stalls);
+        auto u = cgroups_.usage(m.cgroupPath, repair, stalls);
         m.present = u && u->has_value();
         if (m.present) {
             m.memoryCurrent = (*u)->memoryCurrent;
@@ -2205,9 +2219,6 @@ bool Manager::sampleWorkloads(bool killableOnly) {
             m.fullStallUsec.reset();
             if (stalls && (*u)->pressure && (*u)->pressure->full) {
                 m.fullStallUsec = (*u)->pressure->full->totalUsec;
-            }
-            if (full) {
-                m.memoryPressure = (*u)->pressure ? (*u)->pressure->some.avg10 : 0.0;
             }
             if (repair) {
                 keepOomPriority(m, (*u)->procs);
@@ -2220,7 +2231,6 @@ bool Manager::sampleWorkloads(bool killableOnly) {
             }
             m.memoryCurrent = 0;
             m.swapCurrent = 0;
-            m.memoryPressure = 0;
             m.fullStallUsec.reset();
         }
     }

@@ -97,11 +97,12 @@ struct ManagedWorkload {
     bool loaded = true;     // systemd knows the unit (LoadState "loaded")
     bool transient = false; // started by RunWorkload: gone for good once removed
     core::Tiers tiers;
+    // Its usage at the last read that decisions take it from: its OOM
+    // priority's repair turn, every tick while a kill is near (killNear())
+    // and, for an unplaced workload (counted by the memory guard), its
+    // sweep turn. The D-Bus properties read it anew (workloadUsage).
     Bytes memoryCurrent = 0;
     Bytes swapCurrent = 0;
-    // memory.pressure "some" avg10 (percent) at its last full read (its
-    // sweep turn or a new start): 0 without PSI or before the first read.
-    double memoryPressure = 0;
     // memory.pressure "full" total (µs), read every tick while its class
     // stalls at its cap (PressureState::stallSince): the class-stall rule
     // kills only a workload that stalls itself. nullopt otherwise.
@@ -151,23 +152,25 @@ using ConfigReader = std::function<Result<config::Config>()>;
 
 class Manager {
 public:
-    // Reading workloads' cgroups is a tick's main cost with many workloads.
-    // All of them are read in turn: their usage (memory.current,
-    // memory.swap.current, memory.pressure) at most kMaxSweepPerTick per
-    // tick and each at least every kSweepTicks ticks while there are at most
-    // 500; their OOM priority (cgroup.procs, memory.oom.group, each
-    // process's oom_score_adj) repaired on a slower clock, each at least
-    // every kOomRepairTicks ticks while there are at most 3000 (with fewer
-    // than kOomRepairTicks workloads, one a tick), and at the next tick for
-    // a workload that is due (oomDue: its unit started, restarted or was
-    // placed); and while a kill is near (killNear(): level 2 or above,
-    // level 3's condition building up, or a class stalling), the usage of
-    // every workload of a killable class at every tick, for the victim
-    // ranking.
+    // Reading workloads' cgroups is a tick's main cost with many workloads,
+    // so a tick reads only what a decision takes (issue 25). Their OOM
+    // priority (cgroup.procs, memory.oom.group, each process's
+    // oom_score_adj, with memory.current and memory.swap.current) is
+    // repaired in turn on a slow clock, each at least every kOomRepairTicks
+    // ticks while there are at most 15000 (with fewer than kOomRepairTicks
+    // workloads, one a tick), and at the next tick for a workload that is
+    // due (oomDue: its unit started, restarted or was placed); while a kill
+    // is near (killNear(): level 2 or above, level 3's condition building
+    // up, or a class stalling), the usage of every workload of a killable
+    // class at every tick, for the victim ranking. Only an unplaced
+    // workload's usage, which the memory guard counts, is read at its sweep
+    // turn (at most kMaxSweepPerTick a tick, each at least every
+    // kSweepTicks ticks while there are at most 500). The D-Bus properties
+    // read a workload's usage when asked (workloadUsage).
     // The most PID 1 may reclaim when systemd writes a lowered memory.high.
     static constexpr Bytes kPid1ReclaimSlack = Bytes{2} << 20U;
     static constexpr std::size_t kSweepTicks = 10;
-    static constexpr std::size_t kOomRepairTicks = 60;
+    static constexpr std::size_t kOomRepairTicks = 300;
     // A Ganeti qemu that started more than this after its pidfile was
     // written did not write it (ganetiQemu); seconds, room for clock steps.
     static constexpr std::int64_t kPidfileSlack = 600;
@@ -360,6 +363,16 @@ public:
     // avg10 (percent) at the last tick; 0 when not started or without PSI.
     Bytes classSwapCurrent(const std::string& className) const;
     double classMemoryPressure(const std::string& className) const;
+    // A workload's memory.current, memory.swap.current and memory.pressure
+    // "some" avg10 (percent), read when asked (its D-Bus properties), not
+    // by the ticks (issue 25); 0 without a cgroup, once it is gone or
+    // without PSI.
+    struct WorkloadUsage {
+        Bytes memoryCurrent = 0;
+        Bytes swapCurrent = 0;
+        double memoryPressure = 0;
+    };
+    WorkloadUsage workloadUsage(const ManagedWorkload& w, bool withPressure) const;
     // /proc/pressure/memory avg10 (percent) at the last sample: "some" and
     // "full"; 0 without PSI ("full" 0 too when the kernel has no full line).
     double memoryPressureSome() const;

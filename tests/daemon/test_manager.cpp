@@ -1084,8 +1084,8 @@ TEST_F(ProactiveTest, AtItsFloorOnlyTheUsageIsReadUntilItGrows) {
     tickAt(*m, 0);
     tickAt(*m, 5);
     ASSERT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::AtFloor);
-    // The sweep reads one of the two workloads a tick (usage and pressure,
-    // for the ranking and the class-stall rule): at the 4th tick nginx.
+    // (Nothing else reads its memory.pressure at level 0: the repair turn
+    // reads usage and processes, no usage sweep reads pressure any more.)
     tickAt(*m, 7);
     writeFile(batch_ / "memory.pressure", "not psi\n");
     tickAt(*m, 10);
@@ -1098,11 +1098,14 @@ TEST_F(ProactiveTest, AtItsFloorOnlyTheUsageIsReadUntilItGrows) {
     // Readable again: measured anew, then reclaimed from (its first
     // interval is spread by up to one interval).
     writeFile(batch_ / "memory.pressure", psiText(0));
-    for (int t = 20; t <= 30; ++t) {
+    const std::string before = readText(batch_ / "memory.reclaim");
+    int t = 20;
+    for (; t <= 30 && readText(batch_ / "memory.reclaim") == before; ++t) {
         tickAt(*m, t);
     }
     EXPECT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::Reclaiming);
-    EXPECT_EQ(readText(batch_ / "memory.reclaim"), std::to_string(firstStep_));
+    EXPECT_EQ(readText(batch_ / "memory.reclaim"), std::to_string(firstStep_))
+        << "its first step, at tick " << t - 1;
 }
 
 // The PSI and swap properties (Manager MemoryPressureSome/Full, Class
@@ -1127,8 +1130,10 @@ TEST_F(ProactiveTest, PressureAndSwapPropertiesComeFromTheSampledFiles) {
     EXPECT_EQ(m->classMemoryCurrent("reclaimed"), 600 * kMiB);
     EXPECT_EQ(m->classSwapCurrent("shared"), 0U); // no slice yet
     EXPECT_DOUBLE_EQ(m->classMemoryPressure("shared"), 0.0);
-    EXPECT_DOUBLE_EQ(m->workloads().at("batch.service").memoryPressure, 3.25);
-    EXPECT_DOUBLE_EQ(m->workloads().at("nginx.service").memoryPressure, 0.0); // psiText: 0.00
+    EXPECT_DOUBLE_EQ(m->workloadUsage(m->workloads().at("batch.service"), true).memoryPressure,
+                     3.25);
+    EXPECT_DOUBLE_EQ(m->workloadUsage(m->workloads().at("nginx.service"), true).memoryPressure,
+                     0.0); // psiText: 0.00
 
     // A move under 0.1 point is not announced (no signal every tick), but the
     // property has the new value; 0.1 point away from the last announced
@@ -1450,6 +1455,54 @@ TEST_F(PressureTest, KillableWorkloadsAreReadEveryTickOnlyWhileAKillIsNear) {
     ASSERT_NE(prom().find("\nmemqos_pressure_condition_level 3\n"), std::string::npos) << prom();
     ASSERT_NE(prom().find("\nmemqos_kill_near 1\n"), std::string::npos) << prom();
     EXPECT_EQ(ticksThatSawEachSize(50), 3) << "level 3 building up: read every tick";
+}
+
+// Issue 25: at level 0 with nothing building up, a tick reads a placed
+// workload's cgroup only at its OOM priority's repair turn (one workload a
+// tick with fewer than kOomRepairTicks), no longer at a usage sweep's turn
+// too; its Workload properties read its files when asked.
+TEST_F(PressureTest, AtLevelZeroAPlacedWorkloadIsReadOnlyAtItsRepairTurn) {
+    meminfo8G(8000000, 8000000, 0, 0); // 95 % available
+    std::vector<std::string> cgroups;
+    for (int i = 0; i < 20; ++i) {
+        cgroups.push_back(reclaimedUnit("w" + std::to_string(i) + ".service", kMiB, 5000 + i));
+    }
+    auto m = makeEngine();
+    for (int i = 0; i < 20; ++i) {
+        ASSERT_TRUE(assign(*m, "w" + std::to_string(i) + ".service", "reclaimed", 0, kNoLimit).ok());
+    }
+    for (int t = 0; t < 5; ++t) {
+        tickAt(*m, t); // the new workloads' first reads (oomDue)
+    }
+    ASSERT_EQ(m->pressureLevel(), 0U);
+    // Each tick every workload grows behind memqosd's back to a size of that
+    // tick; a workload holding it after the tick was read by the tick.
+    int reads = 0;
+    for (int t = 10; t < 30; ++t) {
+        const Bytes size = static_cast<Bytes>(t) * kMiB;
+        for (const auto& cg : cgroups) {
+            writeFile(dir_ / "cgroup" / cg / "memory.current", std::to_string(size) + "\n");
+        }
+        tickAt(*m, t);
+        for (int i = 0; i < 20; ++i) {
+            reads += m->workloads().at("w" + std::to_string(i) + ".service").memoryCurrent == size;
+        }
+    }
+    // 22 workloads with the fixture's nginx and batch: one repair turn a
+    // tick reads one of these 20 on 18 or so of the 20 ticks. A usage sweep
+    // (3 a tick) would read about 60.
+    EXPECT_LE(reads, 20) << "more than one read a tick";
+    EXPECT_GE(reads, 15) << "the repair sweep did not read them";
+    // The properties read the files when asked, without a tick.
+    writeFile(dir_ / "cgroup" / cgroups[3] / "memory.current", std::to_string(77 * kMiB) + "\n");
+    writeFile(dir_ / "cgroup" / cgroups[3] / "memory.swap.current", "8192\n");
+    writeFile(dir_ / "cgroup" / cgroups[3] / "memory.pressure",
+              "some avg10=4.50 avg60=0.00 avg300=0.00 total=7\n");
+    const auto u = m->workloadUsage(m->workloads().at("w3.service"), true);
+    EXPECT_EQ(u.memoryCurrent, 77 * kMiB);
+    EXPECT_EQ(u.swapCurrent, 8192U);
+    EXPECT_DOUBLE_EQ(u.memoryPressure, 4.5);
+    EXPECT_NE(m->workloads().at("w3.service").memoryCurrent, 77 * kMiB) << "not the tick's copy";
 }
 
 // A unit systemd never announced (its UnitNew goes through dbus-daemon,
