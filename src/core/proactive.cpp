@@ -84,8 +84,12 @@ bool staysAtFloor(const WorkloadReclaim& r, Bytes memoryCurrent, Bytes request, 
            (r.stoppedAt > 0 && !grewSinceStop(r, memoryCurrent));
 }
 
-bool proactiveDue(const WorkloadReclaim& r, TimePoint now, const ReclaimConfig& config) {
-    return !r.lastAt || now < *r.lastAt || now - *r.lastAt >= config.interval + r.firstDelay;
+bool proactiveDue(const WorkloadReclaim& r, TimePoint now, const ReclaimConfig& config,
+                  std::uint32_t pressureLevel) {
+    const bool atFloor =
+        pressureLevel == 0 && r.phase == ReclaimPhase::AtFloor && r.staleBaseline;
+    const auto wait = atFloor ? config.interval * kFloorIntervals : config.interval + r.firstDelay;
+    return !r.lastAt || now < *r.lastAt || now - *r.lastAt >= wait;
 }
 
 namespace {
@@ -125,7 +129,7 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
             out.state[id] = r;
             continue;
         }
-        if (!proactiveDue(r, snapshot.now, config)) {
+        if (!proactiveDue(r, snapshot.now, config, pressureLevel)) {
             out.state[id] = r; // the interval is not over (pressure not needed)
             continue;
         }

@@ -2493,7 +2493,7 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
             continue;
         }
         const auto st = reclaim_.find(ws.workload.id);
-        if (st != reclaim_.end() && !core::proactiveDue(st->second, snap.now, config_.reclaim)) {
+        if (st != reclaim_.end() && !core::proactiveDue(st->second, snap.now, config_.reclaim, pressure_.level)) {
             continue;
         }
         // memory.current and memory.pressure: what decideProactive takes;

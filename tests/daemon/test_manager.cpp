@@ -1092,15 +1092,19 @@ TEST_F(ProactiveTest, AtItsFloorOnlyTheUsageIsReadUntilItGrows) {
     EXPECT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::AtFloor)
         << "memory.pressure was read at the floor";
     writeFile(batch_ / "memory.current", std::to_string(600 * kMiB) + "\n");
+    // Looked at by its usage alone at 10 s: next at 10 + 6 intervals (40 s).
     tickAt(*m, 15);
+    EXPECT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::AtFloor)
+        << "looked at before kFloorIntervals intervals";
+    tickAt(*m, 40);
     EXPECT_NE(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::AtFloor)
         << "memory.pressure was not read once it left the floor";
     // Readable again: measured anew, then reclaimed from (its first
     // interval is spread by up to one interval).
     writeFile(batch_ / "memory.pressure", psiText(0));
     const std::string before = readText(batch_ / "memory.reclaim");
-    int t = 20;
-    for (; t <= 30 && readText(batch_ / "memory.reclaim") == before; ++t) {
+    int t = 45;
+    for (; t <= 55 && readText(batch_ / "memory.reclaim") == before; ++t) {
         tickAt(*m, t);
     }
     EXPECT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::Reclaiming);

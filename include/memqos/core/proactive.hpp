@@ -118,10 +118,15 @@ struct ProactiveOutcome {
 // [Reclaim] MinProtected=yes. nullptr (no such class) is not.
 bool reclaimable(const ClassPolicy* c, const ReclaimConfig& config);
 
-// Whether decideProactive looks at this workload's memory.pressure at `now`
-// (its interval is over, or it has no measurement yet): the daemon reads the
-// file only for those, and decideProactive ignores the pressure of others.
-bool proactiveDue(const WorkloadReclaim& r, TimePoint now, const ReclaimConfig& config);
+// Whether decideProactive looks at this workload at `now` (its interval is
+// over, or it has no measurement yet): the daemon reads its files only for
+// those, and decideProactive ignores the readings of others. At pressure
+// level 0 a workload last seen at its floor by its usage alone (AtFloor,
+// staleBaseline) is looked at every kFloorIntervals intervals, not every
+// interval: most of a host's small services sit there (issue 25).
+inline constexpr std::int64_t kFloorIntervals = 6;
+bool proactiveDue(const WorkloadReclaim& r, TimePoint now, const ReclaimConfig& config,
+                  std::uint32_t pressureLevel);
 
 // Whether a workload at its floor (AtFloor) stays there with `memoryCurrent`:
 // then decideProactive needs no memory.pressure of it at level 0, and the

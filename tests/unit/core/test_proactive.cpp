@@ -224,7 +224,7 @@ TEST(Proactive, PhasesAreSpreadOverTheInterval) {
         std::size_t due = 0;
         for (const auto& ws : s.workloads) {
             const auto it = state.find(ws.workload.id);
-            due += it == state.end() || proactiveDue(it->second, s.now, config) ? 1U : 0U;
+            due += it == state.end() || proactiveDue(it->second, s.now, config, 0) ? 1U : 0U;
         }
         auto out = decideProactive(s, config, defaultClasses(), 0, state);
         state = out.state;
@@ -285,20 +285,29 @@ TEST(Proactive, AtTheFloorTheUsageAloneIsLookedAtAndTheStallMeasuredAnewAfter) {
     EXPECT_TRUE(r.step(usageOnly).steps.empty());
     EXPECT_EQ(r.w().phase, ReclaimPhase::AtFloor) << "not NoPsi: pressure was not read";
     EXPECT_NEAR(r.w().stall, 0.02, 1e-9);
-    // Grown past the floor, with 10 s stalled while nobody looked: a new
-    // measurement starts.
+    // Seen at its floor by its usage alone: looked at again after
+    // kFloorIntervals intervals (30 s), not after one; at level 1 after one.
+    const ReclaimConfig config;
+    EXPECT_FALSE(proactiveDue(r.w(), TimePoint(std::chrono::seconds(15)), config, 0));
+    EXPECT_FALSE(proactiveDue(r.w(), TimePoint(std::chrono::seconds(39)), config, 0));
+    EXPECT_TRUE(proactiveDue(r.w(), TimePoint(std::chrono::seconds(40)), config, 0));
+    EXPECT_TRUE(proactiveDue(r.w(), TimePoint(std::chrono::seconds(15)), config, 1));
     EXPECT_TRUE(r.step(one(15, "reclaimed", 1_GiB, 10'001'000)).steps.empty());
+    EXPECT_EQ(r.w().phase, ReclaimPhase::AtFloor) << "looked at before its 30 s";
+    // Grown past the floor, with 30 s stalled while nobody looked: a new
+    // measurement starts.
+    EXPECT_TRUE(r.step(one(40, "reclaimed", 1_GiB, 30'001'000)).steps.empty());
     EXPECT_EQ(r.w().phase, ReclaimPhase::Waiting);
-    const auto out = r.step(one(20, "reclaimed", 1_GiB, 10'001'000));
+    const auto out = r.step(one(45, "reclaimed", 1_GiB, 30'001'000));
     ASSERT_EQ(out.steps.size(), 1U);
     EXPECT_EQ(r.w().phase, ReclaimPhase::Reclaiming);
     EXPECT_EQ(r.w().stall, 0.0);
     // Other phases, and a pressure level above 0, need the pressure.
     EXPECT_FALSE(staysAtFloor(r.w(), 8_MiB, 0, 4096));
-    r.step(one(25, "reclaimed", 8_MiB, 10'001'000));
+    r.step(one(50, "reclaimed", 8_MiB, 30'001'000));
     ASSERT_EQ(r.w().phase, ReclaimPhase::AtFloor);
     r.level = 1;
-    usageOnly = one(30, "reclaimed", 8_MiB, 0);
+    usageOnly = one(55, "reclaimed", 8_MiB, 0);
     usageOnly.workloads[0].cgroup->pressure.reset();
     r.step(usageOnly);
     EXPECT_EQ(r.w().phase, ReclaimPhase::NoPsi);
