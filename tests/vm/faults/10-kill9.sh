@@ -18,6 +18,8 @@ N=200
 # (tests/vm/run hands MEMQOS_CASE_* to the guest; doc/TESTING.md).
 ROUNDS=${MEMQOS_CASE_KILL9_ROUNDS:-20}
 BUDGET=${MEMQOS_CASE_KILL9_BUDGET:-240} # seconds for the rounds
+[[ $ROUNDS =~ ^[1-9][0-9]{0,4}$ ]] || fail "MEMQOS_CASE_KILL9_ROUNDS='$ROUNDS': want a whole number 1-99999"
+[[ $BUDGET =~ ^[1-9][0-9]{0,5}$ ]] || fail "MEMQOS_CASE_KILL9_BUDGET='$BUDGET': want seconds, 1-999999"
 work=$(mktemp -d)
 MIB=1048576
 
