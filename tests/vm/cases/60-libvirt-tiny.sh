@@ -6,8 +6,6 @@
 # scope (machine.slice by default, memqos.slice/memqos-shared.slice with
 # <partition>/memqos/shared), and its virtio balloon really moves with
 # `virsh setmem`. Prints MEASURE: lines (boot to marker, balloon move, RSS).
-# It is no fault: it runs in the fault matrix's boot (it was cases/60-) only to
-# even out CI's two VM lanes (meson.build), after the faults, before the purge.
 set -euo pipefail
 source "$(dirname "$0")/lib.bash"
 
