@@ -100,34 +100,33 @@ Bytes Manager::classMemoryCurrent(const std::string& className) const {
 }
 
 // Read when asked (a D-Bus property), not by every tick (issue 25).
-Bytes Manager::classSwapCurrent(const std::string& className) const {
-    if (core::findClass(config_.classes, className) == nullptr) {
-        return 0;
-    }
-    auto u = cgroups_.usage(io::classSlicePath(className), false, false);
-    return u && u->has_value() ? (*u)->swapCurrent : 0;
-}
-
-double Manager::classMemoryPressure(const std::string& className) const {
-    if (core::findClass(config_.classes, className) == nullptr) {
-        return 0;
-    }
-    auto u = cgroups_.usage(io::classSlicePath(className), false, true);
-    return u && u->has_value() && (*u)->pressure ? (*u)->pressure->some.avg10 : 0.0;
-}
-
-Manager::WorkloadUsage Manager::workloadUsage(const ManagedWorkload& w, bool withPressure) const {
-    WorkloadUsage out;
-    if (w.cgroupPath.empty()) {
-        return out;
-    }
-    auto u = cgroups_.usage(w.cgroupPath, false, withPressure);
+Manager::CgroupUsage Manager::readUsage(std::string_view cgroup, bool withPressure) const {
+    CgroupUsage out;
+    auto u = cgroups_.usage(cgroup, false, withPressure);
     if (u && u->has_value()) {
         out.memoryCurrent = (*u)->memoryCurrent;
         out.swapCurrent = (*u)->swapCurrent;
         out.memoryPressure = (*u)->pressure ? (*u)->pressure->some.avg10 : 0.0;
     }
     return out;
+}
+
+Bytes Manager::classSwapCurrent(const std::string& className) const {
+    if (core::findClass(config_.classes, className) == nullptr) {
+        return 0;
+    }
+    return readUsage(io::classSlicePath(className), false).swapCurrent;
+}
+
+double Manager::classMemoryPressure(const std::string& className) const {
+    if (core::findClass(config_.classes, className) == nullptr) {
+        return 0;
+    }
+    return readUsage(io::classSlicePath(className), true).memoryPressure;
+}
+
+Manager::CgroupUsage Manager::workloadUsage(const ManagedWorkload& w, bool withPressure) const {
+    return w.cgroupPath.empty() ? CgroupUsage{} : readUsage(w.cgroupPath, withPressure);
 }
 
 double Manager::memoryPressureSome() const {
@@ -2493,7 +2492,8 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
             continue;
         }
         const auto st = reclaim_.find(ws.workload.id);
-        if (st != reclaim_.end() && !core::proactiveDue(st->second, snap.now, config_.reclaim, pressure_.level)) {
+        if (st != reclaim_.end() &&
+            !core::proactiveDue(st->second, snap.now, config_.reclaim, pressure_.level)) {
             continue;
         }
         // memory.current and memory.pressure: what decideProactive takes;

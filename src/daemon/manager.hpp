@@ -359,20 +359,21 @@ public:
     bool admissionOpen() const { return pressure_.admissionOpen; }
     bool dryRun() const { return dryRun_; }
     Bytes classMemoryCurrent(const std::string& className) const;
-    // The class slice's memory.swap.current and memory.pressure "some"
-    // avg10 (percent) at the last tick; 0 when not started or without PSI.
-    Bytes classSwapCurrent(const std::string& className) const;
-    double classMemoryPressure(const std::string& className) const;
-    // A workload's memory.current, memory.swap.current and memory.pressure
-    // "some" avg10 (percent), read when asked (its D-Bus properties), not
-    // by the ticks (issue 25); 0 without a cgroup, once it is gone or
-    // without PSI.
-    struct WorkloadUsage {
+    // memory.current, memory.swap.current and memory.pressure "some" avg10
+    // (percent) of a cgroup, read when asked (the D-Bus properties), not by
+    // the ticks (issue 25); 0 without a cgroup, once it is gone or without
+    // PSI.
+    struct CgroupUsage {
         Bytes memoryCurrent = 0;
         Bytes swapCurrent = 0;
         double memoryPressure = 0;
     };
-    WorkloadUsage workloadUsage(const ManagedWorkload& w, bool withPressure) const;
+    // The class slice's memory.swap.current and memory.pressure "some"
+    // avg10, read when asked; 0 for no such class or slice.
+    Bytes classSwapCurrent(const std::string& className) const;
+    double classMemoryPressure(const std::string& className) const;
+    // A workload's cgroup, read when asked.
+    CgroupUsage workloadUsage(const ManagedWorkload& w, bool withPressure) const;
     // /proc/pressure/memory avg10 (percent) at the last sample: "some" and
     // "full"; 0 without PSI ("full" 0 too when the kernel has no full line).
     double memoryPressureSome() const;
@@ -398,6 +399,7 @@ public:
     const std::map<std::string, io::MemoryProperties>& applied() const { return applied_; }
 
 private:
+    CgroupUsage readUsage(std::string_view cgroup, bool withPressure) const;
     ApiResult<core::Workload> validate(const std::string& id, const std::string& className,
                                        Bytes request, Bytes limit) const;
     // validate, then the class's admission (closed at pressure level ≥ 1 for
