@@ -775,6 +775,10 @@ struct WorkloadProp {
     const char* signature;
     Emits emits;
     PropValue (*value)(const ManagedWorkload& w, const Manager& m);
+    // The usage properties (Emits::No): from the cgroup's usage, read once
+    // for all of them in one call (BusService::workloadUsage); value is
+    // then nullptr.
+    PropValue (*fromUsage)(const Manager::CgroupUsage& u) = nullptr;
 };
 
 PropValue u64(std::uint64_t v) { return PropValue(v); }
@@ -826,12 +830,12 @@ const WorkloadProp kWorkloadProps[] = {
     {"MemorySwapMax", "t", Emits::Change,
      [](const auto& w, const auto&) { return u64(limitToBus(w.tiers.swapMax)); }},
     // Read when asked, not by a tick (issue 25).
-    {"MemoryCurrent", "t", Emits::No,
-     [](const auto& w, const auto& m) { return u64(m.workloadUsage(w, false).memoryCurrent); }},
-    {"SwapCurrent", "t", Emits::No,
-     [](const auto& w, const auto& m) { return u64(m.workloadUsage(w, false).swapCurrent); }},
-    {"MemoryPressure", "d", Emits::No,
-     [](const auto& w, const auto& m) { return PropValue(m.workloadUsage(w, true).memoryPressure); }},
+    {"MemoryCurrent", "t", Emits::No, nullptr,
+     [](const Manager::CgroupUsage& u) { return u64(u.memoryCurrent); }},
+    {"SwapCurrent", "t", Emits::No, nullptr,
+     [](const Manager::CgroupUsage& u) { return u64(u.swapCurrent); }},
+    {"MemoryPressure", "d", Emits::No, nullptr,
+     [](const Manager::CgroupUsage& u) { return PropValue(u.memoryPressure); }},
     {"Persistent", "b", Emits::Change, [](const auto& w, const auto&) { return PropValue(w.persistent); }},
     {"Source", "s", Emits::Change, [](const auto& w, const auto&) { return str(toString(w.source)); }},
     {"BalloonActual", "t", Emits::Change,
@@ -924,7 +928,7 @@ const std::vector<sd_bus_vtable> kClassVtable = makeVtable(kClassProps, classPro
 
 // ---------------------------------------------------------------- Workload
 
-const ManagedWorkload* workloadAt(void* ud, const char* path) {
+const std::pair<const std::string, ManagedWorkload>* workloadEntryAt(void* ud, const char* path) {
     char* external = nullptr;
     if (sd_bus_path_decode(path, kWorkloadPrefix, &external) <= 0) {
         return nullptr;
@@ -932,7 +936,12 @@ const ManagedWorkload* workloadAt(void* ud, const char* path) {
     CString id(external);
     const auto& all = self(ud).manager().workloads();
     auto it = all.find(id.get());
-    return it == all.end() ? nullptr : &it->second;
+    return it == all.end() ? nullptr : &*it;
+}
+
+const ManagedWorkload* workloadAt(void* ud, const char* path) {
+    const auto* entry = workloadEntryAt(ud, path);
+    return entry == nullptr ? nullptr : &entry->second;
 }
 
 int findWorkloadObject(sd_bus*, const char* path, const char*, void* ud, void** found,
@@ -947,13 +956,19 @@ int enumerateWorkloads(sd_bus*, const char*, void* ud, char*** nodes, sd_bus_err
 
 int workloadProperty(sd_bus*, const char* path, const char*, const char* property,
                      sd_bus_message* reply, void* ud, sd_bus_error* err) {
-    const auto* w = workloadAt(ud, path);
-    if (w == nullptr) {
+    const auto* entry = workloadEntryAt(ud, path);
+    if (entry == nullptr) {
         return sd_bus_error_setf(err, SD_BUS_ERROR_UNKNOWN_OBJECT, "no workload at %s", path);
     }
     const auto* p = findProp<WorkloadProp>(kWorkloadProps, property);
-    return p == nullptr ? -ENOENT
-                        : appendValue(reply, p->signature, p->value(*w, self(ud).manager()));
+    if (p == nullptr) {
+        return -ENOENT;
+    }
+    if (p->fromUsage != nullptr) {
+        return appendValue(reply, p->signature,
+                           p->fromUsage(self(ud).workloadUsage(entry->first, entry->second)));
+    }
+    return appendValue(reply, p->signature, p->value(entry->second, self(ud).manager()));
 }
 
 const std::vector<sd_bus_vtable> kWorkloadVtable = makeVtable(kWorkloadProps, workloadProperty);
@@ -1016,6 +1031,27 @@ std::vector<char*> changedNames(const auto& table, const std::vector<PropValue>&
 
 BusService::BusService(sd_bus* bus, io::BusPump& pump, Manager& manager)
     : bus_(bus), pump_(pump), manager_(manager), snapshots_(std::make_unique<Snapshots>()) {}
+
+Manager::CgroupUsage BusService::workloadUsage(const std::string& id, const ManagedWorkload& w) {
+    sd_bus_message* call = sd_bus_get_current_message(bus_);
+    if (call == nullptr) {
+        usageMemo_.reset();
+        return manager_.workloadUsage(w, true);
+    }
+    std::uint64_t cookie = 0;
+    if (sd_bus_message_get_cookie(call, &cookie) < 0) {
+        usageMemo_.reset();
+        return manager_.workloadUsage(w, true);
+    }
+    const char* sender = sd_bus_message_get_sender(call);
+    const std::string_view from = sender == nullptr ? std::string_view() : sender;
+    if (usageMemo_ && usageMemo_->cookie == cookie && usageMemo_->sender == from &&
+        usageMemo_->id == id) {
+        return usageMemo_->usage;
+    }
+    usageMemo_ = UsageMemo{std::string(from), cookie, id, manager_.workloadUsage(w, true)};
+    return usageMemo_->usage;
+}
 
 bool BusService::announceWorkload(const std::string& id, const ManagedWorkload& w) {
     auto now = changing(kWorkloadProps, w, manager_);

@@ -103,6 +103,13 @@ public:
     util::LogLimit& placementLog() { return placementLog_; }
     static constexpr std::uint32_t kPlacementLogBurst = 10;
 
+    // A workload's usage (memory.current, memory.swap.current,
+    // memory.pressure) for the call being answered: a GetAll or
+    // GetManagedObjects asks for its three usage properties one after the
+    // other, and they are read once for all three, not once each (issue 25).
+    // Read anew for every other call, and every time outside a call.
+    Manager::CgroupUsage workloadUsage(const std::string& id, const ManagedWorkload& w);
+
 private:
     // announce=false: take the current objects as known (at start-up,
     // before the name is ours: nobody saw them appear).
@@ -122,6 +129,14 @@ private:
     struct Snapshots;
     std::unique_ptr<Snapshots> snapshots_;
     std::unordered_map<std::string, uid_t> knownUids_;
+    // The last workloadUsage: for which call (sender, cookie) and workload.
+    struct UsageMemo {
+        std::string sender;
+        std::uint64_t cookie = 0;
+        std::string id;
+        Manager::CgroupUsage usage;
+    };
+    std::optional<UsageMemo> usageMemo_;
     bool callDirty_ = false;
     bool answerPosted_ = false;
     bool tickDirty_ = false;

@@ -18,6 +18,7 @@ import os
 import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -144,6 +145,48 @@ def read_address(daemon, deadline):
             raise RuntimeError(f'dbus-daemon exited with {daemon.wait()}')
         line += chunk
     return line.decode().strip()
+
+
+class InotifyAccess:
+    """Counts the reads of files that returned data (inotify IN_ACCESS), per
+    path: `with InotifyAccess(paths) as w: ...; w.drain()` -> {path: count}
+    since the last drain."""
+
+    IN_ACCESS = 0x00000001
+    IN_NONBLOCK = 0o4000
+
+    def __init__(self, paths):
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self._fd = self._libc.inotify_init1(self.IN_NONBLOCK)
+        if self._fd < 0:
+            raise OSError(ctypes.get_errno(), 'inotify_init1')
+        self._paths = {}
+        for p in paths:
+            wd = self._libc.inotify_add_watch(self._fd, p.encode(), self.IN_ACCESS)
+            if wd < 0:
+                os.close(self._fd)
+                raise OSError(ctypes.get_errno(), f'inotify_add_watch {p}')
+            self._paths[wd] = p
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self._fd)
+
+    def drain(self):
+        counts = {}
+        while True:
+            try:
+                buf = os.read(self._fd, 65536)
+            except BlockingIOError:
+                return counts
+            off = 0
+            while off + 16 <= len(buf):
+                wd, mask, _cookie, size = struct.unpack_from('iIII', buf, off)
+                if mask & self.IN_ACCESS and wd in self._paths:
+                    counts[self._paths[wd]] = counts.get(self._paths[wd], 0) + 1
+                off += 16 + size
 
 
 def make_cgroup(root, rel, current=104857600):

@@ -396,6 +396,36 @@ class Suite:
         self.run_check('Class SwapCurrent/MemoryPressure, Workload MemoryPressure from the '
                        'cgroup files', check)
 
+        def read_once():
+            # Issue 25: a GetAll of a workload reads its usage files once for
+            # its three usage properties (MemoryCurrent, SwapCurrent,
+            # MemoryPressure), not once each (memory.current was read three
+            # times). Reads are counted with inotify (IN_ACCESS: every read
+            # that returned data). A tick may read the workload meanwhile
+            # (its OOM priority's repair turn), so one of five tries must see
+            # exactly one read of each file.
+            files = ('memory.current', 'memory.swap.current', 'memory.pressure')
+            wl = '/org/memqos1/workload/nginx_2eservice'
+            seen = []
+            with busenv.InotifyAccess([os.path.join(nginx, f) for f in files]) as watch:
+                for _ in range(5):
+                    watch.drain()
+                    r = self.busctl('call', MEMQOS, wl, 'org.freedesktop.DBus.Properties',
+                                    'GetAll', 's', 'org.memqos1.Workload')
+                    if r.returncode != 0:
+                        return f'GetAll of {wl}: exit {r.returncode}: {r.stderr.strip()}'
+                    data = json.loads(r.stdout)['data'][0]
+                    if 'MemoryCurrent' not in data or 'MemoryPressure' not in data:
+                        return f'GetAll of {wl} lacks the usage properties: {sorted(data)}'
+                    counts = watch.drain()
+                    got = tuple(counts.get(os.path.join(nginx, f), 0) for f in files)
+                    seen.append(got)
+                    if got == (1, 1, 1):
+                        return None
+            return f'reads of {files} per GetAll of {wl}: {seen}, expected (1, 1, 1) at least once'
+        self.run_check('GetAll of a workload reads its usage files once for its three usage '
+                       'properties', read_once)
+
     def unassign_and_reassign(self):
         def via_busctl():
             self.env.clear_calls()
