@@ -154,9 +154,21 @@ alive() {
 majflt() { awk '{sub(/.*\) /, ""); print $10}' "/proc/$1/stat"; }
 # run_wl NAME CLASS REQUEST LIMIT TOTAL_MIB HOT_MIB: a transient unit NAME.service
 # started by memqosd (RunWorkload) in CLASS.
+# A killable class is closed to new workloads above level 0 (AdmissionClosed,
+# "retry later"): what an earlier case or the last fill left in the PSI
+# averages can raise the level for a while. run_wl then waits for level 0 and
+# retries, as a client is told to, for up to 120 s (2026-12-05: 70-reclaim run
+# right after 50-pressure met level 2 from full avg10 5.8 % at oneoff's start).
 run_wl() {
-  memqosctl run --name "$1" --class "$2" --request "$3" --limit "$4" -- \
-    /usr/bin/python3 -c "$hotcold_py" "$5" "$6" "$D/$1" >/dev/null || fail "memqosctl run $1 in $2 failed"
+  local out end=$((SECONDS + 120))
+  until out=$(memqosctl run --name "$1" --class "$2" --request "$3" --limit "$4" -- \
+    /usr/bin/python3 -c "$hotcold_py" "$5" "$6" "$D/$1" 2>&1 >/dev/null); do
+    if [[ $out != *AdmissionClosed* ]] || ((SECONDS >= end)); then
+      fail "memqosctl run $1 in $2 failed: $out"
+    fi
+    echo "memqosctl run $1: admission closed at level $(mprop PressureLevel); waiting for level 0"
+    wait_for 120 "pressure level 0" level_is 0
+  done
 }
 # rate FILE first|last SECONDS: passes per second over the first (or last)
 # SECONDS of the records in FILE (the hot loop's own clock).
@@ -170,6 +182,9 @@ rate() {
     }' "$1"
 }
 
+# Start quiet: earlier cases' stalls out of the PSI averages (as 67-vm-ladder).
+wait_for 180 "the host's memory PSI full avg10 under 1 %" \
+  bash -c "awk '\$1 == \"full\" {sub(\"avg10=\", \"\", \$2); exit !(\$2 < 1)}' /proc/pressure/memory"
 level=$(mprop PressureLevel)
 if [[ $level != 0 ]]; then
   echo "pressure level $level at the start (earlier cases); waiting for 0"
