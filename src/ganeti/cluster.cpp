@@ -168,6 +168,44 @@ Mirror Instance::mirror() const {
     return Mirror::External;
 }
 
+bool Instance::hbalMovable() const {
+    for (const char* dt : {"drbd", "blockdev", "sharedfile", "gluster", "rbd", "ext"}) {
+        if (diskTemplate == dt) {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::string hbalUnmovableNote(const Model& model) {
+    constexpr std::size_t kNamed = 10;
+    std::vector<const Instance*> fixed;
+    for (const auto& i : model.instances) {
+        if (!i.hbalMovable()) {
+            fixed.push_back(&i);
+        }
+    }
+    if (fixed.empty()) {
+        return "";
+    }
+    std::string names;
+    for (std::size_t k = 0; k < fixed.size() && k < kNamed; ++k) {
+        names += (k == 0 ? "" : ", ") + fixed[k]->name + " (" +
+                 (fixed[k]->diskTemplate.empty() ? std::string("?") : fixed[k]->diskTemplate) +
+                 ")";
+    }
+    if (fixed.size() > kNamed) {
+        names += " and " + std::to_string(fixed.size() - kNamed) + " more";
+    }
+    return "memqos-cluster: note: hbal moves no instance of disk template diskless, plain or "
+           "file (Ganeti 3.0's htools move only drbd, blockdev, sharedfile, gluster, rbd and "
+           "ext); " +
+           std::to_string(fixed.size()) + " of " + std::to_string(model.instances.size()) +
+           " instance(s) stay where they are: " + names +
+           ". Move those with gnt-instance failover/migrate -I memqos or gnt-node evacuate -I "
+           "memqos";
+}
+
 Result<Model> parseHtoolsText(std::string_view text) {
     if (text.size() > kMaxTextBytes) {
         return invalid("the cluster data is larger than 64 MiB");

@@ -271,6 +271,13 @@ int htoolsCommand(const std::string& tool, const Options& o, const TempDir& tmp)
     for (const auto& c : rewritten->changes) {
         std::fprintf(stderr, "%s\n", describe(c).c_str());
     }
+    if (tool == "hbal") {
+        if (auto model = parseHtoolsText(*text)) {
+            if (const auto note = hbalUnmovableNote(*model); !note.empty()) {
+                std::fprintf(stderr, "%s\n", note.c_str());
+            }
+        }
+    }
     if (tmp.path.empty()) {
         std::fprintf(stderr, "memqos-cluster: cannot create a temporary directory: %s\n",
                      std::strerror(errno));

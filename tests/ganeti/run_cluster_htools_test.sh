@@ -46,4 +46,21 @@ check "memqos-cluster hbal -p: node1's rewritten figures, N+1 failing" \
 check "memqos-cluster hbal -p: node2 N+1 fine" grep -qE '^   node2 +5509 +900 +3000 ' <<<"$out"
 check "memqos-cluster hbal -C: prints the commands section" grep -q 'Commands to run to reach the above solution' <<<"$out"
 
+# bed-diskless.data: what hscan gave on the two-node bed (2026-12-05; names
+# shortened), two diskless instances up on node1, node2 empty. Ganeti 3.0.2's
+# hbal never moves diskless instances (htools' movableDiskTemplates), with
+# Ganeti's figures or with the ratio; the same cluster with sharedfile
+# instances gets a migrate. memqos-cluster hbal says so before hbal runs.
+out=$("$work/bin/hbal" -t "$fixtures/bed-diskless.data" -C 2>&1)
+check "hbal, bed's diskless instances: no solution" grep -q 'Solution length=0' <<<"$out"
+sed 's/|diskless||/|sharedfile||/; s/|diskless|4.0/|diskless,sharedfile|4.0/' \
+    "$fixtures/bed-diskless.data" >"$work/bed-sharedfile.data"
+out=$("$work/bin/hbal" -t "$work/bed-sharedfile.data" -C 2>&1)
+check "hbal, the same as sharedfile: a migrate to node2" \
+    grep -qE 'gnt-instance migrate -f -n node2 inst[67]' <<<"$out"
+out=$("$prog" hbal --cluster-data "$fixtures/bed-diskless.data" -- -C 2>&1)
+check "memqos-cluster hbal, diskless: no solution either" grep -q 'Solution length=0' <<<"$out"
+check "memqos-cluster hbal, diskless: the note names both instances" \
+    grep -qF '2 of 2 instance(s) stay where they are: inst6 (diskless), inst7 (diskless).' <<<"$out"
+
 tap_end

@@ -106,7 +106,11 @@ check "hbal: runs hbal -t FILE with the options" \
     grep -qx -- "-t $TMPDIR/memqos-cluster\.[A-Za-z0-9]*/memqos\.data -C --print-instances" "$work/hbal-args"
 check "hbal: sees the rewritten nodes" grep -qx 'node1|5509|900|2561|102400|51200|4|M|uuid-g1|1||N|1|4|1.000000' "$work/hbal-seen.data"
 check "hbal: one stderr line per rewritten node" grep -qF 'memqos: node node2: ratio 1.500000, mem_node 1024 MiB, capacity 4608 MiB, instances 3000 MiB' "$work/err"
+check "hbal: names the plain instance it never moves" grep -qF 'hbal moves no instance of disk template diskless, plain or file' "$work/err"
+check "hbal: 1 of 4 instances, inst2 (plain)" grep -qF '1 of 4 instance(s) stay where they are: inst2 (plain).' "$work/err"
 check "hbal: the temporary directory is removed" test -z "$(ls -A "$TMPDIR")"
+"$prog" hcheck >/dev/null 2>"$work/err"
+check "hcheck: no hbal note" bash -c "! grep -q 'hbal moves no instance' '$work/err'"
 FAKE_EXIT=1 "$prog" hcheck --cluster-data "$fixtures/pair.data" -- --machine-readable >/dev/null 2>&1
 check "hcheck: exit status 1 relayed" test $? = 1
 check "hcheck: options after -- passed" grep -q -- '--machine-readable$' "$work/hcheck-args"

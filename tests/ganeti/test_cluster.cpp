@@ -132,6 +132,40 @@ TEST(ClusterText, ParsesHscansFormat) {
               (std::vector<std::string>{"memqos:memory-ratio:1.5", "memqos:mem-node:1G"}));
 }
 
+TEST(ClusterText, HbalMovesOnlyTheDiskTemplatesHtoolsMoves) {
+    // Ganeti 3.0.2 htools: Instance.movableDiskTemplates. On the two-node bed
+    // (diskless instances only) hbal found no solution, plain or rewritten.
+    for (const char* dt : {"drbd", "blockdev", "sharedfile", "gluster", "rbd", "ext"}) {
+        Instance i;
+        i.diskTemplate = dt;
+        EXPECT_TRUE(i.hbalMovable()) << dt;
+    }
+    for (const char* dt : {"diskless", "plain", "file", "", "DRBD"}) {
+        Instance i;
+        i.diskTemplate = dt;
+        EXPECT_FALSE(i.hbalMovable()) << dt;
+    }
+    const auto m = parsed(cluster(
+        pairNodes(), pairInstances() + inst("inst5", 256, "running", "node1", "", "diskless")));
+    EXPECT_EQ(hbalUnmovableNote(m),
+              "memqos-cluster: note: hbal moves no instance of disk template diskless, plain or "
+              "file (Ganeti 3.0's htools move only drbd, blockdev, sharedfile, gluster, rbd and "
+              "ext); 2 of 5 instance(s) stay where they are: inst2 (plain), inst5 (diskless). "
+              "Move those with gnt-instance failover/migrate -I memqos or gnt-node evacuate -I "
+              "memqos");
+    std::string many;
+    for (int k = 0; k < 12; ++k) {
+        many += inst("d" + std::to_string(k), 128, "running", "node1", "", "diskless");
+    }
+    const auto note = hbalUnmovableNote(parsed(cluster(pairNodes(), many)));
+    EXPECT_NE(note.find("12 of 12 instance(s)"), std::string::npos) << note;
+    EXPECT_NE(note.find("d9 (diskless) and 2 more."), std::string::npos) << note;
+    EXPECT_EQ(note.find("d10"), std::string::npos) << note;
+    const auto drbdOnly = parsed(cluster(
+        pairNodes(), inst("inst1", 1024, "running", "node1", "node2", "drbd")));
+    EXPECT_EQ(hbalUnmovableNote(drbdOnly), "");
+}
+
 TEST(ClusterText, AcceptsShortLinesUnknownFiguresAndNoInstances) {
     // 9-field node (htools' oldest), "?" figures (htools: offline), no instances.
     const auto m = parsed("g|u|preferred|\n\nn1|?|?|?|?|?|?|N|u\nn2|2048|512|100|1|1|1|M|u\n"

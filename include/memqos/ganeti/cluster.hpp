@@ -92,6 +92,11 @@ struct Instance {
     std::string diskTemplate;
     bool usesMemory() const;
     Mirror mirror() const;
+    // Whether Ganeti 3.0's hbal may move it at all (htools'
+    // Instance.movableDiskTemplates: drbd, blockdev, sharedfile, gluster,
+    // rbd, ext). diskless, plain and file instances are never in its plan,
+    // although hail relocates and evacuates diskless ones.
+    bool hbalMovable() const;
 };
 
 struct Model {
@@ -119,6 +124,11 @@ struct Rewritten {
     std::vector<NodeChange> changes;
 };
 Result<Rewritten> rewriteHtoolsText(std::string_view text);
+
+// What `memqos-cluster hbal` tells the operator before hbal runs: "" when
+// hbal may move every instance, else one line naming the instances it
+// never moves (at most 10 names, then "and N more") and why.
+std::string hbalUnmovableNote(const Model& model);
 
 // One node's memqosd figures, or why there are none.
 struct NodeData {
