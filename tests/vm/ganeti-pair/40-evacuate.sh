@@ -10,7 +10,12 @@
 #   - node2 at the cluster's ratio again: -I hail still refuses the failover,
 #     -I memqos moves inst5 to node2;
 #   - back: `gnt-node evacuate -p -I hail node2` is refused, with -I memqos it
-#     moves inst5 to node1 (hail's job: a migrate to the chosen node).
+#     moves inst5 to node1 (hail's job: a migrate to the chosen node);
+#   - `gnt-instance migrate -I hail` is refused, `-I memqos` migrates inst5
+#     to node2;
+#   - node1 alone in a second node group: `gnt-instance change-group -I hail`
+#     is refused, `-I memqos` moves inst5 there (Ganeti's "change-group"
+#     request).
 #
 # First passed on the bed 2026-12-04 (209 s after 00-pair; 253-276 s in two
 # later runs on a busier machine). Since 2026-12-05 each move also asserts
@@ -40,6 +45,7 @@ INST=inst5.example.test
 MiB=$((1024 * 1024))
 t0=$SECONDS
 low_tag=''
+GROUP2=memqos-g2
 ganeti_pair_up
 
 # finish: the instance, tags and test configs go, whatever happened.
@@ -47,6 +53,10 @@ ganeti_pair_up
 finish() {
     local rc=$?
     gnt-instance remove -f "$INST" >/dev/null 2>&1 || true
+    if gnt-group list --no-headers -o name 2>/dev/null | grep -qx "$GROUP2"; then
+        gnt-group assign-nodes default "$GANETI_NODE" >/dev/null 2>&1 || true
+        gnt-group remove "$GROUP2" >/dev/null 2>&1 || true
+    fi
     gnt-cluster remove-tags memqos:memory-ratio:2 memqos:mem-node:256M >/dev/null 2>&1 || true
     [[ -z $low_tag ]] || gnt-node remove-tags "$GANETI_NODE2" "$low_tag" >/dev/null 2>&1 || true
     rm -f "$conf"
@@ -165,5 +175,37 @@ refused_move "Unable to evacuate instances" gnt-node evacuate -f -p -I hail "$GA
 ok "evacuate -p -I hail node2 refused (it sees $seen MiB free on node1): $REASON"
 moved gnt-node evacuate -f -p -I memqos "$GANETI_NODE2"
 ok "evacuate -p -I memqos node2 moved inst5 to node1 in $MOVED_IN s (capacity $cap1 MiB there); node1's hook: $HOOK"
+
+# --- gnt-instance migrate -I memqos (a live migration, Ganeti's "relocate") ------
+from=$GANETI_NODE to=$GANETI_NODE2
+snapshot
+seen=${HAIL[$GANETI_NODE2]}
+((seen < big)) || gnt_fail "hail now sees $seen MiB free on node2, not less than ${big}"
+((RAM <= FREE[$GANETI_NODE2])) ||
+    gnt_fail "inst5 runs with $RAM MiB, node2 has ${FREE[$GANETI_NODE2]} free: Ganeti's migrate would refuse to balloon"
+refused_move "Can't compute nodes using iallocator 'hail'" gnt-instance migrate -f -I hail "$INST"
+ok "migrate -I hail refused (it sees $seen MiB free on node2): $REASON"
+moved gnt-instance migrate -f -I memqos "$INST"
+ok "migrate -I memqos moved inst5 to node2 in $MOVED_IN s; node2's hook: $HOOK"
+
+# --- gnt-instance change-group -I memqos (Ganeti's "change-group" request) -------
+# node1 alone in a second node group; inst5 (on node2, group default) to it.
+# The group has no memqos tag: the cluster's tags hold for it as for default.
+from=$GANETI_NODE2 to=$GANETI_NODE
+gnt-group add "$GROUP2" >/dev/null || gnt_fail "gnt-group add $GROUP2 failed"
+gnt-group assign-nodes "$GROUP2" "$GANETI_NODE" >/dev/null ||
+    gnt_fail "cannot put node1 in $GROUP2: $(gnt-group assign-nodes "$GROUP2" "$GANETI_NODE" 2>&1 || true)"
+snapshot
+seen=${HAIL[$GANETI_NODE]}
+((seen < big)) || gnt_fail "hail now sees $seen MiB free on node1, not less than ${big}"
+((RAM <= FREE[$GANETI_NODE])) ||
+    gnt_fail "inst5 runs with $RAM MiB, node1 has ${FREE[$GANETI_NODE]} free: Ganeti's migrate would refuse to balloon"
+out=$(gnt-instance change-group -f -I hail --to "$GROUP2" "$INST" 2>&1) &&
+    gnt_fail "change-group -I hail succeeded: $out"
+grep -qF FailMem <<<"$out" || gnt_fail "change-group -I hail failed, but not for memory: $out"
+expect_on "$from"
+ok "change-group -I hail refused (it sees $seen MiB free on node1): $(grep -F FailMem <<<"$out" | tail -n 1)"
+moved gnt-instance change-group -f -I memqos --to "$GROUP2" "$INST"
+ok "change-group -I memqos --to $GROUP2 moved inst5 to node1 in $MOVED_IN s; node1's hook: $HOOK"
 
 echo "ok: evacuate case passed in $((SECONDS - t0)) s"
