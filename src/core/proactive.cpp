@@ -5,6 +5,7 @@
 #include "numeric.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace memqos::core {
 
@@ -100,7 +101,137 @@ bool unproductive(const WorkloadReclaim& r) {
     return r.asked > 0 && U128{r.reclaimed - r.reclaimedBefore} * 2 < r.asked;
 }
 
+// One workload's turn: `r` (its entry, a copy) updated; a step appended to
+// `steps`.
+void decideOne(const Snapshot& snapshot, const WorkloadSample& ws, const ReclaimConfig& config,
+               const std::vector<ClassPolicy>& classes, std::uint32_t pressureLevel, Bytes page,
+               WorkloadReclaim& r, std::vector<ReclaimStep>& steps) {
+    const std::string& id = ws.workload.id;
+    const Permyriad start = std::max<Permyriad>(1, config.maxStep / kStepStartDivisor);
+    if (!reclaimable(findClass(classes, ws.workload.className), config)) {
+        r.phase = ReclaimPhase::Off;
+        r.lastAt.reset();
+        r.step = 0;
+        r.stall = 0;
+        return;
+    }
+    if (!ws.cgroup) {
+        // Not running now: measure anew when it is back.
+        r.lastAt.reset();
+        r.phase = ReclaimPhase::Waiting;
+        return;
+    }
+    if (!proactiveDue(r, snapshot.now, config, pressureLevel)) {
+        return; // the interval is not over (pressure not needed)
+    }
+    const CgroupSample& cg = *ws.cgroup;
+    if (!cg.pressure && pressureLevel == 0 &&
+        staysAtFloor(r, cg.memoryCurrent, ws.workload.request, page)) {
+        // Still at its floor, looked at by its usage alone.
+        r.lastAt = snapshot.now;
+        r.staleBaseline = true;
+        return;
+    }
+    if (!cg.pressure) {
+        r.phase = ReclaimPhase::NoPsi;
+        r.lastAt = snapshot.now; // look again after an interval
+        return;
+    }
+    const std::uint64_t some = cg.pressure->some.totalUsec;
+    if (!r.lastAt || r.phase == ReclaimPhase::NoPsi || r.staleBaseline ||
+        some < r.lastSomeUsec) {
+        // A first or new measurement. One that left its floor starts
+        // without a spread: its phase in the interval is its own already.
+        const bool leftFloor = r.staleBaseline;
+        baseline(r, snapshot.now, some);
+        r.staleBaseline = false;
+        r.phase = ReclaimPhase::Waiting;
+        r.firstDelay = config.spreadPhases && !leftFloor ? spreadOf(id, config.interval)
+                                                         : Usec{0};
+        r.asked = 0;
+        return;
+    }
+    r.firstDelay = Usec{0};
+    const auto elapsed = snapshot.now - *r.lastAt;
+    r.stall = 100.0 * static_cast<double>(some - r.lastSomeUsec) /
+              static_cast<double>(elapsed.count());
+    baseline(r, snapshot.now, some);
+    const bool poor = unproductive(r);
+    r.asked = 0;
+    const ClassPolicy* cls = findClass(classes, ws.workload.className);
+    const bool swap = snapshot.system.mem.swapTotal > 0 && cls != nullptr && cls->swap;
+    const Bytes minBytes = kMinReclaimPages * page;
+    if (grewSinceStop(r, cg.memoryCurrent)) {
+        r.stoppedAt = 0; // grew since: worth another try
+    }
+    if (pressureLevel > 0) {
+        r.phase = ReclaimPhase::Paused;
+        r.step = 0;
+    } else if (r.stall >= config.stallTarget) {
+        r.phase = ReclaimPhase::BackedOff;
+        r.step = 0;
+    } else if (belowFloor(cg.memoryCurrent, ws.workload.request, page)) {
+        r.phase = ReclaimPhase::AtFloor;
+    } else if (r.stoppedAt > 0 || (poor && !swap)) {
+        // Without swap what the kernel would not free is anonymous
+        // memory: stop writing until the workload grows.
+        if (r.stoppedAt == 0) {
+            r.stoppedAt = cg.memoryCurrent;
+        }
+        r.phase = ReclaimPhase::AtFloor;
+        r.step = 0;
+    } else {
+        r.step = r.step == 0 ? start
+                 : poor      ? std::max<Permyriad>(start, r.step / 2)
+                             : std::min<Permyriad>(config.maxStep, r.step * 2);
+        // Scaled down as the stall nears its target (senpai's
+        // 1 − pressure/target); stall < target here.
+        const double room =
+            config.stallTarget > 0 ? 1.0 - r.stall / config.stallTarget : 1.0;
+        const auto want = static_cast<U128>(static_cast<double>(cg.memoryCurrent) *
+                                            r.step / kPermyriadOne * room);
+        const Bytes spare = cg.memoryCurrent - ws.workload.request;
+        // At least kMinReclaimPages (spare ≥ that here).
+        const Bytes bytes =
+            detail::pageFloor(std::min<U128>(std::max<U128>(want, minBytes), spare), page);
+        r.phase = ReclaimPhase::Reclaiming;
+        ++r.steps;
+        r.asked = bytes;
+        r.reclaimedBefore = r.reclaimed;
+        steps.push_back({id, cg.path, bytes});
+    }
+}
+
 } // namespace
+
+ProactiveUpdate updateProactive(const Snapshot& snapshot, const ReclaimConfig& config,
+                                const std::vector<ClassPolicy>& classes,
+                                std::uint32_t pressureLevel,
+                                std::map<std::string, WorkloadReclaim>& state, Bytes pageSize) {
+    ProactiveUpdate out;
+    const Bytes page = pageSize == 0 ? kDefaultPageSize : pageSize;
+    std::size_t seen = 0;
+    for (const auto& ws : snapshot.workloads) {
+        auto [it, fresh] = state.try_emplace(ws.workload.id);
+        WorkloadReclaim r = it->second;
+        decideOne(snapshot, ws, config, classes, pressureLevel, page, r, out.steps);
+        if (fresh || !(r == it->second)) {
+            out.changed.push_back({ws.workload.id, fresh, it->second});
+            it->second = r;
+        }
+        ++seen;
+    }
+    if (state.size() != seen) {
+        // Workloads gone since the last call (or an id twice in the
+        // snapshot): keep the snapshot's alone.
+        std::set<std::string_view> ids;
+        for (const auto& ws : snapshot.workloads) {
+            ids.insert(ws.workload.id);
+        }
+        std::erase_if(state, [&](const auto& entry) { return !ids.contains(entry.first); });
+    }
+    return out;
+}
 
 ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& config,
                                  const std::vector<ClassPolicy>& classes,
@@ -108,114 +239,11 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
                                  const std::map<std::string, WorkloadReclaim>& state,
                                  Bytes pageSize) {
     ProactiveOutcome out;
-    const Bytes page = pageSize == 0 ? kDefaultPageSize : pageSize;
-    const Permyriad start = std::max<Permyriad>(1, config.maxStep / kStepStartDivisor);
-    for (const auto& ws : snapshot.workloads) {
-        const std::string& id = ws.workload.id;
-        const auto prev = state.find(id);
-        WorkloadReclaim r = prev != state.end() ? prev->second : WorkloadReclaim{};
-        if (!reclaimable(findClass(classes, ws.workload.className), config)) {
-            r.phase = ReclaimPhase::Off;
-            r.lastAt.reset();
-            r.step = 0;
-            r.stall = 0;
-            out.state[id] = r;
-            continue;
-        }
-        if (!ws.cgroup) {
-            // Not running now: measure anew when it is back.
-            r.lastAt.reset();
-            r.phase = ReclaimPhase::Waiting;
-            out.state[id] = r;
-            continue;
-        }
-        if (!proactiveDue(r, snapshot.now, config, pressureLevel)) {
-            out.state[id] = r; // the interval is not over (pressure not needed)
-            continue;
-        }
-        const CgroupSample& cg = *ws.cgroup;
-        if (!cg.pressure && pressureLevel == 0 &&
-            staysAtFloor(r, cg.memoryCurrent, ws.workload.request, page)) {
-            // Still at its floor, looked at by its usage alone.
-            r.lastAt = snapshot.now;
-            r.staleBaseline = true;
-            out.state[id] = r;
-            continue;
-        }
-        if (!cg.pressure) {
-            r.phase = ReclaimPhase::NoPsi;
-            r.lastAt = snapshot.now; // look again after an interval
-            out.state[id] = r;
-            continue;
-        }
-        const std::uint64_t some = cg.pressure->some.totalUsec;
-        if (!r.lastAt || r.phase == ReclaimPhase::NoPsi || r.staleBaseline ||
-            some < r.lastSomeUsec) {
-            // A first or new measurement. One that left its floor starts
-            // without a spread: its phase in the interval is its own already.
-            const bool leftFloor = r.staleBaseline;
-            baseline(r, snapshot.now, some);
-            r.staleBaseline = false;
-            r.phase = ReclaimPhase::Waiting;
-            r.firstDelay = config.spreadPhases && !leftFloor ? spreadOf(id, config.interval)
-                                                             : Usec{0};
-            r.asked = 0;
-            out.state[id] = r;
-            continue;
-        }
-        r.firstDelay = Usec{0};
-        const auto elapsed = snapshot.now - *r.lastAt;
-        r.stall = 100.0 * static_cast<double>(some - r.lastSomeUsec) /
-                  static_cast<double>(elapsed.count());
-        baseline(r, snapshot.now, some);
-        const bool poor = unproductive(r);
-        r.asked = 0;
-        const ClassPolicy* cls = findClass(classes, ws.workload.className);
-        const bool swap = snapshot.system.mem.swapTotal > 0 && cls != nullptr && cls->swap;
-        const Bytes minBytes = kMinReclaimPages * page;
-        if (grewSinceStop(r, cg.memoryCurrent)) {
-            r.stoppedAt = 0; // grew since: worth another try
-        }
-        if (pressureLevel > 0) {
-            r.phase = ReclaimPhase::Paused;
-            r.step = 0;
-        } else if (r.stall >= config.stallTarget) {
-            r.phase = ReclaimPhase::BackedOff;
-            r.step = 0;
-        } else if (belowFloor(cg.memoryCurrent, ws.workload.request, page)) {
-            r.phase = ReclaimPhase::AtFloor;
-        } else if (r.stoppedAt > 0 || (poor && !swap)) {
-            // Without swap what the kernel would not free is anonymous
-            // memory: stop writing until the workload grows.
-            if (r.stoppedAt == 0) {
-                r.stoppedAt = cg.memoryCurrent;
-            }
-            r.phase = ReclaimPhase::AtFloor;
-            r.step = 0;
-        } else {
-            r.step = r.step == 0 ? start
-                     : poor      ? std::max<Permyriad>(start, r.step / 2)
-                                 : std::min<Permyriad>(config.maxStep, r.step * 2);
-            // Scaled down as the stall nears its target (senpai's
-            // 1 − pressure/target); stall < target here.
-            const double room =
-                config.stallTarget > 0 ? 1.0 - r.stall / config.stallTarget : 1.0;
-            const auto want = static_cast<U128>(static_cast<double>(cg.memoryCurrent) *
-                                                r.step / kPermyriadOne * room);
-            const Bytes spare = cg.memoryCurrent - ws.workload.request;
-            // At least kMinReclaimPages (spare ≥ that here).
-            const Bytes bytes =
-                detail::pageFloor(std::min<U128>(std::max<U128>(want, minBytes), spare), page);
-            r.phase = ReclaimPhase::Reclaiming;
-            ++r.steps;
-            r.asked = bytes;
-            r.reclaimedBefore = r.reclaimed;
-            out.steps.push_back({id, cg.path, bytes});
-        }
-        out.state[id] = r;
-    }
+    out.state = state;
+    out.steps = updateProactive(snapshot, config, classes, pressureLevel, out.state, pageSize).steps;
     return out;
 }
+
 
 Bytes OthersClaim::total() const {
     return detail::saturate(U128{classes} + host());

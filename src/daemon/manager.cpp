@@ -2514,15 +2514,20 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
             ws.cgroup.reset(); // gone since the sweep
         }
     }
-    auto out = core::decideProactive(snap, config_.reclaim, config_.classes, pressure_.level,
+    // In place (issue 25): no new 1000-entry map a tick; only the entries
+    // that changed are looked at below.
+    auto out = core::updateProactive(snap, config_.reclaim, config_.classes, pressure_.level,
                                      reclaim_, system_.pageSize);
     std::vector<std::string> changed;
-    for (const auto& [id, r] : out.state) {
-        const auto was = reclaim_.find(id);
-        const core::ReclaimPhase before =
-            was != reclaim_.end() ? was->second.phase : core::ReclaimPhase::Waiting;
-        if (was == reclaim_.end() || was->second.phase != r.phase ||
-            was->second.stall != r.stall) {
+    for (const auto& change : out.changed) {
+        const std::string& id = change.workload;
+        const auto now = reclaim_.find(id);
+        if (now == reclaim_.end()) {
+            continue; // cannot be: changed entries are kept
+        }
+        const core::WorkloadReclaim& r = now->second;
+        const core::ReclaimPhase before = change.before.phase;
+        if (change.fresh || before != r.phase || change.before.stall != r.stall) {
             changed.push_back(id);
         }
         if (before == r.phase) {
@@ -2553,7 +2558,6 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
                       "WORKLOAD", id, "STALL", r.stall);
         }
     }
-    reclaim_ = std::move(out.state);
     for (const auto& step : out.steps) {
         if (reclaimInFlight_.contains(step.workload)) {
             continue; // the last write is still under way

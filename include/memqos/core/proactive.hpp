@@ -139,6 +139,25 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
                                  const std::map<std::string, WorkloadReclaim>& state,
                                  Bytes pageSize = kDefaultPageSize);
 
+// The same decision made in place, as the daemon makes it every tick
+// (issue 25): `state` becomes what decideProactive's `state` would be (the
+// entries of workloads not in the snapshot are dropped), without building a
+// new map; the steps, and the entries that changed, with what they were.
+struct ProactiveChange {
+    std::string workload;
+    bool fresh = false;            // no entry before
+    WorkloadReclaim before;        // the entry before (default when fresh)
+};
+struct ProactiveUpdate {
+    std::vector<ReclaimStep> steps;
+    std::vector<ProactiveChange> changed;
+};
+ProactiveUpdate updateProactive(const Snapshot& snapshot, const ReclaimConfig& config,
+                                const std::vector<ClassPolicy>& classes,
+                                std::uint32_t pressureLevel,
+                                std::map<std::string, WorkloadReclaim>& state,
+                                Bytes pageSize = kDefaultPageSize);
+
 // Memory claimed by everything but class `cls` (the memory guard's "others"
 // in pressure.hpp and the claim reclaimedAllocatable subtracts: one formula
 // for both):

@@ -52,6 +52,77 @@ struct Controller {
     const WorkloadReclaim& w() { return state.at("batch.service"); }
 };
 
+// Two workloads, `a` in reclaimed and `b` in dedicated (not reclaimed), and,
+// when `withC`, `c` in reclaimed.
+Snapshot three(std::int64_t seconds, Bytes usage, std::uint64_t someUsec, bool withC) {
+    Snapshot s = one(seconds, "reclaimed", usage, someUsec);
+    s.workloads[0].workload.id = "a.service";
+    auto b = s.workloads[0];
+    b.workload.id = "b.service";
+    b.workload.className = "dedicated";
+    s.workloads.push_back(b);
+    if (withC) {
+        auto c = s.workloads[0];
+        c.workload.id = "c.service";
+        s.workloads.push_back(c);
+    }
+    return s;
+}
+
+TEST(Proactive, InPlaceUpdateIsTheSameDecisionAndNamesWhatChanged) {
+    // updateProactive (the daemon's, issue 25) against decideProactive, tick
+    // by tick: the same steps and the same state; a tick that changes no
+    // entry reports none; a workload gone is dropped, one back is fresh.
+    ReclaimConfig config;
+    config.spreadPhases = false;
+    std::map<std::string, WorkloadReclaim> byCopy;
+    std::map<std::string, WorkloadReclaim> inPlace;
+    std::uint64_t some = 0;
+    std::size_t steps = 0;
+    bool paused = false;
+    for (std::int64_t t = 0; t <= 40; ++t) {
+        const bool withC = t < 12 || t > 20;
+        some += t % 7 == 0 ? 3000U : 0U;
+        const Snapshot s = three(t, 1_GiB - static_cast<Bytes>(t) * 1_MiB, some, withC);
+        const auto before = inPlace;
+        auto copy = decideProactive(s, config, defaultClasses(), t >= 30 ? 1 : 0, byCopy);
+        auto update = updateProactive(s, config, defaultClasses(), t >= 30 ? 1 : 0, inPlace);
+        byCopy = copy.state;
+        ASSERT_EQ(update.steps, copy.steps) << "t=" << t;
+        steps += update.steps.size();
+        paused = paused || inPlace.at("a.service").phase == ReclaimPhase::Paused;
+        ASSERT_EQ(inPlace, byCopy) << "t=" << t;
+        ASSERT_EQ(inPlace.contains("c.service"), withC) << "t=" << t;
+        std::size_t differing = 0;
+        for (const auto& [id, r] : inPlace) {
+            const auto was = before.find(id);
+            differing += was == before.end() || !(was->second == r) ? 1U : 0U;
+        }
+        ASSERT_EQ(update.changed.size(), differing) << "t=" << t;
+        for (const auto& ch : update.changed) {
+            const auto was = before.find(ch.workload);
+            EXPECT_EQ(ch.fresh, was == before.end()) << ch.workload << " t=" << t;
+            if (was != before.end()) {
+                EXPECT_EQ(ch.before, was->second) << ch.workload << " t=" << t;
+            }
+        }
+        for (const auto& [id, st] : byCopy) { // the daemon's accounting
+            for (const auto& step : copy.steps) {
+                if (step.workload == id) {
+                    byCopy[id].reclaimed += step.bytes;
+                    inPlace[id].reclaimed += step.bytes;
+                }
+            }
+        }
+    }
+    EXPECT_GE(steps, 4U); // it reclaimed
+    EXPECT_TRUE(paused);  // and paused at level 1
+    // Within an interval nothing changes: no entry named.
+    const Snapshot s = three(41, 1_GiB, some, true);
+    updateProactive(s, config, defaultClasses(), 0, inPlace);
+    EXPECT_TRUE(updateProactive(s, config, defaultClasses(), 0, inPlace).changed.empty());
+}
+
 TEST(Proactive, FirstSampleOnlyStartsTheMeasurement) {
     Controller r;
     EXPECT_TRUE(r.step(one(0, "reclaimed", 1_GiB, 0)).steps.empty());
