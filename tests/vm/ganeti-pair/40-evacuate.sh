@@ -202,12 +202,12 @@ seen=${HAIL[$GANETI_NODE]}
 ((seen < big)) || gnt_fail "hail now sees $seen MiB free on node1, not less than ${big}"
 ((RAM <= FREE[$GANETI_NODE])) ||
     gnt_fail "inst5 runs with $RAM MiB, node1 has ${FREE[$GANETI_NODE]} free: Ganeti's migrate would refuse to balloon"
-out=$(gnt-instance change-group -f -I hail --to "$GROUP2" "$INST" 2>&1) &&
+out=$(gnt-instance change-group -I hail --to "$GROUP2" "$INST" 2>&1) &&
     gnt_fail "change-group -I hail succeeded: $out"
 grep -qF FailMem <<<"$out" || gnt_fail "change-group -I hail failed, but not for memory: $out"
 expect_on "$from"
 ok "change-group -I hail refused (it sees $seen MiB free on node1): $(grep -F FailMem <<<"$out" | tail -n 1)"
-moved gnt-instance change-group -f -I memqos --to "$GROUP2" "$INST"
+moved gnt-instance change-group -I memqos --to "$GROUP2" "$INST"
 ok "change-group -I memqos --to $GROUP2 moved inst5 to node1 in $MOVED_IN s; node1's hook: $HOOK"
 
 echo "ok: evacuate case passed in $((SECONDS - t0)) s"
