@@ -14,8 +14,10 @@
 #   - `gnt-instance migrate -I hail` is refused, `-I memqos` migrates inst5
 #     to node2;
 #   - node1 alone in a second node group: `gnt-instance change-group -I hail`
-#     is refused, `-I memqos` moves inst5 there (Ganeti's "change-group"
-#     request).
+#     is refused (FailMem); `-I memqos` passes the memory test and is refused
+#     by hail's N+1 capacity check (a group of one node); with the cluster's
+#     iallocator parameter --no-capacity-checks, which memqos hands to hail,
+#     `-I memqos` moves inst5 there (Ganeti's "change-group" request).
 #
 # First passed on the bed 2026-12-04 (209 s after 00-pair; 253-276 s in two
 # later runs on a busier machine). Since 2026-12-05 each move also asserts
@@ -46,6 +48,7 @@ MiB=$((1024 * 1024))
 t0=$SECONDS
 low_tag=''
 GROUP2=memqos-g2
+ial_params=0
 ganeti_pair_up
 
 # finish: the instance, tags and test configs go, whatever happened.
@@ -53,6 +56,9 @@ ganeti_pair_up
 finish() {
     local rc=$?
     gnt-instance remove -f "$INST" >/dev/null 2>&1 || true
+    if ((ial_params)); then
+        gnt-cluster modify --default-iallocator-params= >/dev/null 2>&1 || true
+    fi
     if gnt-group list --no-headers -o name 2>/dev/null | grep -qx "$GROUP2"; then
         gnt-group assign-nodes default "$GANETI_NODE" >/dev/null 2>&1 || true
         gnt-group remove "$GROUP2" >/dev/null 2>&1 || true
@@ -207,7 +213,20 @@ out=$(gnt-instance change-group -I hail --to "$GROUP2" "$INST" 2>&1) &&
 grep -qF FailMem <<<"$out" || gnt_fail "change-group -I hail failed, but not for memory: $out"
 expect_on "$from"
 ok "change-group -I hail refused (it sees $seen MiB free on node1): $(grep -F FailMem <<<"$out" | tail -n 1)"
+# With hail's global capacity check (the default) a group of one node is
+# never N+1 redundant: under the ratio inst5's memory passes, N+1 does not.
+out=$(gnt-instance change-group -I memqos --to "$GROUP2" "$INST" 2>&1) &&
+    gnt_fail "change-group -I memqos succeeded with hail's capacity checks on: $out"
+grep -qF FailN1 <<<"$out" || gnt_fail "change-group -I memqos failed, but not for N+1: $out"
+grep -qF FailMem <<<"$out" && gnt_fail "change-group -I memqos failed for memory: $out"
+expect_on "$from"
+ok "change-group -I memqos: inst5's memory fits node1 under the ratio; refused by hail's N+1 check of a one-node group: $(grep -F FailN1 <<<"$out" | tail -n 1)"
+# The cluster's iallocator parameters reach memqos, which hands them to hail:
+# --no-capacity-checks ("-KEY" is a parameter without a value).
+gnt-cluster modify --default-iallocator-params=-no-capacity-checks >/dev/null ||
+    gnt_fail "cannot set the cluster's iallocator parameters: $(gnt-cluster modify --default-iallocator-params=-no-capacity-checks 2>&1 || true)"
+ial_params=1
 moved gnt-instance change-group -I memqos --to "$GROUP2" "$INST"
-ok "change-group -I memqos --to $GROUP2 moved inst5 to node1 in $MOVED_IN s; node1's hook: $HOOK"
+ok "change-group -I memqos --to $GROUP2 (--no-capacity-checks) moved inst5 to node1 in $MOVED_IN s; node1's hook: $HOOK"
 
 echo "ok: evacuate case passed in $((SECONDS - t0)) s"
