@@ -62,8 +62,7 @@ rm -f "$D"/*
 printf '[Overcommit]\nNodeReserved=256M\n' >"$dropin/67-case.conf"
 memqosd --check-config >/dev/null || fail "the case's drop-in does not pass --check-config"
 memqosctl reload >/dev/null || fail "memqosctl reload failed"
-wait_for 180 "the host's memory PSI full avg10 under 1 %" \
-  bash -c "awk '\$1 == \"full\" {sub(\"avg10=\", \"\", \$2); exit !(\$2 < 1)}' /proc/pressure/memory"
+wait_psi_quiet
 wait_for 120 "pressure level 0" bash -c '[[ $(level) == 0 ]]'
 echo "workloads at the start: $(mgr ListWorkloads)"
 

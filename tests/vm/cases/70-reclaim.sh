@@ -182,9 +182,8 @@ rate() {
     }' "$1"
 }
 
-# Start quiet: earlier cases' stalls out of the PSI averages (as 67-vm-ladder).
-wait_for 180 "the host's memory PSI full avg10 under 1 %" \
-  bash -c "awk '\$1 == \"full\" {sub(\"avg10=\", \"\", \$2); exit !(\$2 < 1)}' /proc/pressure/memory"
+# Start quiet: earlier cases' stalls out of the PSI averages.
+wait_psi_quiet
 level=$(mprop PressureLevel)
 if [[ $level != 0 ]]; then
   echo "pressure level $level at the start (earlier cases); waiting for 0"

@@ -40,6 +40,14 @@ expect_file() {
 
 mgr() { busctl call org.memqos1 /org/memqos1 org.memqos1.Manager "$@"; }
 
+# wait_psi_quiet: wait (up to 180 s) until the host's memory PSI full avg10
+# is under 1 %: an earlier case's stalls out of the averages before a case
+# that judges levels or stalls starts.
+wait_psi_quiet() {
+  wait_for 180 "the host's memory PSI full avg10 under 1 %" \
+    awk '$1 == "full" {sub("avg10=", "", $2); exit !($2 < 1)}' /proc/pressure/memory
+}
+
 wait_memqosd() {
   wait_for 90 "memqosd active" systemctl is-active --quiet memqosd
   wait_for 30 "org.memqos1 on the bus" busctl status org.memqos1
