@@ -244,7 +244,6 @@ ProactiveOutcome decideProactive(const Snapshot& snapshot, const ReclaimConfig& 
     return out;
 }
 
-
 Bytes OthersClaim::total() const {
     return detail::saturate(U128{classes} + host());
 }

@@ -1034,13 +1034,9 @@ BusService::BusService(sd_bus* bus, io::BusPump& pump, Manager& manager)
 
 Manager::CgroupUsage BusService::workloadUsage(const std::string& id, const ManagedWorkload& w) {
     sd_bus_message* call = sd_bus_get_current_message(bus_);
-    if (call == nullptr) {
-        usageMemo_.reset();
-        return manager_.workloadUsage(w, true);
-    }
     std::uint64_t cookie = 0;
-    if (sd_bus_message_get_cookie(call, &cookie) < 0) {
-        usageMemo_.reset();
+    if (call == nullptr || sd_bus_message_get_cookie(call, &cookie) < 0) {
+        usageMemo_.reset(); // outside a call: read anew
         return manager_.workloadUsage(w, true);
     }
     const char* sender = sd_bus_message_get_sender(call);
