@@ -151,6 +151,10 @@ const std::vector<KeyItem<Config>>& globalTable() {
         t.push_back(global(
             "Manager", "MetricsFile", [](auto& c) -> auto& { return c.manager.metricsFile; },
             parseOptionalFile, formatString));
+        t.push_back(global(
+            "Manager", "MetricsInterval",
+            [](auto& c) -> auto& { return c.manager.metricsInterval; }, parsePositiveDuration,
+            formatDuration));
         // [Overcommit]
         t.push_back(global(
             "Overcommit", "MemoryRatio", [](auto& c) -> auto& { return c.overcommit.memoryRatio; },

@@ -1964,6 +1964,7 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     if (auto note = dropOldMetricsFile()) {
         notes.push_back(std::move(*note));
     }
+    metricsAt_.reset(); // the file says the new configuration's numbers at the next tick
     startClassSlices();
     rederiveRules();
     recomputeTiers();
@@ -2139,8 +2140,43 @@ void Manager::tick(TimePoint now) {
     tickDurations_.add(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (!config_.manager.metricsFile.empty()) {
-        writeMetrics();
+        auto state = metricsState();
+        if (metricsDue(now, state)) {
+            writeMetrics(now, std::move(state));
+        }
     }
+}
+
+Manager::MetricsState Manager::metricsState() const {
+    MetricsState s;
+    s.level = pressure_.level;
+    s.conditionLevel = pressure_.level;
+    for (std::uint32_t i = 0; i < pressure_.aboveSince.size(); ++i) {
+        if (pressure_.aboveSince[i]) {
+            s.conditionLevel = std::max(s.conditionLevel, i + 1);
+        }
+    }
+    s.killNear = killNear();
+    s.admissionOpen = pressure_.admissionOpen;
+    s.dryRun = dryRun_;
+    s.workloads = workloads_.size();
+    // Proactive reclaim's steps are routine (at 1000 workloads ~200 a
+    // second): their count waits for the interval like the bytes they freed.
+    for (const auto& [action, n] : actionCounts_) {
+        if (action != "proactive-reclaim") {
+            s.actions.emplace(action, n);
+        }
+    }
+    s.kills = killCount_;
+    s.triggeredTicks = triggeredTicks_;
+    return s;
+}
+
+bool Manager::metricsDue(TimePoint now, const MetricsState& state) const {
+    const std::filesystem::path file = config_.manager.metricsFile;
+    return !metricsAt_ || metricsFor_ != file || metricsFailing_ == file ||
+           state != metricsStateWritten_ || now < *metricsAt_ ||
+           now - *metricsAt_ >= config_.manager.metricsInterval;
 }
 
 std::vector<core::CgroupSample> Manager::protectedCgroups() {
@@ -2263,24 +2299,19 @@ std::vector<core::WorkloadSample> Manager::workloadSamples(TimePoint now) {
     return out;
 }
 
-void Manager::writeMetrics() {
+void Manager::writeMetrics(TimePoint now, MetricsState state) {
     Metrics m;
-    m.pressureLevel = pressure_.level;
-    m.conditionLevel = pressure_.level;
-    for (std::uint32_t i = 0; i < pressure_.aboveSince.size(); ++i) {
-        if (pressure_.aboveSince[i]) {
-            m.conditionLevel = std::max(m.conditionLevel, i + 1);
-        }
-    }
-    m.killNear = killNear();
-    m.admissionOpen = pressure_.admissionOpen;
-    m.dryRun = dryRun_;
+    m.pressureLevel = state.level;
+    m.conditionLevel = state.conditionLevel;
+    m.killNear = state.killNear;
+    m.admissionOpen = state.admissionOpen;
+    m.dryRun = state.dryRun;
     m.memoryAvailable = system_.mem.memAvailable;
     m.swapFree = system_.mem.swapFree;
-    m.workloads = workloads_.size();
+    m.workloads = state.workloads;
     m.actions = actionCounts_;
-    m.kills = killCount_;
-    m.triggeredTicks = triggeredTicks_;
+    m.kills = state.kills;
+    m.triggeredTicks = state.triggeredTicks;
     m.reclaimedAllocatable = reclaimedAllocatable_;
     for (const auto& [id, r] : reclaim_) {
         if (r.phase != core::ReclaimPhase::Off) {
@@ -2308,6 +2339,9 @@ void Manager::writeMetrics() {
         m.classes.push_back(std::move(cm));
     }
     const std::filesystem::path file = config_.manager.metricsFile;
+    metricsAt_ = now;
+    metricsFor_ = file;
+    metricsStateWritten_ = std::move(state);
     if (metricsWriter_ != nullptr) {
         metricsWriter_->write(file, formatMetrics(m),
                               [this, file](const Status& st) { metricsWriteDone(file, st); });

@@ -2366,6 +2366,7 @@ TEST_F(PressureTest, AnUnwritableMetricsFileIsWarnedAboutOnceAndItsRecoverySaid)
     const fs::path blocker = dir_ / "prom"; // a file where the directory should be
     writeFile(blocker, "not a directory\n");
     config_.manager.metricsFile = (blocker / "memqos.prom").string();
+    config_.manager.metricsInterval = std::chrono::seconds(1); // a write at every tick
     auto m = makeEngine();
     auto count = [](const std::string& text, const std::string& what) {
         std::size_t n = 0;
@@ -2448,6 +2449,68 @@ TEST_F(PressureTest, WithAMetricsWriterTheTickHandsTheFileOverAndWritesNothingIt
     ASSERT_TRUE(m->reload().ok());
     ASSERT_EQ(writer.forgotten.size(), 1U);
     EXPECT_EQ(writer.forgotten[0], file);
+}
+
+// Issue 25 item 6: the file is written at a tick where something a script
+// waits on changed (level, condition level, kill near, admission, a counter,
+// the workload count), else once every MetricsInterval: not ~150 KB of
+// text at every tick of a 1000-workload host.
+TEST_F(PressureTest, MetricsFileIsWrittenOnAChangeOrOnceAMetricsInterval) {
+    config_.manager.metricsFile = (dir_ / "prom/memqos.prom").string();
+    config_.manager.metricsInterval = std::chrono::seconds(10);
+    auto m = makeEngine();
+    RecordingMetricsWriter writer;
+    m->setMetricsWriter(&writer);
+    const auto writtenAt = [&](int seconds) {
+        const std::size_t before = writer.writes.size();
+        tickAt(*m, seconds);
+        return writer.writes.size() > before;
+    };
+    EXPECT_TRUE(writtenAt(0)) << "the first tick";
+    // Settled: nothing a script waits on changes (the tiers' first cap is
+    // taken by then).
+    int t = 1;
+    for (; t < 4 && writtenAt(t); ++t) {
+    }
+    ASSERT_LT(t, 4) << "still writing at every tick at t=" << t;
+    int last = t - 1; // the last write
+    const std::size_t writes = writer.writes.size();
+    for (++t; t < last + 10; ++t) {
+        tickAt(*m, t);
+    }
+    EXPECT_EQ(writer.writes.size(), writes) << "written within the interval with nothing changed";
+    // MetricsInterval after the last write: written, with the new numbers.
+    meminfo8G(3 * 1024 * 1024, 3 * 1024 * 1024 + 1, 0, 0);
+    EXPECT_TRUE(writtenAt(last + 10)) << "not written once the interval was over";
+    t = last + 10;
+    EXPECT_NE(writer.writes.back().text.find("\nmemqos_memory_available_bytes " +
+                                             std::to_string((3ULL * 1024 * 1024 + 1) * 1024) +
+                                             "\n"),
+              std::string::npos)
+        << writer.writes.back().text;
+    last = t - 1;
+    // A PSI-triggered tick: counted, written at the next tick.
+    m->triggeredTick();
+    EXPECT_TRUE(writtenAt(last + 1));
+    EXPECT_NE(writer.writes.back().text.find("\nmemqos_psi_triggered_ticks_total 1\n"),
+              std::string::npos);
+    EXPECT_FALSE(writtenAt(last + 2));
+    // A level's condition building up: written at the tick it starts.
+    setPsi(60, 50);
+    EXPECT_TRUE(writtenAt(last + 3));
+    EXPECT_EQ(writer.writes.back().text.find("\nmemqos_pressure_condition_level 0\n"),
+              std::string::npos)
+        << writer.writes.back().text;
+    // A reload: the next tick writes.
+    setPsi(0, 0);
+    for (t = last + 4; t < last + 30; ++t) {
+        tickAt(*m, t);
+    }
+    const std::size_t settled = writer.writes.size();
+    EXPECT_FALSE(writtenAt(t++));
+    ASSERT_TRUE(m->reload().ok());
+    EXPECT_TRUE(writtenAt(t++));
+    EXPECT_EQ(writer.writes.size(), settled + 1);
 }
 
 TEST(TickDurations, QuantilesByNearestRankOverTheLastWindow) {

@@ -37,8 +37,11 @@ struct ManagerConfig {
     std::string cgroupRoot = "/sys/fs/cgroup";
     std::string procRoot = "/proc";
     std::string stateDirectory = "/var/lib/memqos";
-    // Prometheus textfile written every tick; "" = off.
+    // Prometheus textfile; "" = off. Written at a tick where the level,
+    // admission, a counter or the workload count changed, else at least
+    // every metricsInterval.
     std::string metricsFile;
+    Usec metricsInterval = std::chrono::seconds(10);
     bool operator==(const ManagerConfig&) const = default;
 };
 

@@ -19,6 +19,12 @@
 //   kill near level 3's condition building up (MemAvailable at 1 %, under
 //             its 2 %), level still 0: every killable workload read every
 //             tick (Manager::killNear).
+//   steady, metrics every tick / every 10 s
+//             the steady tick with [Manager] MetricsFile= set,
+//             MetricsInterval=1s (the text formatted at every tick) and the
+//             default 10s (formatted when something a script waits on
+//             changed, or once in 10 ticks); the file itself is written by
+//             memqosd's metrics thread, here a writer that keeps the size;
 //   steady, [Reclaim] Enabled=no
 //             the steady tick again without proactive reclaim (a reload),
 //             to show what the rest of the tick costs.
@@ -31,6 +37,7 @@
 #include "manager.hpp"
 
 #include "memqos/io/log.hpp"
+#include "memqos/io/metrics_writer.hpp"
 #include "memqos/io/reclaim_worker.hpp"
 
 #include <sys/resource.h>
@@ -63,7 +70,9 @@ void raiseFdLimit(std::size_t want) {
     }
 }
 
-constexpr Bytes kMemTotalKiB = 64ULL * 1024 * 1024; // 64 GiB
+// 256 GiB: the workloads (1000 × 100 MiB, 97.7 GiB) fit under the memory guard,
+// which at 64 GiB (before 2026-12-05 22:30) reclaimed a class at every tick.
+constexpr Bytes kMemTotalKiB = 256ULL * 1024 * 1024;
 
 void writeFile(const fs::path& p, std::string_view text) {
     std::ofstream out(p);
@@ -251,6 +260,18 @@ private:
     std::deque<std::function<void()>> pending_;
 };
 
+// The metrics thread's place: the text handed over, not written.
+class CountingMetricsWriter : public io::MetricsWriter {
+public:
+    void write(std::filesystem::path /*file*/, std::string text, Done /*done*/) override {
+        ++writes;
+        bytes = text.size();
+    }
+    void forget(const std::filesystem::path& /*file*/) override {}
+    std::size_t writes = 0;
+    std::size_t bytes = 0;
+};
+
 struct Stats {
     double mean = 0, p50 = 0, p99 = 0, max = 0;
 };
@@ -309,7 +330,8 @@ int main(int argc, char** argv) {
     raiseFdLimit(workloads * 3 + 1024);
     int rc = 0;
     struct Phases {
-        Stats steady, watchful, near, small, quiet;
+        Stats steady, watchful, near, small, quiet, metricsEvery, metricsInterval;
+        std::size_t metricsEveryWrites = 0, metricsIntervalWrites = 0, metricsBytes = 0;
         std::size_t steadyWrites = 0;
         std::size_t smallWrites = 0;
         std::uint32_t steadyLevel = 0, watchfulLevel = 0, nearLevel = 0;
@@ -340,6 +362,8 @@ int main(int argc, char** argv) {
             config, [&] { return Result<config::Config>(config); }, systemd, store, instances,
             kills, std::move(cgroups), io::ProcFs(tree.proc), false);
         m.setReclaimRunner(&runner);
+        CountingMetricsWriter metrics;
+        m.setMetricsWriter(&metrics);
         bool ready = false;
         m.start([&](Status st) { ready = st.ok(); });
         systemd.flush();
@@ -369,6 +393,28 @@ int main(int argc, char** argv) {
         out.steadyWrites = runner.writes - writesBefore;
         out.steadyLevel = m.pressureLevel();
         out.keptFds = m.keptWorkloadFiles();
+        // The same with the metrics file: formatted every tick, then at the
+        // default MetricsInterval.
+        for (const auto seconds : {1, 10}) {
+            config.manager.metricsFile = (tree.root / "memqos.prom").string();
+            config.manager.metricsInterval = std::chrono::seconds(seconds);
+            if (!m.reload().ok()) {
+                std::fprintf(stderr, "tick-bench: reload failed\n");
+                out.ok = false;
+            }
+            systemd.flush();
+            run(20);
+            const std::size_t before = metrics.writes;
+            (seconds == 1 ? out.metricsEvery : out.metricsInterval) = stats(run(ticks));
+            (seconds == 1 ? out.metricsEveryWrites : out.metricsIntervalWrites) =
+                metrics.writes - before;
+        }
+        out.metricsBytes = metrics.bytes;
+        config.manager.metricsFile.clear();
+        if (!m.reload().ok()) {
+            out.ok = false;
+        }
+        systemd.flush();
         writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 9 / 100));
         run(2); // the condition starts building up
         out.watchful = stats(run(ticks));
@@ -422,6 +468,13 @@ int main(int argc, char** argv) {
         const char* how = p == &opened ? "opened each read" : "kept fds";
         std::printf("| steady (level %u) | %s | %.0f | %.0f | %.0f | %.0f |\n", p->steadyLevel,
                     how, p->steady.mean, p->steady.p50, p->steady.p99, p->steady.max);
+        std::printf("| steady, MetricsFile written every tick | %s | %.0f | %.0f | %.0f | %.0f |\n",
+                    how, p->metricsEvery.mean, p->metricsEvery.p50, p->metricsEvery.p99,
+                    p->metricsEvery.max);
+        std::printf("| steady, MetricsFile, MetricsInterval=10s | %s | %.0f | %.0f | %.0f | "
+                    "%.0f |\n",
+                    how, p->metricsInterval.mean, p->metricsInterval.p50, p->metricsInterval.p99,
+                    p->metricsInterval.max);
         std::printf("| watchful (level %u, level 1 building up) | %s | %.0f | %.0f | %.0f | %.0f |\n",
                     p->watchfulLevel, how, p->watchful.mean, p->watchful.p50, p->watchful.p99,
                     p->watchful.max);
@@ -438,6 +491,9 @@ int main(int argc, char** argv) {
                 kept.steadyWrites, static_cast<double>(kept.steadyWrites) /
                                        static_cast<double>(ticks), kept.keptFds);
     std::printf("memory.reclaim writes planned with the small services: %zu\n", kept.smallWrites);
+    std::printf("metrics texts handed to the writer in %zu ticks: %zu every tick, %zu at "
+                "MetricsInterval=10s; %zu bytes each\n",
+                ticks, kept.metricsEveryWrites, kept.metricsIntervalWrites, kept.metricsBytes);
     if (!opened.ok || !kept.ok) {
         rc = 1;
     }

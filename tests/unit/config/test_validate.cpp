@@ -82,6 +82,8 @@ INSTANTIATE_TEST_SUITE_P(
         GoodKey{"Manager", "MetricsFile", "/var/lib/prometheus/node-exporter/memqos.prom",
                 "/var/lib/prometheus/node-exporter/memqos.prom"},
         GoodKey{"Manager", "MetricsFile", "", ""},
+        GoodKey{"Manager", "MetricsInterval", "30s", "30s"},
+        GoodKey{"Manager", "MetricsInterval", "1", "1s"},
         GoodKey{"Overcommit", "MemoryRatio", "1.5", "1.5"},
         GoodKey{"Overcommit", "MemoryRatio", "2", "2.0"},
         GoodKey{"Overcommit", "NodeReserved", "2G", "2G"},
@@ -169,6 +171,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadKey{"Manager", "StateDirectory", "/var/../lib", "component"},
                       BadKey{"Manager", "MetricsFile", "memqos.prom", "not an absolute path"},
                       BadKey{"Manager", "MetricsFile", "/var/lib/", "names a directory"},
+                      BadKey{"Manager", "MetricsInterval", "0", "must be greater than 0"},
+                      BadKey{"Manager", "MetricsInterval", "often", "not a duration"},
                       BadKey{"Overcommit", "MemoryRatio", "abc",
                              "not a number (expected a ratio ≥ 1.0, e.g. 1.5)"},
                       BadKey{"Overcommit", "MemoryRatio", "0.5", "below 1.0"},
@@ -799,7 +803,7 @@ TEST(KnownKeys, AreUniqueAndComplete) {
     std::set<std::pair<std::string, std::string>> unique;
     for (const auto& k : keys)
         EXPECT_TRUE(unique.insert({k.section, k.key}).second) << k.section << " " << k.key;
-    EXPECT_EQ(keys.size(), 6u + 5u + 20u + 5u + 5u + 3u + 8u + 5u);
+    EXPECT_EQ(keys.size(), 7u + 5u + 20u + 5u + 5u + 3u + 8u + 5u);
 }
 
 TEST(VmSection, DefaultsAndValues) {

@@ -130,7 +130,7 @@ systemctl daemon-reload
 
 # --- dry run: level 3 whenever MemAvailable <= 99 %, nothing is killed
 # (a higher level's MemAvailable threshold may not be above a lower one's)
-printf '[Manager]\nDryRun=yes\nMetricsFile=/run/memqos/dry.prom\n[Pressure]\nLevel1MemAvailable=99%%\nLevel2MemAvailable=99%%\nLevel3MemAvailable=99%%\nLevel3Duration=2s\n' >"$dropin/50-dry.conf"
+printf '[Manager]\nDryRun=yes\nMetricsFile=/run/memqos/dry.prom\nMetricsInterval=1s\n[Pressure]\nLevel1MemAvailable=99%%\nLevel2MemAvailable=99%%\nLevel3MemAvailable=99%%\nLevel3Duration=2s\n' >"$dropin/50-dry.conf"
 memqosd --check-config || fail "the dry-run drop-in does not pass --check-config"
 restart_memqosd
 systemd-run --unit=victim.service --slice=memqos-reclaimed.slice /bin/sleep infinity >/dev/null

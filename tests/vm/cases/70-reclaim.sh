@@ -61,7 +61,7 @@ wait_memqosd
 # outside the classes) − 5 %)
 # then stays above coldhot's ~612 MiB, so the reclaim controller, this
 # case's subject, is what brings it down, not the guard.
-printf '[Manager]\nMetricsFile=%s\n[Overcommit]\nNodeReserved=256M\n' "$prom" >"$dropin/70-case.conf"
+printf '[Manager]\nMetricsFile=%s\nMetricsInterval=1s\n[Overcommit]\nNodeReserved=256M\n' "$prom" >"$dropin/70-case.conf"
 memqosd --check-config >/dev/null || fail "the case's drop-in does not pass --check-config"
 memqosctl reload >/dev/null || fail "memqosctl reload with the case's drop-in failed"
 

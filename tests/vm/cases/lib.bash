@@ -53,7 +53,8 @@ wait_memqosd() {
   wait_for 30 "org.memqos1 on the bus" busctl status org.memqos1
 }
 # memqos_ticks PROMFILE: memqosd's ticks so far, the count of tick durations in
-# the metrics file it writes ([Metrics] File=PROMFILE).
+# the metrics file it writes ([Manager] MetricsFile=PROMFILE, with
+# MetricsInterval=1s: written at every tick, not only on a change).
 memqos_ticks() { awk '$1 == "memqos_tick_duration_seconds_count" {print $2}' "$1"; }
 # stall_pct US0 US1 MS [DIGITS]: the percentage of MS milliseconds that a PSI
 # total growing from US0 to US1 microseconds covered.
