@@ -211,8 +211,15 @@ ProactiveUpdate updateProactive(const Snapshot& snapshot, const ReclaimConfig& c
     ProactiveUpdate out;
     const Bytes page = pageSize == 0 ? kDefaultPageSize : pageSize;
     std::size_t seen = 0;
+    // The daemon's snapshot lists the workloads in id order, the state's
+    // order: the entry after the last one is where the next one is, found
+    // without a search (any other order still works, with one).
+    auto hint = state.begin();
     for (const auto& ws : snapshot.workloads) {
-        auto [it, fresh] = state.try_emplace(ws.workload.id);
+        auto [it, fresh] = hint != state.end() && hint->first == ws.workload.id
+                               ? std::pair(hint, false)
+                               : state.try_emplace(ws.workload.id);
+        hint = std::next(it);
         WorkloadReclaim r = it->second;
         decideOne(snapshot, ws, config, classes, pressureLevel, page, r, out.steps);
         if (fresh || !(r == it->second)) {

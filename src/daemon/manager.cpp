@@ -2110,6 +2110,7 @@ void Manager::tick(TimePoint now) {
         reclaimedAllocatable_ = core::reclaimedAllocatable(snap, config_.classes, low->name,
                                                            config_.pressure.guardHeadroom);
     }
+    samples_ = std::move(snap.workloads); // their buffers, for the next tick's
     if (pressure_.level < 2) {
         restoreBalloons(now); // balloons shrunk at level 2 come back in steps
     }
@@ -2236,6 +2237,10 @@ bool Manager::sampleWorkloads(bool killableOnly) {
         }
         const bool repair = !killableOnly && (repairTurn || m.oomDue);
         const bool full = !killableOnly && ((turn && observedOnly(m)) || repair);
+        if (!full && !readKillable && pressure_.stallSince.empty()) {
+            m.fullStallUsec.reset(); // no class stalls: the quiet tick's case, no lookup
+            continue;
+        }
         const auto* cls = core::findClass(config_.classes, m.workload.className);
         // Its class stalls at its cap: whether it stalls itself decides
         // whether it may be the class-stall rule's victim.
@@ -2275,26 +2280,33 @@ bool Manager::sampleWorkloads(bool killableOnly) {
 }
 
 std::vector<core::WorkloadSample> Manager::workloadSamples(TimePoint now) {
-    std::vector<core::WorkloadSample> out;
-    out.reserve(workloads_.size());
+    // The last tick's samples, rewritten in place: their strings keep their
+    // buffers, so a tick copies the workloads without an allocation each
+    // (issue 25). Every field is set anew below.
+    std::vector<core::WorkloadSample> out = std::move(samples_);
+    samples_.clear();
+    out.resize(workloads_.size());
+    std::size_t i = 0;
     for (const auto& [id, m] : workloads_) {
-        core::WorkloadSample ws;
+        core::WorkloadSample& ws = out[i++];
         ws.workload = m.workload;
         ws.neverKill = m.vm && m.vm->backend == VmBackend::Ganeti;
         ws.unplaced = observedOnly(m);
         ws.setAside = setAside(id, now);
-        if (!m.cgroupPath.empty() && m.present) {
-            core::CgroupSample cg;
-            cg.path = m.cgroupPath;
-            cg.memoryCurrent = m.memoryCurrent;
-            cg.swapCurrent = m.swapCurrent;
-            if (m.fullStallUsec) {
-                cg.pressure = core::Pressure{
-                    .some = {}, .full = core::PressureLine{.totalUsec = *m.fullStallUsec}};
-            }
-            ws.cgroup = cg;
+        if (m.cgroupPath.empty() || !m.present) {
+            ws.cgroup.reset();
+            continue;
         }
-        out.push_back(std::move(ws));
+        std::string path = ws.cgroup ? std::move(ws.cgroup->path) : std::string();
+        path.assign(m.cgroupPath);
+        core::CgroupSample& cg = ws.cgroup.emplace(); // the other fields as a new sample's
+        cg.path = std::move(path);
+        cg.memoryCurrent = m.memoryCurrent;
+        cg.swapCurrent = m.swapCurrent;
+        if (m.fullStallUsec) {
+            cg.pressure = core::Pressure{
+                .some = {}, .full = core::PressureLine{.totalUsec = *m.fullStallUsec}};
+        }
     }
     return out;
 }

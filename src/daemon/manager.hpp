@@ -849,6 +849,8 @@ private:
     bool killNear() const;
     // The snapshot's workloads from what the sweep last read.
     std::vector<core::WorkloadSample> workloadSamples(TimePoint now);
+    // The last tick's snapshot of the workloads, kept for its buffers.
+    std::vector<core::WorkloadSample> samples_;
 };
 
 } // namespace memqos::daemon
