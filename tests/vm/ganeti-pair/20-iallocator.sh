@@ -5,7 +5,9 @@
 # than what hail sees free on either node is refused by `-I hail` and placed
 # by `-I memqos`, on node1 (the emptier node, which hail's score prefers); an
 # instance over the capacity of every node is refused by `-I memqos` and not
-# created; so is any instance while a memqos tag is malformed.
+# created; so is any instance while a memqos tag is malformed. The nodes'
+# own memqosd (what their pre-hooks ask) agree with each answer: not hard for
+# the placed instance on node1, hard for the refused one on both nodes.
 #
 # First passed on the bed 2026-11-28 (222 s with the cluster's set-up).
 #
@@ -79,6 +81,16 @@ add() { # add ALLOCATOR NAME MAXMEM
         -B "maxmem=${3}M,minmem=${3}M" "$2" 2>&1
 }
 exists() { gnt-instance list --no-headers -o name "$1" >/dev/null 2>&1; }
+# verdict MIB [on2]: node1's (with on2: node2's) memqosd VerifyPlacement
+# verdict (fits, soft or hard) for an instance of MIB MiB: the question the
+# node's instance-start, -migrate and -failover pre-hooks ask before they
+# let the instance run there (an add with --no-start asks nothing).
+verdict() {
+    local mib=$1
+    shift
+    "$@" busctl call org.memqos1 /org/memqos1 org.memqos1.Manager VerifyPlacement \
+        'tta{sv}' $((mib * 1048576)) $((mib * 1048576)) 0 | awk '{ gsub(/"/, "", $2); print $2 }'
+}
 
 # --- hail alone refuses it; memqos places it on node1 -------------------------
 out=$(add hail inst7 "$big") && gnt_fail "-I hail placed ${big}M: $out"
@@ -89,6 +101,10 @@ out=$(add memqos inst7 "$big") || gnt_fail "-I memqos did not place ${big}M: $ou
 pnode=$(gnt-instance list --no-headers -o pnode inst7.example.test)
 [[ $pnode == "$GANETI_NODE" ]] || gnt_fail "-I memqos placed inst7 on $pnode, expected $GANETI_NODE"
 ok "-I memqos places ${big}M on node1 (memqos leaves $left1 there, $left2 on node2)"
+v=$(verdict "$big")
+[[ $v == fits || $v == soft ]] ||
+    gnt_fail "node1's memqosd answers '$v' for ${big}M, which -I memqos placed there"
+ok "node1's memqosd agrees with -I memqos: '$v' for ${big}M (its pre-hooks would let it start)"
 
 # --- over the capacity of every node: refused, nothing created -----------------
 huge=$(((left1 > left2 ? left1 : left2) + 64))
@@ -96,6 +112,10 @@ out=$(add memqos inst8 "$huge") && gnt_fail "-I memqos placed ${huge}M: $out"
 grep -q "Request failed" <<<"$out" || gnt_fail "-I memqos failed, but not as hail's refusal: $out"
 exists inst8.example.test && gnt_fail "-I memqos refused but inst8 exists"
 ok "-I memqos refuses ${huge}M on every node: $(tail -n 1 <<<"$out")"
+v1=$(verdict "$huge") v2=$(verdict "$huge" on2)
+[[ $v1 == hard && $v2 == hard ]] ||
+    gnt_fail "-I memqos refused ${huge}M, but the nodes' memqosd answer '$v1' (node1), '$v2' (node2)"
+ok "both nodes' memqosd agree: 'hard' for ${huge}M"
 
 # --- a malformed tag: a clear error, nothing created ---------------------------
 gnt-cluster add-tags memqos:memory-ratio:lots || gnt_fail "cannot add the malformed tag"
