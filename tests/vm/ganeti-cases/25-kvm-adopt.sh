@@ -171,10 +171,28 @@ mv "$remove_hook" /root/memqos-remove-hook.saved
 since=$(date '+%Y-%m-%d %H:%M:%S')
 gnt-instance remove -f --shutdown-timeout=0 "$A" || gnt_fail "gnt-instance remove $A failed"
 mv /root/memqos-remove-hook.saved "$remove_hook"
+# memqosd reads this node's copy of Ganeti's list. Ganeti's master writes it
+# over its RPC to the node; when that RPC times out too (CI 2026-12-06, "SSL
+# connection timeout" on a loaded TCG guest), the copy stays stale until the
+# next configuration change, and no daemon could tell. Ganeti's own repair
+# for a stale node is redist-conf: the case waits for Ganeti's list first and
+# times memqosd from the moment the list no longer names $A.
+ssconf_list=/var/lib/ganeti/ssconf_instance_list
+listed() { grep -qxF "$A" "$ssconf_list"; }
+end=$((SECONDS + 60)) tries=0
+while listed; do
+    if ((SECONDS >= end)); then
+        ((tries < 3)) || gnt_fail "Ganeti's $ssconf_list still names $A after gnt-cluster redist-conf ($tries tries)"
+        echo "note: Ganeti's $ssconf_list still names $A $((SECONDS - end + 60)) s after its removal (its RPC to the node failed): gnt-cluster redist-conf"
+        gnt-cluster redist-conf || true
+        tries=$((tries + 1)) end=$((SECONDS + 60))
+    fi
+    sleep 0.5
+done
 t3=$(ms)
 wait_for 120 "memqosd forgetting $A from Ganeti's instance list" bash -c \
     "journalctl -u memqosd --since '$since' -o cat | grep -q 'Ganeti no longer lists instance $A'"
-echo "MEASURE: ganeti: a removed instance forgotten without its post-hook: $(secs "$t3") s"
+echo "MEASURE: ganeti: a removed instance forgotten without its post-hook, from Ganeti's list dropping it: $(secs "$t3") s"
 journalctl -u memqosd --since "$since" -o cat | grep -E "no longer lists instance $A|Instance $A forgotten" | sed 's/^/  journal: /'
 busctl call org.memqos1 /org/memqos1 org.memqos1.Manager ListInstances | grep -q "\"$A\"" &&
     gnt_fail "memqosd still has a record of $A"
