@@ -1,0 +1,1 @@
+../cases/lib.bash
