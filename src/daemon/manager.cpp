@@ -2141,16 +2141,16 @@ void Manager::tick(TimePoint now) {
     tickDurations_.add(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (!config_.manager.metricsFile.empty()) {
-        auto state = metricsState();
-        if (metricsDue(now, state)) {
-            writeMetrics(now, std::move(state));
+        const auto signals = metricsSignals();
+        if (metricsDue(now, signals)) {
+            writeMetrics(now, signals);
         }
     }
 }
 
-Manager::MetricsState Manager::metricsState() const {
-    MetricsState s;
-    s.level = pressure_.level;
+MetricsSignals Manager::metricsSignals() const {
+    MetricsSignals s;
+    s.pressureLevel = pressure_.level;
     s.conditionLevel = pressure_.level;
     for (std::uint32_t i = 0; i < pressure_.aboveSince.size(); ++i) {
         if (pressure_.aboveSince[i]) {
@@ -2161,22 +2161,46 @@ Manager::MetricsState Manager::metricsState() const {
     s.admissionOpen = pressure_.admissionOpen;
     s.dryRun = dryRun_;
     s.workloads = workloads_.size();
-    // Proactive reclaim's steps are routine (at 1000 workloads ~200 a
-    // second): their count waits for the interval like the bytes they freed.
-    for (const auto& [action, n] : actionCounts_) {
-        if (action != "proactive-reclaim") {
-            s.actions.emplace(action, n);
-        }
-    }
     s.kills = killCount_;
     s.triggeredTicks = triggeredTicks_;
     return s;
 }
 
-bool Manager::metricsDue(TimePoint now, const MetricsState& state) const {
+namespace {
+
+// Whether two action counts differ but in proactive reclaim's steps, which
+// are routine (at 1000 workloads ~200 a second): their count waits for the
+// interval like the bytes they freed. Walks both maps in order, no copy.
+bool actionsDiffer(const std::map<std::string, std::uint64_t>& a,
+                   const std::map<std::string, std::uint64_t>& b) {
+    static const std::string kRoutine = "proactive-reclaim";
+    auto i = a.begin();
+    auto j = b.begin();
+    for (;;) {
+        while (i != a.end() && i->first == kRoutine) {
+            ++i;
+        }
+        while (j != b.end() && j->first == kRoutine) {
+            ++j;
+        }
+        if (i == a.end() || j == b.end()) {
+            return (i == a.end()) != (j == b.end());
+        }
+        if (*i != *j) {
+            return true;
+        }
+        ++i;
+        ++j;
+    }
+}
+
+} // namespace
+
+bool Manager::metricsDue(TimePoint now, const MetricsSignals& signals) const {
     const std::filesystem::path file = config_.manager.metricsFile;
     return !metricsAt_ || metricsFor_ != file || metricsFailing_ == file ||
-           state != metricsStateWritten_ || now < *metricsAt_ ||
+           signals != metricsSignalsWritten_ ||
+           actionsDiffer(actionCounts_, metricsActionsWritten_) || now < *metricsAt_ ||
            now - *metricsAt_ >= config_.manager.metricsInterval;
 }
 
@@ -2311,19 +2335,12 @@ std::vector<core::WorkloadSample> Manager::workloadSamples(TimePoint now) {
     return out;
 }
 
-void Manager::writeMetrics(TimePoint now, MetricsState state) {
+void Manager::writeMetrics(TimePoint now, const MetricsSignals& signals) {
     Metrics m;
-    m.pressureLevel = state.level;
-    m.conditionLevel = state.conditionLevel;
-    m.killNear = state.killNear;
-    m.admissionOpen = state.admissionOpen;
-    m.dryRun = state.dryRun;
+    m.signals = signals;
     m.memoryAvailable = system_.mem.memAvailable;
     m.swapFree = system_.mem.swapFree;
-    m.workloads = state.workloads;
     m.actions = actionCounts_;
-    m.kills = state.kills;
-    m.triggeredTicks = state.triggeredTicks;
     m.reclaimedAllocatable = reclaimedAllocatable_;
     for (const auto& [id, r] : reclaim_) {
         if (r.phase != core::ReclaimPhase::Off) {
@@ -2353,7 +2370,8 @@ void Manager::writeMetrics(TimePoint now, MetricsState state) {
     const std::filesystem::path file = config_.manager.metricsFile;
     metricsAt_ = now;
     metricsFor_ = file;
-    metricsStateWritten_ = std::move(state);
+    metricsSignalsWritten_ = signals;
+    metricsActionsWritten_ = actionCounts_;
     if (metricsWriter_ != nullptr) {
         metricsWriter_->write(file, formatMetrics(m),
                               [this, file](const Status& st) { metricsWriteDone(file, st); });

@@ -793,29 +793,19 @@ private:
     std::uint64_t triggeredTicks_ = 0;
     std::vector<core::ClassSample> lastClasses_;
     TickDurations tickDurations_;
-    // What the metrics file says that a script may wait on: a change of any
-    // of it writes the file at that tick; the rest (usage, reclaim totals,
-    // tick durations) waits for [Manager] MetricsInterval.
-    struct MetricsState {
-        std::uint32_t level = 0;
-        std::uint32_t conditionLevel = 0;
-        bool killNear = false;
-        bool admissionOpen = true;
-        bool dryRun = false;
-        std::size_t workloads = 0;
-        std::map<std::string, std::uint64_t> actions; // but proactive reclaim's steps
-        std::uint64_t kills = 0;
-        std::uint64_t triggeredTicks = 0;
-        bool operator==(const MetricsState&) const = default;
-    };
-    MetricsState metricsState() const;
-    // The tick and file of the last write handed over, and its state.
+    // The metrics file's signals (metrics.hpp) now; a change of any of them,
+    // or of an action count but proactive reclaim's steps, writes the file at
+    // that tick.
+    MetricsSignals metricsSignals() const;
+    // The tick and file of the last write handed over, its signals and its
+    // action counts.
     std::optional<TimePoint> metricsAt_;
     std::filesystem::path metricsFor_;
-    MetricsState metricsStateWritten_;
-    // Whether this tick writes the metrics file (see MetricsState).
-    bool metricsDue(TimePoint now, const MetricsState& state) const;
-    void writeMetrics(TimePoint now, MetricsState state);
+    MetricsSignals metricsSignalsWritten_;
+    std::map<std::string, std::uint64_t> metricsActionsWritten_;
+    // Whether this tick writes the metrics file.
+    bool metricsDue(TimePoint now, const MetricsSignals& signals) const;
+    void writeMetrics(TimePoint now, const MetricsSignals& signals);
     // The metrics file memqosd wrote last (nullopt: none): a reload that
     // changes or clears [Manager] MetricsFile removes it, so node_exporter
     // does not keep exporting numbers that no longer move.

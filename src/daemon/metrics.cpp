@@ -66,23 +66,23 @@ double TickDurations::quantile(double q) const {
 std::string formatMetrics(const Metrics& m) {
     std::string out;
     family(out, "memqos_pressure_level", "gauge", "Pressure level 0..3.");
-    out += "memqos_pressure_level " + std::to_string(m.pressureLevel) + "\n";
+    out += "memqos_pressure_level " + std::to_string(m.signals.pressureLevel) + "\n";
     family(out, "memqos_pressure_condition_level", "gauge",
            "The pressure level, or a higher level whose entry condition holds now (building up).");
-    out += "memqos_pressure_condition_level " + std::to_string(m.conditionLevel) + "\n";
+    out += "memqos_pressure_condition_level " + std::to_string(m.signals.conditionLevel) + "\n";
     family(out, "memqos_kill_near", "gauge",
            "1 while a kill is near and the killable workloads are read every tick.");
-    out += "memqos_kill_near " + std::string(m.killNear ? "1" : "0") + "\n";
+    out += "memqos_kill_near " + std::string(m.signals.killNear ? "1" : "0") + "\n";
     family(out, "memqos_admission_open", "gauge", "1 while placements into killable classes are accepted.");
-    out += "memqos_admission_open " + std::string(m.admissionOpen ? "1" : "0") + "\n";
+    out += "memqos_admission_open " + std::string(m.signals.admissionOpen ? "1" : "0") + "\n";
     family(out, "memqos_dry_run", "gauge", "1 when memqosd only logs what it would do.");
-    out += "memqos_dry_run " + std::string(m.dryRun ? "1" : "0") + "\n";
+    out += "memqos_dry_run " + std::string(m.signals.dryRun ? "1" : "0") + "\n";
     family(out, "memqos_memory_available_bytes", "gauge", "MemAvailable at the last tick.");
     out += "memqos_memory_available_bytes " + std::to_string(m.memoryAvailable) + "\n";
     family(out, "memqos_swap_free_bytes", "gauge", "SwapFree at the last tick.");
     out += "memqos_swap_free_bytes " + std::to_string(m.swapFree) + "\n";
     family(out, "memqos_workloads", "gauge", "Workloads memqos manages.");
-    out += "memqos_workloads " + std::to_string(m.workloads) + "\n";
+    out += "memqos_workloads " + std::to_string(m.signals.workloads) + "\n";
 
     const auto perClass = [&](const char* name, const char* help, auto value) {
         family(out, name, "gauge", help);
@@ -131,10 +131,10 @@ std::string formatMetrics(const Metrics& m) {
                number(r.stall) + "\n";
     }
     family(out, "memqos_kills_total", "counter", "Workloads memqosd killed since it started.");
-    out += "memqos_kills_total " + std::to_string(m.kills) + "\n";
+    out += "memqos_kills_total " + std::to_string(m.signals.kills) + "\n";
     family(out, "memqos_psi_triggered_ticks_total", "counter",
            "Ticks a PSI trigger started before their Interval since memqosd started.");
-    out += "memqos_psi_triggered_ticks_total " + std::to_string(m.triggeredTicks) + "\n";
+    out += "memqos_psi_triggered_ticks_total " + std::to_string(m.signals.triggeredTicks) + "\n";
     if (m.ticks != nullptr) {
         family(out, "memqos_tick_duration_seconds", "summary",
                "Wall time of a tick (sampling, decision, actions); quantiles over the last 1024 ticks.");

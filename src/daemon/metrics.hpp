@@ -46,7 +46,11 @@ private:
     double sum_ = 0;
 };
 
-struct Metrics {
+// What the metrics file says that a script may wait on: the Manager writes
+// the file at the tick any of it (or an action count, proactive reclaim's
+// steps excepted) changes; the rest (usage, reclaim totals, tick durations)
+// waits for [Manager] MetricsInterval.
+struct MetricsSignals {
     std::uint32_t pressureLevel = 0;
     // The pressure level, or the highest level above it whose entry
     // condition holds now (building up towards its Duration).
@@ -55,13 +59,18 @@ struct Metrics {
     bool killNear = false;
     bool admissionOpen = true;
     bool dryRun = false;
-    Bytes memoryAvailable = 0;
-    Bytes swapFree = 0;
     std::size_t workloads = 0;
-    std::vector<ClassMetrics> classes;
-    std::map<std::string, std::uint64_t> actions; // "reclaim", "cap", "admission"
     std::uint64_t kills = 0;
     std::uint64_t triggeredTicks = 0; // ticks a PSI trigger started early
+    bool operator==(const MetricsSignals&) const = default;
+};
+
+struct Metrics {
+    MetricsSignals signals;
+    Bytes memoryAvailable = 0;
+    Bytes swapFree = 0;
+    std::vector<ClassMetrics> classes;
+    std::map<std::string, std::uint64_t> actions; // "reclaim", "cap", "admission"
     Bytes reclaimedAllocatable = 0;
     // Proactive reclaim per workload id: bytes reclaimed since memqosd
     // started managing it, and its stall (percent) over the last interval.

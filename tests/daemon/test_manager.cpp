@@ -2513,6 +2513,33 @@ TEST_F(PressureTest, MetricsFileIsWrittenOnAChangeOrOnceAMetricsInterval) {
     EXPECT_EQ(writer.writes.size(), settled + 1);
 }
 
+// Proactive reclaim's steps are routine: their count and bytes wait for
+// [Manager] MetricsInterval; any other action's count writes the file.
+TEST_F(ProactiveTest, ItsStepsWaitForTheMetricsInterval) {
+    config_.manager.metricsFile = (dir_ / "prom/memqos.prom").string();
+    config_.manager.metricsInterval = std::chrono::seconds(60);
+    auto m = makeEngine();
+    RecordingMetricsWriter writer;
+    m->setMetricsWriter(&writer);
+    tickAt(*m, 0);
+    tickAt(*m, 5);
+    tickAt(*m, 10);
+    const std::size_t writes = writer.writes.size();
+    const Bytes before = m->reclaimOf("batch.service")->reclaimed;
+    for (int t = 15; t < 60; t += 5) {
+        tickAt(*m, t);
+    }
+    EXPECT_GT(m->reclaimOf("batch.service")->reclaimed, before) << "no step was made";
+    EXPECT_EQ(writer.writes.size(), writes) << "a proactive step wrote the file";
+    tickAt(*m, 70);
+    ASSERT_EQ(writer.writes.size(), writes + 1) << "not written once the interval was over";
+    EXPECT_NE(writer.writes.back().text.find(
+                  "memqos_workload_reclaimed_bytes_total{workload=\"batch.service\"} " +
+                  std::to_string(m->reclaimOf("batch.service")->reclaimed) + "\n"),
+              std::string::npos)
+        << writer.writes.back().text;
+}
+
 TEST(TickDurations, QuantilesByNearestRankOverTheLastWindow) {
     TickDurations t;
     EXPECT_EQ(t.quantile(0.99), 0.0);
