@@ -55,9 +55,8 @@ rcg=/sys/fs/cgroup/memqos.slice/memqos-reclaimed.slice
 
 # The previous case's surge must be over: its stall in the host's PSI (avg10
 # decays over tens of seconds) would raise the level during a.
-full_avg10() { awk '$1 == "full" {sub("avg10=", "", $2); print $2}' /proc/pressure/memory; }
 wait_psi_quiet
-echo "host memory PSI full avg10 $(full_avg10) % at the start"
+echo "host memory PSI full avg10 $(psi_full_avg10) % at the start"
 level=$(prop PressureLevel)
 if [[ $level != 0 ]]; then
   echo "pressure level $level at the start (earlier cases); waiting for 0"

@@ -44,9 +44,11 @@ mgr() { busctl call org.memqos1 /org/memqos1 org.memqos1.Manager "$@"; }
 # is under 1 %: an earlier case's stalls out of the averages before a case
 # that judges levels or stalls starts.
 wait_psi_quiet() {
-  wait_for 180 "the host's memory PSI full avg10 under 1 %" \
-    awk '$1 == "full" {sub("avg10=", "", $2); exit !($2 < 1)}' /proc/pressure/memory
+  wait_for 180 "the host's memory PSI full avg10 under 1 %" psi_quiet
 }
+# psi_full_avg10: the host's memory PSI full avg10 (percent).
+psi_full_avg10() { awk '$1 == "full" {sub("avg10=", "", $2); print $2}' /proc/pressure/memory; }
+psi_quiet() { awk -v v="$(psi_full_avg10)" 'BEGIN {exit !(v != "" && v < 1)}'; }
 
 wait_memqosd() {
   wait_for 90 "memqosd active" systemctl is-active --quiet memqosd

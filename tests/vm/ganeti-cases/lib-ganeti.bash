@@ -248,13 +248,33 @@ ganeti_records() {
         python3 -c 'import json,sys; print(" ".join(sorted("%s:%d:%d:%s" % (n, a, b, str(u).lower()) for n, a, b, u in json.load(sys.stdin)["data"][0])))'
 }
 
+# _gnt_verify_placement MAX MIN [RUNNER]: memqosd's VerifyPlacement answer
+# (busctl's line) for an instance of MAX bytes of memory, MIN its minimum;
+# with RUNNER (on2), node2's memqosd.
+_gnt_verify_placement() {
+    local max=$1 min=$2
+    shift 2
+    "$@" busctl call org.memqos1 /org/memqos1 org.memqos1.Manager VerifyPlacement \
+        'tta{sv}' "$max" "$min" 0
+}
+
 # ganeti_placement KEY [RUNNER]: one number of memqosd's VerifyPlacement
 # answer for 1 MiB; with RUNNER (on2), node2's.
 ganeti_placement() {
     local key=$1
     shift
-    "$@" busctl call org.memqos1 /org/memqos1 org.memqos1.Manager VerifyPlacement \
-        'tta{sv}' 1048576 0 0 | tr ' ' '\n' | grep -A1 -x "\"$key\"" | tail -n1
+    _gnt_verify_placement 1048576 0 "$@" | tr ' ' '\n' | grep -A1 -x "\"$key\"" | tail -n1
+}
+
+# ganeti_verdict MIB [RUNNER]: memqosd's verdict (fits, soft or hard) for an
+# instance of MIB MiB (its minimum too): the question a node's
+# instance-start, -migrate and -failover pre-hooks ask before they let the
+# instance run there. With RUNNER (on2), node2's.
+ganeti_verdict() {
+    local mib=$1
+    shift
+    _gnt_verify_placement $((mib * 1048576)) $((mib * 1048576)) "$@" |
+        awk '{ gsub(/"/, "", $2); print $2 }'
 }
 
 # _gnt_node2_journal: node2's journal into the artifacts (after a failure).

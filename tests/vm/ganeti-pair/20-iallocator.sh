@@ -81,16 +81,6 @@ add() { # add ALLOCATOR NAME MAXMEM
         -B "maxmem=${3}M,minmem=${3}M" "$2" 2>&1
 }
 exists() { gnt-instance list --no-headers -o name "$1" >/dev/null 2>&1; }
-# verdict MIB [on2]: node1's (with on2: node2's) memqosd VerifyPlacement
-# verdict (fits, soft or hard) for an instance of MIB MiB: the question the
-# node's instance-start, -migrate and -failover pre-hooks ask before they
-# let the instance run there (an add with --no-start asks nothing).
-verdict() {
-    local mib=$1
-    shift
-    "$@" busctl call org.memqos1 /org/memqos1 org.memqos1.Manager VerifyPlacement \
-        'tta{sv}' $((mib * 1048576)) $((mib * 1048576)) 0 | awk '{ gsub(/"/, "", $2); print $2 }'
-}
 
 # --- hail alone refuses it; memqos places it on node1 -------------------------
 out=$(add hail inst7 "$big") && gnt_fail "-I hail placed ${big}M: $out"
@@ -101,7 +91,7 @@ out=$(add memqos inst7 "$big") || gnt_fail "-I memqos did not place ${big}M: $ou
 pnode=$(gnt-instance list --no-headers -o pnode inst7.example.test)
 [[ $pnode == "$GANETI_NODE" ]] || gnt_fail "-I memqos placed inst7 on $pnode, expected $GANETI_NODE"
 ok "-I memqos places ${big}M on node1 (memqos leaves $left1 there, $left2 on node2)"
-v=$(verdict "$big")
+v=$(ganeti_verdict "$big")
 [[ $v == fits || $v == soft ]] ||
     gnt_fail "node1's memqosd answers '$v' for ${big}M, which -I memqos placed there"
 ok "node1's memqosd agrees with -I memqos: '$v' for ${big}M (its pre-hooks would let it start)"
@@ -112,7 +102,7 @@ out=$(add memqos inst8 "$huge") && gnt_fail "-I memqos placed ${huge}M: $out"
 grep -q "Request failed" <<<"$out" || gnt_fail "-I memqos failed, but not as hail's refusal: $out"
 exists inst8.example.test && gnt_fail "-I memqos refused but inst8 exists"
 ok "-I memqos refuses ${huge}M on every node: $(tail -n 1 <<<"$out")"
-v1=$(verdict "$huge") v2=$(verdict "$huge" on2)
+v1=$(ganeti_verdict "$huge") v2=$(ganeti_verdict "$huge" on2)
 [[ $v1 == hard && $v2 == hard ]] ||
     gnt_fail "-I memqos refused ${huge}M, but the nodes' memqosd answer '$v1' (node1), '$v2' (node2)"
 ok "both nodes' memqosd agree: 'hard' for ${huge}M"
