@@ -79,13 +79,21 @@ gnt-cluster modify --enabled-hypervisors=fake,kvm \
 systemctl start memqosd
 wait_memqosd
 
+# The instances' QEMU is started paused (kvm_extra=-S: Ganeti then sends no
+# `cont`): adoption is about the process, its pidfile and its cgroup, and a
+# nested guest booting under TCG would take most of a core for ~90 s each,
+# beside the Ganeti jobs whose RPCs to the node then time out.
+KVM_PAUSED=(-H kvm:kvm_extra=-S)
+paused_qemu() { tr '\0' ' ' <"/proc/$1/cmdline" | grep -qE '(^| )-S( |$)'; }
+
 echo "--- $A (tag memqos:class:shared, maxmem 256M, minmem 128M) is adopted by the post-hook"
 t0=$(ms)
-ganeti_add "${A%%.*}" 256M 128M -H kvm --no-nics --ignore-ipolicy --tags memqos:class:shared ||
+ganeti_add "${A%%.*}" 256M 128M "${KVM_PAUSED[@]}" --no-nics --ignore-ipolicy --tags memqos:class:shared ||
     { _gnt_logs_tail 40; gnt_fail "gnt-instance add of $A failed"; }
 echo "MEASURE: ganeti: gnt-instance add (kvm, started, hooks included) $(secs "$t0") s"
 t1=$(ms)
 pid=$(cat "$KVMDIR/pid/$A")
+paused_qemu "$pid" || gnt_fail "qemu $pid of $A was not started with -S: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
 scope=memqos-vm-$A.scope
 want=/memqos.slice/memqos-shared.slice/$scope
 wait_for 60 "qemu of $A in $want" bash -c "[[ \$(sed -n 's/^0:://p' /proc/$pid/cgroup) == '$want' ]]"
@@ -127,7 +135,7 @@ ok "tiers back after memqosd's restart"
 
 echo "--- $B started while memqosd is down is adopted at its start"
 systemctl stop memqosd
-ganeti_add "${B%%.*}" 256M 256M -H kvm --no-nics --ignore-ipolicy ||
+ganeti_add "${B%%.*}" 256M 256M "${KVM_PAUSED[@]}" --no-nics --ignore-ipolicy ||
     { _gnt_logs_tail 40; gnt_fail "gnt-instance add of $B failed"; }
 pidb=$(cat "$KVMDIR/pid/$B")
 [[ $(cgroup_of "$pidb") == /system.slice/ganeti.service ]] || gnt_fail "qemu of $B is in '$(cgroup_of "$pidb")'"
