@@ -1,16 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The test bed for Ganeti KVM instances as workloads (no memqosd involved): a
-# diskless Ganeti 3.0 instance of the kvm hypervisor runs under TCG
+# The test bed for Ganeti KVM instances as workloads, then memqosd's balloon
+# on it: a diskless Ganeti 3.0 instance of the kvm hypervisor runs under TCG
 # (kvm_flag=disabled, kvm_path=qemu-system-x86_64: Debian's /usr/bin/kvm
 # forces -enable-kvm), booting the image's kernel and tiny-initrd.img (see
-# tests/vm/README.md, "Tiny nested guests"), without NICs. Asserts: its QEMU
-# has Ganeti's pidfile and runs in ganeti.service's cgroup (Ganeti's daemons
-# are moved under the SysV-generated ganeti.service first, as on a node booted
-# with them); the HMP monitor socket answers `info balloon`, and `balloon N`
-# moves the guest's balloon. Prints MEASURE: lines. memqosd is stopped for
-# the case (and started again at its end): these are the facts before any
-# adoption, and its hooks fall back to "allow" (WhenUnreachable default).
+# tests/vm/README.md, "Tiny nested guests"), without NICs. With memqosd
+# stopped (these are the facts before any adoption; its hooks fall back to
+# "allow", the WhenUnreachable default): its QEMU has Ganeti's pidfile and
+# runs in ganeti.service's cgroup (Ganeti's daemons are moved under the
+# SysV-generated ganeti.service first, as on a node booted with them); the
+# HMP monitor socket answers `info balloon`, and `balloon N` moves the
+# guest's balloon. Then with memqosd (the instance recorded with
+# `memqosctl record-instance`, placed by [VM] DefaultClass=reclaimed): at
+# pressure level 2 (forced by a drop-in: this proves the action; 67-vm-ladder
+# reaches level 2 with real memory use, for a libvirt domain) memqosd shrinks
+# the balloon through HMP in steps, never below the request (minmem), and
+# gives it back once the level is 0 again. Prints MEASURE: lines.
 #   tests/vm/run --flavour ganeti --deb DEB --mem 3072 --timeout 1200 --suite tests/vm/ganeti-cases
 set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
@@ -182,6 +187,71 @@ until a=$(balloon_actual) && [[ -n $a ]] && ((a <= TARGET + 1)); do
 done
 echo "MEASURE: ganeti: HMP balloon ${MEM} -> ${TARGET} MiB, actual moved in $(secs "$t0") s"
 ok "info balloon: actual=$a after 'balloon $TARGET'"
+
+echo "--- with memqosd: level 2 shrinks the balloon through HMP, level 0 gives it back"
+# Ganeti's own balloon, back to the instance's memory first.
+hmp "balloon $MEM" >/dev/null
+wait_actual() { # wait_actual SECS WHAT TEST: TEST (an arithmetic test of $a) holds
+    local end=$((SECONDS + $1)) what=$2 test=$3
+    until a=$(balloon_actual) && [[ -n $a ]] && (($test)); do
+        ((SECONDS < end)) || gnt_fail "balloon actual is '$a' MiB after $1 s waiting for: $what"
+        sleep 2 # memqosd's HMP connections share the monitor socket
+    done
+}
+wait_actual 180 "actual back at $MEM MiB before memqosd starts" "a >= MEM - 1"
+dropin=/etc/memqos/memqosd.conf.d
+cleanup_memqosd() { rm -f "$dropin/20-class.conf" "$dropin/20-level2.conf"; }
+# (On the way out after a failure: the record too; the remove post-hook
+# forgets it on the way through.)
+trap 'cleanup_memqosd; memqosctl forget-instance "$INST" >/dev/null 2>&1 || true; cleanup' EXIT
+mkdir -p "$dropin"
+systemctl start memqosd
+restart_memqosd=0
+wait_for_memqosd() {
+    local end=$((SECONDS + 90))
+    until systemctl is-active --quiet memqosd && busctl status org.memqos1 >/dev/null 2>&1; do
+        ((SECONDS < end)) || gnt_fail "memqosd is not on the bus 90 s after its start"
+        sleep 0.5
+    done
+}
+wait_for_memqosd
+memqosctl record-instance "$INST" --max "${MEM}M" --min 128M --up >/dev/null ||
+    gnt_fail "memqosctl record-instance $INST failed"
+printf '[VM]\nDefaultClass=reclaimed\n' >"$dropin/20-class.conf"
+memqosd --check-config >/dev/null || gnt_fail "the DefaultClass drop-in does not pass --check-config"
+systemctl reload memqosd
+want=/memqos.slice/memqos-reclaimed.slice/memqos-vm-$INST.scope
+end=$((SECONDS + 60))
+until [[ $(cgroup_of "$pid") == "$want" ]]; do
+    ((SECONDS < end)) || gnt_fail "QEMU of $INST is in '$(cgroup_of "$pid")' 60 s after the reload, expected $want"
+    sleep 0.5
+done
+ok "QEMU of $INST adopted into $want"
+since=$(date '+%Y-%m-%d %H:%M:%S')
+t0=$(ms)
+printf '[Pressure]\nLevel1MemAvailable=99%%\nLevel1Duration=1s\nLevel2MemAvailable=99%%\nLevel2Duration=1s\nLevel3MemAvailable=off\nLevel3FullAvg10=off\nRecoveryDuration=2s\n' >"$dropin/20-level2.conf"
+memqosd --check-config >/dev/null || gnt_fail "the level-2 drop-in does not pass --check-config"
+systemctl reload memqosd
+wait_actual 180 "memqosd's first balloon move (below $MEM MiB)" "a < MEM"
+echo "MEASURE: ganeti: level-2 drop-in reload to the first HMP balloon move by memqosd: $(secs "$t0") s (actual $a MiB)"
+wait_actual 120 "the balloon at the request, 128 MiB" "a <= 129"
+journalctl -u memqosd -o cat --since "$since" | grep -q "Moved the balloon of vm:$INST" ||
+    gnt_fail "no 'Moved the balloon of vm:$INST' in memqosd's journal"
+sleep 10 # several more ticks at level 2: never below the request
+a=$(balloon_actual) || gnt_fail "the HMP monitor $MONITOR does not answer"
+((a >= 127)) || gnt_fail "memqosd ballooned $INST to $a MiB, below its request of 128 MiB"
+[[ $(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager PressureLevel) == 'u 2' ]] ||
+    gnt_fail "the level is not 2: $(busctl get-property org.memqos1 /org/memqos1 org.memqos1.Manager PressureLevel)"
+echo "MEASURE: ganeti: memqosd's moves: $(journalctl -u memqosd -o cat --since "$since" | grep "Moved the balloon of vm:$INST" | sed 's/: .*//; s/.* from //' | tr '\n' ';')"
+ok "memqosd shrank $INST's balloon to $a MiB at level 2 (request 128 MiB)"
+t0=$(ms)
+rm "$dropin/20-level2.conf"
+systemctl reload memqosd
+wait_actual 240 "the balloon given back ($MEM MiB)" "a >= MEM - 1"
+echo "MEASURE: ganeti: level-2 drop-in removed to the balloon given back: $(secs "$t0") s"
+ok "$INST's balloon back at $a MiB at level 0"
+cleanup_memqosd
+systemctl reload memqosd
 
 t0=$(ms)
 gnt-instance remove -f --shutdown-timeout=0 "$INST" || gnt_fail "gnt-instance remove failed"
