@@ -31,6 +31,10 @@ namespace {
 // A limit above this many times MemTotal is a typo, not a plan.
 constexpr Bytes kAbsurdFactor = 64;
 
+// The action count of proactive reclaim's steps (memqos_actions_total's
+// action label): routine, so its change alone does not rewrite the metrics.
+constexpr std::string_view kProactiveReclaimAction = "proactive-reclaim";
+
 std::string classList(const std::vector<core::ClassPolicy>& classes) {
     std::string out;
     for (const auto& c : classes) {
@@ -39,8 +43,6 @@ std::string classList(const std::vector<core::ClassPolicy>& classes) {
     return out;
 }
 
-// The scope of a VM: machined's (libvirt) or memqos's own for Ganeti
-// instances. They are managed as their VM ("vm:<name>"), never as units.
 // "MemoryLow=256.0 MiB MemoryMax=1.0 GiB": what a dry run would set.
 std::string describeProperties(const io::MemoryProperties& p) {
     std::string out;
@@ -51,6 +53,8 @@ std::string describeProperties(const io::MemoryProperties& p) {
     return out;
 }
 
+// The scope of a VM: machined's (libvirt) or memqos's own for Ganeti
+// instances. They are managed as their VM ("vm:<name>"), never as units.
 bool isVmScope(const std::string& unit) {
     return unit.ends_with(".scope") && (unit.starts_with("machine-") ||
                                         unit.starts_with("memqos-vm-"));
@@ -2173,7 +2177,7 @@ namespace {
 // interval like the bytes they freed. Walks both maps in order, no copy.
 bool actionsDiffer(const std::map<std::string, std::uint64_t>& a,
                    const std::map<std::string, std::uint64_t>& b) {
-    static const std::string kRoutine = "proactive-reclaim";
+    const std::string_view kRoutine = kProactiveReclaimAction;
     auto i = a.begin();
     auto j = b.begin();
     for (;;) {
@@ -2652,7 +2656,7 @@ void Manager::reclaimed(const std::string& id, Bytes bytes, const Outcome& o) {
     if (o.kind != Outcome::Kind::Done) {
         return; // Vanished; Would (dry run: said so)
     }
-    ++actionCounts_["proactive-reclaim"];
+    ++actionCounts_[std::string(kProactiveReclaimAction)];
     if (!countReclaimed(id, o.freed)) {
         return; // unassigned meanwhile
     }
