@@ -12,12 +12,10 @@
 set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
 
-ok() { echo "ok: $*"; }
 MiB=$((1024 * 1024))
 conf=/etc/memqos/memqosd.conf.d/90-ganeti-test.conf
 mkdir -p /etc/memqos/memqosd.conf.d
 
-mgr() { busctl call org.memqos1 /org/memqos1 org.memqos1.Manager "$@"; }
 expect_record() {
     local got
     got=$(ganeti_records)

@@ -20,13 +20,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
 
-ok() { echo "ok: $*"; }
-ms() { echo $(($(date +%s%N) / 1000000)); }
-secs() { # FROM_MS -> "S.SSS"
-    local d=$(($(ms) - $1))
-    printf '%d.%03d' $((d / 1000)) $((d % 1000))
-}
-
 INST=inst9.example.test
 KVMDIR=/var/run/ganeti/kvm-hypervisor
 PIDFILE=$KVMDIR/pid/$INST
@@ -207,14 +200,7 @@ trap 'cleanup_memqosd; memqosctl forget-instance "$INST" >/dev/null 2>&1 || true
 mkdir -p "$dropin"
 systemctl start memqosd
 restart_memqosd=0
-wait_for_memqosd() {
-    local end=$((SECONDS + 90))
-    until systemctl is-active --quiet memqosd && busctl status org.memqos1 >/dev/null 2>&1; do
-        ((SECONDS < end)) || gnt_fail "memqosd is not on the bus 90 s after its start"
-        sleep 0.5
-    done
-}
-wait_for_memqosd
+wait_memqosd
 memqosctl record-instance "$INST" --max "${MEM}M" --min 128M --up >/dev/null ||
     gnt_fail "memqosctl record-instance $INST failed"
 printf '[VM]\nDefaultClass=reclaimed\n' >"$dropin/20-class.conf"

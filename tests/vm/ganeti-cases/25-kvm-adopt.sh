@@ -16,23 +16,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
 
-ok() { echo "ok: $*"; }
-ms() { echo $(($(date +%s%N) / 1000000)); }
-secs() { local d=$(($(ms) - $1)); printf '%d.%03d' $((d / 1000)) $((d % 1000)); }
-mgr() { busctl call org.memqos1 /org/memqos1 org.memqos1.Manager "$@"; }
-wait_for() {
-    local secs=$1 what=$2
-    shift 2
-    local end=$((SECONDS + secs))
-    until "$@" >/dev/null 2>&1; do
-        ((SECONDS < end)) || gnt_fail "timed out after ${secs}s waiting for: $what"
-        sleep 0.5
-    done
-}
-wait_memqosd() {
-    wait_for 90 "memqosd active" systemctl is-active --quiet memqosd
-    wait_for 30 "org.memqos1 on the bus" busctl status org.memqos1
-}
 cgroup_of() { sed -n 's/^0:://p' "/proc/$1/cgroup"; }
 # wprop ID PROPERTY (ID encoded as in the object path).
 wprop() {

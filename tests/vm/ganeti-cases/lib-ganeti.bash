@@ -24,6 +24,29 @@ gnt_fail() {
     exit 1
 }
 
+ok() { echo "ok: $*"; }
+mgr() { busctl call org.memqos1 /org/memqos1 org.memqos1.Manager "$@"; }
+ms() { echo $(($(date +%s%N) / 1000000)); }
+secs() { # FROM_MS -> "S.SSS" since then
+    local d=$(($(ms) - $1))
+    printf '%d.%03d' $((d / 1000)) $((d % 1000))
+}
+# wait_for SECS WHAT CMD...: until CMD succeeds, else gnt_fail after SECS.
+wait_for() {
+    local secs=$1 what=$2
+    shift 2
+    local end=$((SECONDS + secs))
+    until "$@" >/dev/null 2>&1; do
+        ((SECONDS < end)) || gnt_fail "timed out after ${secs}s waiting for: $what"
+        sleep 0.5
+    done
+}
+# wait_memqosd: memqosd active and its name on the bus.
+wait_memqosd() {
+    wait_for 90 "memqosd active" systemctl is-active --quiet memqosd
+    wait_for 30 "org.memqos1 on the bus" busctl status org.memqos1
+}
+
 GANETI_NODE=node1.example.test
 GANETI_NODE2=node2.example.test # the second node of the two-node bed (tests/vm/pair)
 GANETI_CLUSTER=cluster.example.test

@@ -27,7 +27,6 @@ finish() {
 }
 trap finish EXIT
 
-ok() { echo "ok: $*"; }
 MiB=$((1024 * 1024))
 conf=/etc/memqos/memqosd.conf.d/90-pair-test.conf
 INST=inst1.example.test

@@ -25,7 +25,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
 
-ok() { echo "ok: $*"; }
 conf=/etc/memqos/memqosd.conf.d/90-iallocator-test.conf
 t0=$SECONDS
 ganeti_pair_up

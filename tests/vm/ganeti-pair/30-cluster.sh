@@ -18,7 +18,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
 
-ok() { echo "ok: $*"; }
 swaps=()
 conf=/etc/memqos/memqosd.conf.d/90-cluster-test.conf
 drift=/etc/memqos/memqosd.conf.d/91-cluster-drift.conf

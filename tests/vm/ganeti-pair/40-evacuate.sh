@@ -41,7 +41,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
 
-ok() { echo "ok: $*"; }
 conf=/etc/memqos/memqosd.conf.d/90-evacuate-test.conf
 INST=inst5.example.test
 MiB=$((1024 * 1024))
