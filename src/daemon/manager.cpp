@@ -574,7 +574,7 @@ void Manager::reconcile() {
     std::vector<std::string> capOrphans; // protection back, record kept
     for (const auto& [unit, values] : originals_) {
         if (!desired.contains(unit) && !managedUnits.contains(unit) && !unit.ends_with(".scope") &&
-            !inFlight_.contains(unit)) {
+            !inFlight_.contains(unit) && !assigning_.contains(unit)) {
             if (!capSlice(unit)) {
                 orphans.push_back(unit);
             } else if (applied_.contains(unit)) {
@@ -1428,10 +1428,12 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
             return;
         }
         // What the unit's own configuration gives, before memqos changes it.
+        ++assigning_[w.id];
         learnOwn(w.id, u->memory.value_or(io::unconfiguredMemory()),
                  [this, w, t, persist, cgroup = stripSlash(u->controlGroup),
                   reply](Status st) mutable {
                      if (!st) {
+                         endAssigning(w.id);
                          reply(stateWriteFailed("remember the memory properties of " + w.id +
                                                     " before changing them (so that they can "
                                                     "be given back)",
@@ -1443,13 +1445,24 @@ void Manager::assign(const std::string& id, const std::string& className, Bytes 
     });
 }
 
+void Manager::endAssigning(const std::string& unit) {
+    if (auto it = assigning_.find(unit); it != assigning_.end() && --it->second <= 0) {
+        assigning_.erase(it);
+    }
+}
+
 void Manager::storeThenAssign(const core::Workload& w, const core::Tiers& t, bool persist,
                               std::string cgroup, Reply<std::string> reply) {
     // State first: a crash after the write re-applies at start-up.
     storeThen<std::string>(
         [this, a = io::Assignment{w, persist}] { return store_.save(a); },
-        "store the assignment of " + w.id, reply,
+        "store the assignment of " + w.id,
+        [this, id = w.id, reply](ApiResult<std::string> failed) {
+            endAssigning(id);
+            reply(std::move(failed));
+        },
         [this, w, t, persist, cgroup = std::move(cgroup), reply] {
+        endAssigning(w.id); // in workloads_ from here on
         const std::optional<ManagedWorkload> previous =
             workloads_.contains(w.id) ? std::optional(workloads_.at(w.id)) : std::nullopt;
         ManagedWorkload m;

@@ -754,6 +754,13 @@ private:
         int forgotten = 0;
     };
     std::map<std::string, RecordingOwn> recordingOwn_;
+    // Units whose AssignWorkload is between learning their own values (the
+    // record in originals_) and being in workloads_ (the assignment's state
+    // write): not orphans a reconcile meanwhile gives back, with their
+    // record (VM faults case 47-own-later: the record's file was gone, and
+    // the unassign would have given systemd's defaults, not the unit's own).
+    std::map<std::string, int> assigning_;
+    void endAssigning(const std::string& unit);
     io::InlineStateWriter inlineWriter_;
     io::StateWriter* writer_ = &inlineWriter_;
     // unit -> its memory properties before memqos's first change.

@@ -201,6 +201,51 @@ TEST_F(StateFaultTest, AUnitsOwnValuesForgottenWhileOnTheirWayToDiskDoNotComeBac
     EXPECT_FALSE(fs::exists(record)) << "the record of a forgotten unit stayed on disk";
 }
 
+// A reconcile (a daemon-reload, a tick) while an assignment is on its way to
+// disk: the unit's own values are recorded, the unit is not in the managed
+// set yet. It is no orphan: its record stays (VM faults case 47-own-later
+// found it gone, so the unassign would have given systemd's defaults).
+TEST_F(StateFaultTest, AnAssignmentOnItsWayToDiskKeepsTheRecordOfTheUnitsOwnValues) {
+    test::HeldStateWriter held;
+    auto m = makeManager();
+    m->setStateWriter(&held);
+    const auto record = dir_ / "state/originals/nginx_2eservice";
+    std::optional<ApiResult<std::string>> assigned;
+    m->assign("nginx.service", "shared", 64 * kMiB, kGiB, true,
+              [&](ApiResult<std::string> r) { assigned = r; });
+    systemd_.flush();
+    ASSERT_EQ(held.queue.size(), 1U) << "nginx.service's own values were not given to the writer";
+    held.runOne(); // the record
+    systemd_.flush();
+    ASSERT_TRUE(fs::exists(record));
+    ASSERT_EQ(held.queue.size(), 1U) << "the assignment is not on its way";
+    systemd_.events.reloaded(); // an administrator's daemon-reload, meanwhile
+    systemd_.flush();
+    while (!held.queue.empty()) {
+        held.runAll();
+        systemd_.flush();
+    }
+    ASSERT_TRUE(assigned.has_value());
+    ASSERT_TRUE(assigned->ok()) << assigned->error().message;
+    EXPECT_TRUE(fs::exists(record)) << "the record was given back as an orphan's";
+    // The unassign gives the unit its own configuration through a reload,
+    // not systemd's defaults through a set of its properties.
+    held.runAll();
+    const auto sets = setsOf("nginx.service");
+    std::optional<ApiResult<Done>> unassigned;
+    m->unassign("nginx.service", [&](ApiResult<Done> r) { unassigned = r; });
+    while (!unassigned.has_value() || !held.queue.empty()) {
+        held.runAll();
+        systemd_.flush();
+        if (held.queue.empty() && !unassigned.has_value()) {
+            break;
+        }
+    }
+    ASSERT_TRUE(unassigned.has_value());
+    EXPECT_EQ(setsOf("nginx.service"), sets) << "given systemd's defaults, not its own values";
+    EXPECT_FALSE(fs::exists(record));
+}
+
 // ---- defect 5: failed state writes ----------------------------------------------
 
 TEST_F(StateFaultTest, AFailedWriteIsAStateWriteFailedAndChangesNothing) {
