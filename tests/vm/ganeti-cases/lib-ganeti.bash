@@ -264,6 +264,20 @@ on2() {
         root@192.0.2.2 "$@"
 }
 
+min() { echo $(($1 < $2 ? $1 : $2)); }
+
+# ganeti_figures NODE: "mtotal mnode mfree up down htools" in MiB, from
+# gnt-node list and gnt-instance list: up/down the maxmem of the node's
+# primary instances by admin state; htools the free memory hail and hbal see
+# on the node, min(mtotal - mnode - up, mfree - down).
+ganeti_figures() {
+    local t n f u d
+    read -r t n f < <(gnt-node list --no-headers --units=m -o mtotal,mnode,mfree "$1")
+    read -r u d < <(gnt-instance list --no-headers --units=m -o pnode,be/maxmem,admin_state |
+        awk -v n="$1" '$1 == n { if ($3 == "up") u += $2; else d += $2 } END { print u + 0, d + 0 }')
+    echo "$t $n $f $u $d $(min $((t - n - u)) $((f - d)))"
+}
+
 # ganeti_records [RUNNER]: memqosd's instance records as "name:min:max:up"
 # words, sorted; with RUNNER (on2), node2's memqosd is asked.
 ganeti_records() {

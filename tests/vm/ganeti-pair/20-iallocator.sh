@@ -54,19 +54,8 @@ gnt-node add-tags "$GANETI_NODE2" memqos:mem-node:1M || gnt_fail "cannot tag nod
 GANETI_ADD_NODE=$GANETI_NODE2 ganeti_add inst6 128M 128M >/dev/null ||
     gnt_fail "add inst6 on node2 failed: $GANETI_OUT"
 
-# figures NODE: "mtotal mnode mfree up down" in MiB (up/down: maxmem of the
-# node's primary instances by admin state).
-figures() {
-    local inst
-    inst=$(gnt-instance list --no-headers --units=m -o pnode,be/maxmem,admin_state |
-        awk -v n="$1" '$1 == n { if ($3 == "up") u += $2; else d += $2 } END { print u + 0, d + 0 }')
-    echo "$(gnt-node list --no-headers --units=m -o mtotal,mnode,mfree "$1") $inst"
-}
-read -r t1 n1 f1 u1 d1 <<<"$(figures "$GANETI_NODE")"
-read -r t2 n2 f2 u2 d2 <<<"$(figures "$GANETI_NODE2")"
-min() { echo $(($1 < $2 ? $1 : $2)); }
-hail1=$(min $((t1 - n1 - u1)) $((f1 - d1)))
-hail2=$(min $((t2 - n2 - u2)) $((f2 - d2)))
+read -r t1 n1 f1 u1 d1 hail1 <<<"$(ganeti_figures "$GANETI_NODE")"
+read -r t2 n2 f2 u2 d2 hail2 <<<"$(ganeti_figures "$GANETI_NODE2")"
 left1=$(((t1 - 512) * 3 / 2 - u1))
 left2=$(((t2 - 1) * 3 / 2 - u2))
 echo "node1: total $t1, node $n1, free $f1, up $u1, down $d1: hail sees $hail1, memqos leaves $left1"

@@ -73,7 +73,6 @@ trap finish EXIT
 
 ganeti_pair_policy "$conf" 2 256M
 
-min() { echo $(($1 < $2 ? $1 : $2)); }
 # snapshot: the bed's figures now (MiB), from one gnt-node list and one
 # gnt-instance list (each takes seconds under TCG): per node T (mtotal),
 # FREE (mfree) and HAIL, the free memory hail sees, min(mtotal - mnode - up,
