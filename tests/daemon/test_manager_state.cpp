@@ -117,6 +117,14 @@ protected:
         writeFile(file / "blocker", "x");
     }
 
+    // Runs the held writes and systemd's answers until neither is left.
+    void runHeld(test::HeldStateWriter& held) {
+        while (!held.queue.empty()) {
+            held.runAll();
+            systemd_.flush();
+        }
+    }
+
     fs::path state() const { return dir_ / "state/assignments"; }
     fs::path runtime() const { return dir_ / "run/assignments"; }
 };
@@ -128,12 +136,7 @@ TEST_F(StateFaultTest, AWriteCallIsAnsweredOnceItsRecordIsOnDiskAndSystemdHearsO
     auto m = makeManager();
     m->setStateWriter(&held);
     const auto file = state() / "nginx_2eservice";
-    auto runHeld = [&] {
-        while (!held.queue.empty()) {
-            held.runAll();
-            systemd_.flush();
-        }
-    };
+    auto runHeld = [&] { StateFaultTest::runHeld(held); };
 
     std::optional<ApiResult<std::string>> assigned;
     m->assign("nginx.service", "shared", 64 * kMiB, kGiB, true,
@@ -194,10 +197,7 @@ TEST_F(StateFaultTest, AUnitsOwnValuesForgottenWhileOnTheirWayToDiskDoNotComeBac
     ASSERT_EQ(held.queue.size(), 1U) << "x.scope's own values were not given to the writer";
     // The scope ends (its qemu, its job) while that record is on its way.
     systemd_.events.unitRemoved("x.scope");
-    while (!held.queue.empty()) {
-        held.runAll();
-        systemd_.flush();
-    }
+    runHeld(held);
     EXPECT_FALSE(fs::exists(record)) << "the record of a forgotten unit stayed on disk";
 }
 
@@ -221,26 +221,17 @@ TEST_F(StateFaultTest, AnAssignmentOnItsWayToDiskKeepsTheRecordOfTheUnitsOwnValu
     ASSERT_EQ(held.queue.size(), 1U) << "the assignment is not on its way";
     systemd_.events.reloaded(); // an administrator's daemon-reload, meanwhile
     systemd_.flush();
-    while (!held.queue.empty()) {
-        held.runAll();
-        systemd_.flush();
-    }
+    runHeld(held);
     ASSERT_TRUE(assigned.has_value());
     ASSERT_TRUE(assigned->ok()) << assigned->error().message;
     EXPECT_TRUE(fs::exists(record)) << "the record was given back as an orphan's";
     // The unassign gives the unit its own configuration through a reload,
     // not systemd's defaults through a set of its properties.
-    held.runAll();
     const auto sets = setsOf("nginx.service");
     std::optional<ApiResult<Done>> unassigned;
     m->unassign("nginx.service", [&](ApiResult<Done> r) { unassigned = r; });
-    while (!unassigned.has_value() || !held.queue.empty()) {
-        held.runAll();
-        systemd_.flush();
-        if (held.queue.empty() && !unassigned.has_value()) {
-            break;
-        }
-    }
+    systemd_.flush();
+    runHeld(held);
     ASSERT_TRUE(unassigned.has_value());
     EXPECT_EQ(setsOf("nginx.service"), sets) << "given systemd's defaults, not its own values";
     EXPECT_FALSE(fs::exists(record));
