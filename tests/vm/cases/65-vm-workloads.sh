@@ -140,7 +140,7 @@ marker=$(memqos-tiny-domain wait-up qosb 600) || fail "qosb did not boot"
 a0=$(actual qosb)
 [[ $a0 == $((256 * 1024)) ]] || fail "qosb actual is '$a0' KiB before pressure"
 since=$(date '+%Y-%m-%d %H:%M:%S')
-printf '[Pressure]\nLevel1MemAvailable=99%%\nLevel1Duration=1s\nLevel2MemAvailable=99%%\nLevel2Duration=1s\nLevel3MemAvailable=off\nLevel3FullAvg10=off\nRecoveryDuration=2s\n' >"$dropin/65-balloon.conf"
+cp "$(dirname "$0")/level2-forced.conf" "$dropin/65-balloon.conf"
 memqosd --check-config || fail "the balloon drop-in does not pass --check-config"
 systemctl reload memqosd
 t1=$(ms)

@@ -215,7 +215,7 @@ done
 ok "QEMU of $INST adopted into $want"
 since=$(date '+%Y-%m-%d %H:%M:%S')
 t0=$(ms)
-printf '[Pressure]\nLevel1MemAvailable=99%%\nLevel1Duration=1s\nLevel2MemAvailable=99%%\nLevel2Duration=1s\nLevel3MemAvailable=off\nLevel3FullAvg10=off\nRecoveryDuration=2s\n' >"$dropin/20-level2.conf"
+cp "$(dirname "$0")/level2-forced.conf" "$dropin/20-level2.conf"
 memqosd --check-config >/dev/null || gnt_fail "the level-2 drop-in does not pass --check-config"
 systemctl reload memqosd
 wait_actual 180 "memqosd's first balloon move (below $MEM MiB)" "a < MEM"
