@@ -124,6 +124,9 @@ void decideOne(const Snapshot& snapshot, const WorkloadSample& ws, const Reclaim
     if (!proactiveDue(r, snapshot.now, config, pressureLevel)) {
         return; // the interval is not over (pressure not needed)
     }
+    if (ws.reclaimWaits) {
+        return; // not read this tick: its turn comes at a later one
+    }
     const CgroupSample& cg = *ws.cgroup;
     if (!cg.pressure && pressureLevel == 0 &&
         staysAtFloor(r, cg.memoryCurrent, ws.workload.request, page)) {

@@ -2334,6 +2334,7 @@ std::vector<core::WorkloadSample> Manager::workloadSamples(TimePoint now) {
         ws.neverKill = m.vm && m.vm->backend == VmBackend::Ganeti;
         ws.unplaced = observedOnly(m);
         ws.setAside = setAside(id, now);
+        ws.reclaimWaits = false; // proactiveReclaim's
         if (m.cgroupPath.empty() || !m.present) {
             ws.cgroup.reset();
             continue;
@@ -2565,8 +2566,15 @@ std::optional<core::WorkloadReclaim> Manager::reclaimOf(const std::string& id) c
 void Manager::proactiveReclaim(core::Snapshot& snap) {
     // Fresh usage and memory.pressure for the workloads whose interval is
     // over (the sweep's usage may be ticks old); the others' pressure is
-    // not looked at.
-    for (auto& ws : snap.workloads) {
+    // not looked at. At most kReclaimTurnsPerTick of them a tick, starting
+    // where the last tick's turns ran out: those left wait (reclaimWaits).
+    const std::size_t n = snap.workloads.size();
+    const std::size_t start = n == 0 ? 0 : reclaimCursor_ % n;
+    std::optional<std::size_t> firstWaiting;
+    std::size_t turns = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t index = (start + k) % n;
+        auto& ws = snap.workloads[index];
         if (!ws.cgroup ||
             !core::reclaimable(core::findClass(config_.classes, ws.workload.className),
                                config_.reclaim)) {
@@ -2577,6 +2585,14 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
             !core::proactiveDue(st->second, snap.now, config_.reclaim, pressure_.level)) {
             continue;
         }
+        if (turns == kReclaimTurnsPerTick) {
+            ws.reclaimWaits = true;
+            if (!firstWaiting) {
+                firstWaiting = index;
+            }
+            continue;
+        }
+        ++turns;
         // memory.current and memory.pressure: what decideProactive takes;
         // memory.current alone of one at its floor at level 0, unless it
         // has left it (core::staysAtFloor).
@@ -2595,6 +2611,7 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
             ws.cgroup.reset(); // gone since the sweep
         }
     }
+    reclaimCursor_ = firstWaiting.value_or(start);
     // In place (issue 25): no new 1000-entry map a tick; only the entries
     // that changed are looked at below.
     auto out = core::updateProactive(snap, config_.reclaim, config_.classes, pressure_.level,

@@ -178,6 +178,13 @@ public:
     // answer the properties of the unit and its slices (whenProtected).
     static constexpr std::uint64_t kSettleTicks = 10;
     static constexpr std::size_t kMaxSweepPerTick = 50;
+    // Proactive reclaim looks at no more than this many workloads a tick
+    // (reads their memory.current and memory.pressure, decides a step):
+    // with more due, the others wait for the next tick, in turn
+    // (reclaimCursor_), so a workload's interval stretches to about
+    // workloads / kReclaimTurnsPerTick ticks rather than each tick reading
+    // hundreds of files (issue 25).
+    static constexpr std::size_t kReclaimTurnsPerTick = 32;
     static constexpr double kPressureAnnounceStep = 0.1;
 
     template <typename T>
@@ -829,6 +836,7 @@ private:
 
     std::size_t sweepCursor_ = 0; // see kSweepTicks
     std::size_t repairCursor_ = 0; // see kOomRepairTicks
+    std::size_t reclaimCursor_ = 0; // see kReclaimTurnsPerTick
     std::vector<core::CgroupSample> protectedCgroups();
     // memory.reclaim of a class slice on the reclaim worker (synchronously
     // without one: tests); false when one of the class is under way.

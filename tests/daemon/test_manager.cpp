@@ -2513,6 +2513,45 @@ TEST_F(PressureTest, MetricsFileIsWrittenOnAChangeOrOnceAMetricsInterval) {
     EXPECT_EQ(writer.writes.size(), settled + 1);
 }
 
+// Issue 25: a tick reads no more than kReclaimTurnsPerTick workloads for
+// proactive reclaim; the others wait for the next tick, in turn, so none
+// waits for ever. With Interval=1s every workload is due at every tick:
+// looked at from the first workload on each time, the last 9 of these 41
+// would never get a turn.
+TEST_F(ProactiveTest, NoMoreThanSoManyWorkloadsATickAndEachInTurn) {
+    constexpr std::size_t kTurns = daemon::Manager::kReclaimTurnsPerTick;
+    std::vector<std::string> units{"batch.service"};
+    for (std::size_t i = 0; i < kTurns + 8; ++i) {
+        const std::string unit = "r" + std::to_string(100 + i) + ".service";
+        const std::string cg = reclaimedUnit(unit, 600 * kMiB, 5000 + static_cast<int>(i));
+        writeFile(dir_ / "cgroup" / cg / "memory.pressure", psiText(0));
+        writeFile(dir_ / "cgroup" / cg / "memory.reclaim", "");
+        units.push_back(unit);
+    }
+    config_.reclaim.interval = std::chrono::seconds(1);
+    auto m = makeEngine();
+    const auto stepsOf = [&](const std::string& unit) -> std::uint64_t {
+        const auto r = m->reclaimOf(unit);
+        return r ? r->steps : 0;
+    };
+    std::uint64_t total = 0;
+    for (int t = 0; t < 6; ++t) {
+        tickAt(*m, t);
+        std::uint64_t now = 0;
+        for (const auto& u : units) {
+            now += stepsOf(u);
+        }
+        EXPECT_LE(now - total, kTurns) << "steps decided at tick " << t;
+        total = now;
+    }
+    // 6 ticks × 32 turns over 41 workloads, round: each had 4 or 5 turns,
+    // the first its measurement's start.
+    for (const auto& u : units) {
+        EXPECT_GE(stepsOf(u), 3U) << u;
+    }
+    EXPECT_EQ(total, 6 * kTurns - units.size());
+}
+
 // Proactive reclaim's steps are routine: their count and bytes wait for
 // [Manager] MetricsInterval; any other action's count writes the file.
 TEST_F(ProactiveTest, ItsStepsWaitForTheMetricsInterval) {

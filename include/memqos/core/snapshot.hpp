@@ -54,6 +54,10 @@ struct WorkloadSample {
     // guard's "others" when its cgroup is outside the class slices (inside
     // one, the slice's memory.current has it already).
     bool unplaced = false;
+    // Proactive reclaim's turn waits for a later tick although its interval
+    // is over: the daemon read only so many workloads this tick
+    // (Manager::kReclaimTurnsPerTick). Left as it is by updateProactive.
+    bool reclaimWaits = false;
 };
 
 struct ClassSample {

@@ -154,6 +154,26 @@ TEST(Proactive, StepsStartSmallAndDoubleWhileTheStallStaysLow) {
     EXPECT_EQ(r.w().steps, 5U);
 }
 
+// The daemon reads only so many workloads a tick (issue 25): one whose turn
+// waits is left as it is, however long its interval has been over, and
+// takes its step at the tick it is read.
+TEST(Proactive, AWorkloadWhoseTurnWaitsIsLeftAsItIs) {
+    Controller r;
+    r.step(one(0, "reclaimed", 1000_MiB, 0));
+    const WorkloadReclaim before = r.w();
+    for (const std::int64_t t : {5, 6, 30}) {
+        auto s = one(t, "reclaimed", 1000_MiB, 0);
+        s.workloads[0].reclaimWaits = true;
+        s.workloads[0].cgroup->pressure.reset(); // not read
+        EXPECT_TRUE(r.step(s).steps.empty()) << "at " << t << " s";
+        EXPECT_EQ(r.w(), before) << "at " << t << " s";
+    }
+    auto out = r.step(one(31, "reclaimed", 1000_MiB, 0));
+    ASSERT_EQ(out.steps.size(), 1U);
+    EXPECT_EQ(r.w().phase, ReclaimPhase::Reclaiming);
+    EXPECT_EQ(r.w().lastAt, at(31));
+}
+
 TEST(Proactive, StepShrinksAsTheStallNearsItsTarget) {
     Controller r;
     r.config.maxStep = 800; // start at 1 %
