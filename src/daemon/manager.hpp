@@ -156,9 +156,9 @@ public:
     // so a tick reads only what a decision takes (issue 25). Their OOM
     // priority (cgroup.procs, memory.oom.group, each process's
     // oom_score_adj, with memory.current and memory.swap.current) is
-    // repaired in turn on a slow clock, each at least every kOomRepairTicks
-    // ticks while there are at most 15000 (with fewer than kOomRepairTicks
-    // workloads, one a tick), and at the next tick for a workload that is
+    // repaired in turn on a slow clock, one workload a tick (each within as
+    // many ticks as there are workloads), and at the next tick for a
+    // workload that is
     // due (oomDue: its unit started, restarted or was placed); while a kill
     // is near (killNear(): level 2 or above, level 3's condition building
     // up, or a class stalling), the usage of every workload of a killable
@@ -170,7 +170,6 @@ public:
     // The most PID 1 may reclaim when systemd writes a lowered memory.high.
     static constexpr Bytes kPid1ReclaimSlack = Bytes{2} << 20U;
     static constexpr std::size_t kSweepTicks = 10;
-    static constexpr std::size_t kOomRepairTicks = 300;
     // A Ganeti qemu that started more than this after its pidfile was
     // written did not write it (ganetiQemu); seconds, room for clock steps.
     static constexpr std::int64_t kPidfileSlack = 600;
@@ -835,7 +834,7 @@ private:
     std::optional<std::string> dropOldMetricsFile();
 
     std::size_t sweepCursor_ = 0; // see kSweepTicks
-    std::size_t repairCursor_ = 0; // see kOomRepairTicks
+    std::size_t repairCursor_ = 0; // the OOM priority's repair turn
     std::size_t reclaimCursor_ = 0; // see kReclaimTurnsPerTick
     std::vector<core::CgroupSample> protectedCgroups();
     // memory.reclaim of a class slice on the reclaim worker (synchronously

@@ -1463,7 +1463,7 @@ TEST_F(PressureTest, KillableWorkloadsAreReadEveryTickOnlyWhileAKillIsNear) {
 
 // Issue 25: at level 0 with nothing building up, a tick reads a placed
 // workload's cgroup only at its OOM priority's repair turn (one workload a
-// tick with fewer than kOomRepairTicks), no longer at a usage sweep's turn
+// tick), no longer at a usage sweep's turn
 // too; its Workload properties read its files when asked.
 TEST_F(PressureTest, AtLevelZeroAPlacedWorkloadIsReadOnlyAtItsRepairTurn) {
     meminfo8G(8000000, 8000000, 0, 0); // 95 % available
@@ -1943,14 +1943,13 @@ TEST_F(PressureTest, OomPriorityPerClassKeptRight) {
     // A protected workload's memory.oom.group is left as it was.
     EXPECT_EQ(readText(dir_ / "cgroup/system.slice/nginx.service/memory.oom.group"), "0\n");
     // Changed behind memqosd's back: repaired at the workload's turn in the
-    // repair sweep, within kOomRepairTicks ticks (with these few workloads,
-    // within their number of ticks).
+    // repair sweep, one workload a tick: within their number of ticks.
     const auto oomGroup = dir_ / "cgroup/memqos.slice/memqos-reclaimed.slice/batch.service/"
                                  "memory.oom.group";
     writeFile(dir_ / "proc/4343/oom_score_adj", "0\n");
     writeFile(oomGroup, "0\n");
     int t = 1;
-    for (; t <= static_cast<int>(Manager::kOomRepairTicks); ++t) {
+    for (; t <= 300; ++t) {
         tickAt(*m, t);
         if (readText(dir_ / "proc/4343/oom_score_adj") == "1000") {
             break;
