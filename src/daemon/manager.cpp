@@ -2019,7 +2019,15 @@ void Manager::tick(TimePoint now) {
     const auto started = std::chrono::steady_clock::now();
     if (++ticks_ % kSweepTicks == 0) {
         scanGanetiInstances(); // instances started while no hook told us
-        // The kept fds of workloads: only those of cgroups a workload has.
+    }
+    // The kept fds of workloads: only those of cgroups a workload has, looked
+    // over at a sweep turn where the number of workloads changed, else every
+    // kKeptFilesTicks ticks (a walk of every kept fd; issue 25). A kept fd
+    // of a cgroup created again is opened afresh when read (OpenFiles::read):
+    // this only closes those of cgroups nothing reads any more.
+    if (ticks_ % kSweepTicks == 0 &&
+        (workloads_.size() != keptFilesFor_ || ticks_ % kKeptFilesTicks == 0)) {
+        keptFilesFor_ = workloads_.size();
         std::unordered_set<std::string_view> watched;
         watched.reserve(workloads_.size());
         for (const auto& [id, m] : workloads_) {

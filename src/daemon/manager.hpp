@@ -170,6 +170,7 @@ public:
     // The most PID 1 may reclaim when systemd writes a lowered memory.high.
     static constexpr Bytes kPid1ReclaimSlack = Bytes{2} << 20U;
     static constexpr std::size_t kSweepTicks = 10;
+    static constexpr std::size_t kKeptFilesTicks = 300; // see tick()
     // A Ganeti qemu that started more than this after its pidfile was
     // written did not write it (ganetiQemu); seconds, room for clock steps.
     static constexpr std::int64_t kPidfileSlack = 600;
@@ -836,6 +837,7 @@ private:
     std::size_t sweepCursor_ = 0; // see kSweepTicks
     std::size_t repairCursor_ = 0; // the OOM priority's repair turn
     std::size_t reclaimCursor_ = 0; // see kReclaimTurnsPerTick
+    std::size_t keptFilesFor_ = 0; // workloads at the last look over kept fds (tick())
     std::vector<core::CgroupSample> protectedCgroups();
     // memory.reclaim of a class slice on the reclaim worker (synchronously
     // without one: tests); false when one of the class is under way.

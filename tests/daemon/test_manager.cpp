@@ -293,7 +293,8 @@ TEST_F(ManagerStoreTest, UnassignClearsTiersAndParentSum) {
 
 // Issue 25 item 3: a workload's tick files (memory.current, swap, PSI) are
 // read through kept fds, and those of a workload memqos no longer manages
-// are closed at the next pruning turn (every kSweepTicks ticks).
+// are closed at the next pruning turn (every kSweepTicks ticks) where the
+// number of workloads changed, else within kKeptFilesTicks ticks.
 TEST_F(ManagerStoreTest, AWorkloadsKeptFilesAreClosedOnceItIsNoLongerManaged) {
     writeUnitCgroup("nginx.service");
     auto m = makeManager();
@@ -314,6 +315,32 @@ TEST_F(ManagerStoreTest, AWorkloadsKeptFilesAreClosedOnceItIsNoLongerManaged) {
         systemd_.flush();
     }
     EXPECT_EQ(m->keptWorkloadFiles(), 0U);
+    // One workload for another between two turns: the count stays.
+    writeUnitCgroup("redis.service");
+    systemd_.addUnit("redis.service", "/system.slice/redis.service");
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    for (int i = 0; i < 12; ++i) {
+        m->tick(TimePoint(std::chrono::seconds(++t)));
+        systemd_.flush();
+    }
+    const std::size_t nginxFiles = m->keptWorkloadFiles();
+    ASSERT_GE(nginxFiles, 1U);
+    std::optional<ApiResult<daemon::Done>> gone;
+    m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { gone = r; });
+    systemd_.flush();
+    ASSERT_TRUE(gone && gone->ok());
+    ASSERT_TRUE(assign(*m, "redis.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    for (int k = 0; k < 12; ++k) {
+        m->tick(TimePoint(std::chrono::seconds(++t)));
+        systemd_.flush();
+    }
+    EXPECT_EQ(m->keptWorkloadFiles(), 2 * nginxFiles) << "nginx's closed at once, or redis's not kept";
+    std::size_t i = 0;
+    for (; i < Manager::kKeptFilesTicks && m->keptWorkloadFiles() != nginxFiles; ++i) {
+        m->tick(TimePoint(std::chrono::seconds(++t)));
+        systemd_.flush();
+    }
+    EXPECT_EQ(m->keptWorkloadFiles(), nginxFiles) << "nginx's not closed within kKeptFilesTicks";
 }
 
 // Issue 11, defect 2: unassign gives the unit exactly what its own
