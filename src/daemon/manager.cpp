@@ -2576,15 +2576,25 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
     const std::size_t start = n == 0 ? 0 : reclaimCursor_ % n;
     std::optional<std::size_t> firstWaiting;
     std::size_t turns = 0;
+    // The snapshot lists the workloads in id order, reclaim_'s order: each
+    // one's entry is found by walking both, not by a search (issue 25).
+    auto next = n == 0 ? reclaim_.end() : reclaim_.lower_bound(snap.workloads[start].workload.id);
     for (std::size_t k = 0; k < n; ++k) {
         const std::size_t index = (start + k) % n;
         auto& ws = snap.workloads[index];
+        if (index == 0) {
+            next = reclaim_.begin(); // round the end: from the first again
+        }
+        while (next != reclaim_.end() && next->first < ws.workload.id) {
+            ++next;
+        }
+        const auto st =
+            next != reclaim_.end() && next->first == ws.workload.id ? next : reclaim_.end();
         if (!ws.cgroup ||
             !core::reclaimable(core::findClass(config_.classes, ws.workload.className),
                                config_.reclaim)) {
             continue;
         }
-        const auto st = reclaim_.find(ws.workload.id);
         if (st != reclaim_.end() &&
             !core::proactiveDue(st->second, snap.now, config_.reclaim, pressure_.level)) {
             continue;
