@@ -2576,8 +2576,9 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
     const std::size_t start = n == 0 ? 0 : reclaimCursor_ % n;
     std::optional<std::size_t> firstWaiting;
     std::size_t turns = 0;
-    // The snapshot lists the workloads in id order, reclaim_'s order: each
-    // one's entry is found by walking both, not by a search (issue 25).
+    // The snapshot lists the workloads in id order (workloadSamples walks
+    // workloads_, a map by id), reclaim_'s order: each one's entry is found
+    // by walking both, not by a search (issue 25).
     auto next = n == 0 ? reclaim_.end() : reclaim_.lower_bound(snap.workloads[start].workload.id);
     for (std::size_t k = 0; k < n; ++k) {
         const std::size_t index = (start + k) % n;

@@ -158,11 +158,10 @@ public:
     // oom_score_adj, with memory.current and memory.swap.current) is
     // repaired in turn on a slow clock, one workload a tick (each within as
     // many ticks as there are workloads), and at the next tick for a
-    // workload that is
-    // due (oomDue: its unit started, restarted or was placed); while a kill
-    // is near (killNear(): level 2 or above, level 3's condition building
-    // up, or a class stalling), the usage of every workload of a killable
-    // class at every tick, for the victim ranking. Only an unplaced
+    // workload that is due (oomDue: its unit started, restarted or was
+    // placed); while a kill is near (killNear(): level 2 or above, level 3's
+    // condition building up, or a class stalling), the usage of every
+    // workload of a killable class at every tick, for the victim ranking. Only an unplaced
     // workload's usage, which the memory guard counts, is read at its sweep
     // turn (at most kMaxSweepPerTick a tick, each at least every
     // kSweepTicks ticks while there are at most 500). The D-Bus properties
