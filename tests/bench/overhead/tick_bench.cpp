@@ -27,15 +27,24 @@
 //             memqosd's metrics thread, here a writer that keeps the size;
 //   steady, [Reclaim] Enabled=no
 //             the steady tick again without proactive reclaim (a reload),
-//             to show what the rest of the tick costs.
+//             to show what the rest of the tick costs;
+//   steady, with the bus service
+//             the steady tick with memqosd's BusService listening as in the
+//             daemon (after each tick it compares its objects with the
+//             workloads and, every BusService::kAnnounceTicks ticks, every
+//             PropertiesChanged value): on a bus that is never connected, so
+//             what it would send fails at once (nothing changes in this
+//             phase, so nothing is sent in the daemon either).
 // Prints µs per tick: mean, p50, p99, max, for each phase, twice: the
 // workloads' cgroup files opened and closed at each read (the peer), and
 // read through kept fds as memqosd does (service.cpp). Half the
 // workloads are in class shared, half in reclaimed (both killable,
 // Reclaim=yes), each a service with one process.
+#include "bus_service.hpp"
 #include "fake_systemd.hpp"
 #include "manager.hpp"
 
+#include "memqos/io/bus.hpp"
 #include "memqos/io/log.hpp"
 #include "memqos/io/metrics_writer.hpp"
 #include "memqos/io/reclaim_worker.hpp"
@@ -330,7 +339,7 @@ int main(int argc, char** argv) {
     raiseFdLimit(workloads * 3 + 1024);
     int rc = 0;
     struct Phases {
-        Stats steady, watchful, near, small, quiet, metricsEvery, metricsInterval;
+        Stats steady, watchful, near, small, quiet, metricsEvery, metricsInterval, bus;
         std::size_t metricsEveryWrites = 0, metricsIntervalWrites = 0, metricsBytes = 0;
         std::size_t steadyWrites = 0;
         std::size_t smallWrites = 0;
@@ -449,6 +458,28 @@ int main(int argc, char** argv) {
         systemd.flush();
         run(20);
         out.quiet = stats(run(ticks));
+        // The bus service's part of a tick (Listener::ticked): the steady
+        // tick, proactive reclaim on again, with and then without it.
+        config.reclaim.enabled = true;
+        if (!m.reload().ok()) {
+            out.ok = false;
+        }
+        systemd.flush();
+        {
+            sd_bus* raw = nullptr;
+            if (sd_bus_new(&raw) < 0) {
+                out.ok = false;
+            } else {
+                io::BusPtr bus(raw);
+                boost::asio::io_context io;
+                io::BusPump pump(io, bus.get());
+                daemon::BusService service(bus.get(), pump, m);
+                m.setListener(&service);
+                run(20);
+                out.bus = stats(run(ticks));
+                m.setListener(nullptr);
+            }
+        }
         if (out.steadyLevel != 0 || out.watchfulLevel != 0 || out.nearLevel != 0) {
             std::fprintf(stderr, "tick-bench: the ladder left level 0\n");
             out.ok = false;
@@ -485,6 +516,8 @@ int main(int argc, char** argv) {
                     how, p->small.mean, p->small.p50, p->small.p99, p->small.max);
         std::printf("| steady, [Reclaim] Enabled=no | %s | %.0f | %.0f | %.0f | %.0f |\n", how,
                     p->quiet.mean, p->quiet.p50, p->quiet.p99, p->quiet.max);
+        std::printf("| steady, with the bus service | %s | %.0f | %.0f | %.0f | %.0f |\n", how,
+                    p->bus.mean, p->bus.p50, p->bus.p99, p->bus.max);
     }
     std::printf("memory.reclaim writes planned in the steady phase: %zu (%.1f a tick); "
                 "workload fds kept after it: %zu\n",
