@@ -114,9 +114,6 @@ private:
     // announce=false: take the current objects as known (at start-up,
     // before the name is ours: nobody saw them appear).
     void syncObjects(bool announce);
-    // PropertiesChanged for the workload's changed properties; false when
-    // none changed (or it is new: InterfacesAdded carried its values).
-    bool announceWorkload(const std::string& id, const ManagedWorkload& w);
 
     sd_bus* bus_;
     io::BusPump& pump_;
@@ -126,6 +123,9 @@ private:
     // What the ObjectManager has announced: class names, workload ids.
     std::set<std::string> classNames_;
     std::set<std::string> workloadIds_;
+    // Manager::workloadsRevision when workloadIds_ was last brought in line
+    // (none yet: the manager's count starts at 0, an empty map).
+    std::optional<std::uint64_t> workloadsRevision_;
     struct Snapshots;
     std::unique_ptr<Snapshots> snapshots_;
     std::unordered_map<std::string, uid_t> knownUids_;

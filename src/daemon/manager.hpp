@@ -131,6 +131,48 @@ inline void markUnplaced(ManagedWorkload& m) {
     m.workload.priority = 0;
 }
 
+// The managed workloads by id, counting the times one was added or
+// removed (revision): the bus service compares its objects with the map
+// only when that count moved, not after every tick and dispatch (issue 25).
+// Only operator[] and erase change the ids; the other ways are deleted so a
+// new one cannot miss the count.
+class WorkloadMap : public std::map<std::string, ManagedWorkload> {
+    using Base = std::map<std::string, ManagedWorkload>;
+
+public:
+    ManagedWorkload& operator[](const std::string& id) {
+        const std::size_t before = size();
+        ManagedWorkload& w = Base::operator[](id);
+        revision_ += size() - before;
+        return w;
+    }
+    iterator erase(iterator it) {
+        ++revision_;
+        return Base::erase(it);
+    }
+    iterator erase(const_iterator it) {
+        ++revision_;
+        return Base::erase(it);
+    }
+    size_type erase(const std::string& id) {
+        const size_type n = Base::erase(id);
+        revision_ += n;
+        return n;
+    }
+    template <typename... A> void emplace(A&&...) = delete;
+    template <typename... A> void try_emplace(A&&...) = delete;
+    template <typename... A> void insert(A&&...) = delete;
+    template <typename... A> void insert_or_assign(A&&...) = delete;
+    template <typename... A> void extract(A&&...) = delete;
+    template <typename... A> void merge(A&&...) = delete;
+    void clear() = delete;
+    void swap(WorkloadMap&) = delete;
+    std::uint64_t revision() const { return revision_; }
+
+private:
+    std::uint64_t revision_ = 0;
+};
+
 // What the D-Bus layer wants to hear.
 class Listener {
 public:
@@ -355,6 +397,8 @@ public:
     // --- state for properties ---
     const config::Config& config() const { return config_; }
     const std::map<std::string, ManagedWorkload>& workloads() const { return workloads_; }
+    // Moves whenever a workload is added or removed (WorkloadMap).
+    std::uint64_t workloadsRevision() const { return workloads_.revision(); }
     std::vector<std::string> workloadsOfClass(const std::string& className) const;
     Bytes memoryTotal() const { return system_.mem.memTotal; }
     Bytes memoryAvailable() const { return system_.mem.memAvailable; }
@@ -389,6 +433,13 @@ public:
     // touching the others (core::reclaimedAllocatable, at the last tick).
     std::optional<core::WorkloadReclaim> reclaimOf(const std::string& id) const;
     Bytes reclaimedAllocatable() const { return reclaimedAllocatable_; }
+    // reclaimOf without a copy (nullptr: none), and all of them by workload
+    // id (the bus service's comparison walks them beside workloads()).
+    const core::WorkloadReclaim* reclaimState(const std::string& id) const {
+        const auto it = reclaim_.find(id);
+        return it == reclaim_.end() ? nullptr : &it->second;
+    }
+    const std::map<std::string, core::WorkloadReclaim>& reclaimStates() const { return reclaim_; }
 
     // Stop (SIGTERM): gives back what memqosd set outside the units' own
     // configuration and what would otherwise stay until reboot: every class
@@ -747,7 +798,7 @@ private:
     bool dryRun_;
     Listener* listener_ = nullptr;
 
-    std::map<std::string, ManagedWorkload> workloads_;
+    WorkloadMap workloads_;
     std::map<std::string, core::Instance> instances_;
     std::map<std::string, io::MemoryProperties> applied_;
     std::map<std::string, io::MemoryProperties> inFlight_;

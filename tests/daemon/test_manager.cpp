@@ -3725,6 +3725,27 @@ TEST_F(GanetiTest, StoppedInstanceLeavesNoWorkloadBehind) {
     EXPECT_FALSE(m->workloads().contains("vm:inst1.example.test"));
 }
 
+// The bus service compares its objects with the workloads only when their
+// revision moved: every way a workload is added or removed must move it,
+// and nothing else may.
+TEST(WorkloadMapTest, ItsRevisionMovesWhenAWorkloadIsAddedOrRemovedOnly) {
+    daemon::WorkloadMap map;
+    EXPECT_EQ(map.revision(), 0U);
+    map["a.service"].unit = "a.service";
+    map["b.service"];
+    EXPECT_EQ(map.revision(), 2U);
+    map["a.service"].persistent = true; // there already
+    map.find("b.service")->second.unit = "b.service";
+    EXPECT_EQ(map.revision(), 2U);
+    EXPECT_EQ(map.erase("nothing.service"), 0U);
+    EXPECT_EQ(map.revision(), 2U);
+    EXPECT_EQ(map.erase("a.service"), 1U);
+    EXPECT_EQ(map.revision(), 3U);
+    map.erase(map.begin());
+    EXPECT_EQ(map.revision(), 4U);
+    EXPECT_TRUE(map.empty());
+}
+
 } // namespace
 
 
