@@ -8,6 +8,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -27,7 +28,9 @@ struct HmpGanetiKvm::Worker {
 HmpGanetiKvm::HmpGanetiKvm(boost::asio::io_context& io, std::filesystem::path dir,
                            std::filesystem::path ssconfDir)
     : io_(io), dir_(std::move(dir)), ssconfDir_(std::move(ssconfDir)),
-      worker_(std::make_unique<Worker>()) {}
+      worker_(std::make_unique<Worker>()) {
+    pthread_setname_np(worker_->thread.native_handle(), "memqos-hmp");
+}
 
 HmpGanetiKvm::~HmpGanetiKvm() {
     worker_->guard.reset();

@@ -28,7 +28,9 @@ struct MetricsWorker::Thread : WorkerThread {
 };
 
 MetricsWorker::MetricsWorker(boost::asio::io_context& io)
-    : io_(io), thread_(std::make_unique<Thread>()) {}
+    : io_(io), thread_(std::make_unique<Thread>()) {
+    thread_->name("memqos-metrics");
+}
 
 MetricsWorker::~MetricsWorker() {
     // A write not started is dropped; one under way ends.

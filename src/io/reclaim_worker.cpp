@@ -59,7 +59,9 @@ struct ReclaimWorker::Thread : WorkerThread {
 
 ReclaimWorker::ReclaimWorker(boost::asio::io_context& io, std::filesystem::path cgroupRoot)
     : io_(io), cgroups_(cgroupRoot), knobs_(cgroupRoot, "/proc"),
-      thread_(std::make_unique<Thread>()) {}
+      thread_(std::make_unique<Thread>()) {
+    thread_->name("memqos-reclaim");
+}
 
 ReclaimWorker::~ReclaimWorker() {
     // Writes not started are dropped; one under way ends with the kernel's

@@ -21,7 +21,9 @@ Status InlineStateWriter::writeNow(const Op& op) {
 struct StateWorker::Thread : WorkerThread {};
 
 StateWorker::StateWorker(boost::asio::io_context& io)
-    : io_(io), thread_(std::make_unique<Thread>()) {}
+    : io_(io), thread_(std::make_unique<Thread>()) {
+    thread_->name("memqos-state");
+}
 
 StateWorker::~StateWorker() {
     thread_->finish(WorkerThread::Queued::Run); // each was asked for, and may be answered

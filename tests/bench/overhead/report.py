@@ -197,6 +197,12 @@ def table(path):
                      "memqosd stays at level 0 in both (checked in the metrics file), nothing is killed; "
                      "tick quantiles there are over the last <=1024 ticks (mostly the level-0 window): "
                      "the phase's own figure is its mean")
+    for key, label in PHASES:
+        mq = ((res.get(key) or {}).get('procs') or {}).get('memqosd') or {}
+        threads = mq.get('cpu_pct_by_thread')
+        if threads:
+            notes.append(f"memqosd's CPU by thread, {label} (% of a core): " + ', '.join(
+                f"{t} {v:.3f}" for t, v in sorted(threads.items(), key=lambda kv: -kv[1])))
     v = res.get('verdict') or {}
     vo = v.get('versus_oomd') or versus_oomd(res)
     if vo:

@@ -7,7 +7,7 @@
 
 For each NAME=PID: CPU time (utime+stime of /proc/PID/stat, in CLK_TCK) at
 the start and the end of the window as a percentage of one core over the
-wall time, VmRSS every --every seconds (peak and mean), VmHWM at the end,
+wall time (also per thread name, /proc/PID/task/TID/comm), VmRSS every --every seconds (peak and mean), VmHWM at the end,
 and whether the process was the same one throughout (start time). With
 --metrics, memqosd's Prometheus textfile is read at the start, every
 --every seconds and at the end: the tick duration quantiles, the
@@ -51,6 +51,26 @@ def sched_ns(pid):
         except (OSError, ValueError, IndexError):
             pass
     return total
+
+
+def thread_cpu(pid):
+    """{thread name: utime+stime ticks} over the process's threads (same-named
+    threads summed; threads that ended before the call are not counted)."""
+    out = {}
+    try:
+        tids = os.listdir(f'/proc/{pid}/task')
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f'/proc/{pid}/task/{tid}/comm', encoding='utf-8', errors='replace') as f:
+                name = f.read().strip()
+            got = proc_stat(f'{pid}/task/{tid}')
+        except OSError:
+            continue
+        if got is not None:
+            out[name] = out.get(name, 0) + got[0]
+    return out
 
 
 def status_kib(pid, key):
@@ -176,6 +196,7 @@ def main():
     for p in procs.values():
         p['cpu0'] = proc_stat(p['pid'])[0]
         p['sched0'] = sched_ns(p['pid'])
+        p['threads0'] = thread_cpu(p['pid'])
     series = []
     deadline = t0 + args.seconds
     while True:
@@ -206,12 +227,19 @@ def main():
         sched1 = sched_ns(p['pid']) if same else None
         sched_s = (sched1 - p['sched0']) / 1e9 if sched1 is not None and p['sched0'] is not None else None
         rss = p['rss_kib']
+        threads1 = thread_cpu(p['pid']) if same else None
+        by_thread = None
+        if threads1 is not None and p['threads0'] is not None:
+            # A thread's share of one core over the window, by name.
+            by_thread = {t: round(100.0 * (v - p['threads0'].get(t, 0)) / CLK_TCK / wall, 4)
+                         for t, v in sorted(threads1.items())}
         result['procs'][name] = {
             'pid': p['pid'],
             'same_process_throughout': same,
             'cpu_s': cpu_s,
             'cpu_pct_of_one_core': None if cpu_s is None else round(100.0 * cpu_s / wall, 4),
             'threads': len(os.listdir(f"/proc/{p['pid']}/task")) if same else None,
+            'cpu_pct_by_thread': by_thread,
             'schedstat_run_s': None if sched_s is None else round(sched_s, 3),
             'schedstat_pct_of_one_core': None if sched_s is None else round(100.0 * sched_s / wall, 4),
             'rss_peak_sampled_mib': round(max(rss) / 1024, 2) if rss else None,
