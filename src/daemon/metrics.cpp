@@ -137,7 +137,8 @@ std::string formatMetrics(const Metrics& m) {
     out += "memqos_psi_triggered_ticks_total " + std::to_string(m.signals.triggeredTicks) + "\n";
     if (m.ticks != nullptr) {
         family(out, "memqos_tick_duration_seconds", "summary",
-               "Wall time of a tick (sampling, decision, actions); quantiles over the last 1024 ticks.");
+               "Wall time of a tick (sampling, decision, actions, formatting this text), each in the "
+               "next text; quantiles over the last 1024 ticks.");
         for (const char* q : {"0.5", "0.99", "1"}) {
             out += std::string("memqos_tick_duration_seconds{quantile=\"") + q + "\"} " +
                    seconds(m.ticks->quantile(std::stod(q))) + "\n";
