@@ -2012,6 +2012,27 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     return notes;
 }
 
+void Manager::keepWorkloadFiles() {
+    // The kept fds of workloads: only those of cgroups a workload has, looked
+    // over at a sweep turn where the number of workloads changed, else every
+    // kKeptFilesTicks ticks (a walk of every kept fd; issue 25). A kept fd
+    // of a cgroup created again is opened afresh when read (OpenFiles::read):
+    // this only closes those of cgroups nothing reads any more.
+    if (workloads_.size() == keptFilesFor_ && ticks_ % kKeptFilesTicks != 0) {
+        return;
+    }
+    keptFilesFor_ = workloads_.size();
+    std::unordered_set<std::string_view> watched;
+    watched.reserve(workloads_.size());
+    for (const auto& [id, m] : workloads_) {
+        if (!m.cgroupPath.empty()) {
+            watched.insert(m.cgroupPath);
+        }
+    }
+    cgroups_.keepWorkloadFilesOf(
+        [&watched](std::string_view relPath) { return watched.contains(relPath); });
+}
+
 void Manager::tick(TimePoint now) {
     if (released_) {
         return; // released: no more sampling, decisions or actions
@@ -2019,24 +2040,7 @@ void Manager::tick(TimePoint now) {
     const auto started = std::chrono::steady_clock::now();
     if (++ticks_ % kSweepTicks == 0) {
         scanGanetiInstances(); // instances started while no hook told us
-    }
-    // The kept fds of workloads: only those of cgroups a workload has, looked
-    // over at a sweep turn where the number of workloads changed, else every
-    // kKeptFilesTicks ticks (a walk of every kept fd; issue 25). A kept fd
-    // of a cgroup created again is opened afresh when read (OpenFiles::read):
-    // this only closes those of cgroups nothing reads any more.
-    if (ticks_ % kSweepTicks == 0 &&
-        (workloads_.size() != keptFilesFor_ || ticks_ % kKeptFilesTicks == 0)) {
-        keptFilesFor_ = workloads_.size();
-        std::unordered_set<std::string_view> watched;
-        watched.reserve(workloads_.size());
-        for (const auto& [id, m] : workloads_) {
-            if (!m.cgroupPath.empty()) {
-                watched.insert(m.cgroupPath);
-            }
-        }
-        cgroups_.keepWorkloadFilesOf(
-            [&watched](std::string_view relPath) { return watched.contains(relPath); });
+        keepWorkloadFiles();
     }
     if (reconcileDue_) {
         reconcile(); // units learned while another answer is still outstanding

@@ -887,7 +887,9 @@ private:
     std::size_t sweepCursor_ = 0; // see kSweepTicks
     std::size_t repairCursor_ = 0; // the OOM priority's repair turn
     std::size_t reclaimCursor_ = 0; // see kReclaimTurnsPerTick
-    std::size_t keptFilesFor_ = 0; // workloads at the last look over kept fds (tick())
+    std::size_t keptFilesFor_ = 0; // workloads at the last look over kept fds
+    // At a sweep turn: closes the kept fds of cgroups no workload has.
+    void keepWorkloadFiles();
     std::vector<core::CgroupSample> protectedCgroups();
     // memory.reclaim of a class slice on the reclaim worker (synchronously
     // without one: tests); false when one of the class is under way.

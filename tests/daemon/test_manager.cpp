@@ -298,47 +298,41 @@ TEST_F(ManagerStoreTest, UnassignClearsTiersAndParentSum) {
 TEST_F(ManagerStoreTest, AWorkloadsKeptFilesAreClosedOnceItIsNoLongerManaged) {
     writeUnitCgroup("nginx.service");
     auto m = makeManager();
-    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
     int t = 100;
-    for (int i = 0; i < 12; ++i) {
-        m->tick(TimePoint(std::chrono::seconds(++t)));
+    const auto ticks = [&](std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i) {
+            m->tick(TimePoint(std::chrono::seconds(++t)));
+            systemd_.flush();
+        }
+    };
+    const auto unassign = [&](const char* unit) {
+        std::optional<ApiResult<daemon::Done>> out;
+        m->unassign(unit, [&](ApiResult<daemon::Done> r) { out = r; });
         systemd_.flush();
-    }
+        return out && out->ok();
+    };
+    ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
+    ticks(12);
     EXPECT_GE(m->keptWorkloadFiles(), 1U);
-    std::optional<ApiResult<daemon::Done>> out;
-    m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { out = r; });
-    systemd_.flush();
-    ASSERT_TRUE(out && out->ok());
+    ASSERT_TRUE(unassign("nginx.service"));
     ASSERT_TRUE(m->workloads().empty());
-    for (int i = 0; i < 12; ++i) {
-        m->tick(TimePoint(std::chrono::seconds(++t)));
-        systemd_.flush();
-    }
+    ticks(12);
     EXPECT_EQ(m->keptWorkloadFiles(), 0U);
     // One workload for another between two turns: the count stays.
     writeUnitCgroup("redis.service");
     systemd_.addUnit("redis.service", "/system.slice/redis.service");
     ASSERT_TRUE(assign(*m, "nginx.service", "shared", 256 * kMiB, 1 * kGiB).ok());
-    for (int i = 0; i < 12; ++i) {
-        m->tick(TimePoint(std::chrono::seconds(++t)));
-        systemd_.flush();
-    }
+    ticks(12);
     const std::size_t nginxFiles = m->keptWorkloadFiles();
     ASSERT_GE(nginxFiles, 1U);
-    std::optional<ApiResult<daemon::Done>> gone;
-    m->unassign("nginx.service", [&](ApiResult<daemon::Done> r) { gone = r; });
-    systemd_.flush();
-    ASSERT_TRUE(gone && gone->ok());
+    ASSERT_TRUE(unassign("nginx.service"));
     ASSERT_TRUE(assign(*m, "redis.service", "shared", 256 * kMiB, 1 * kGiB).ok());
-    for (int k = 0; k < 12; ++k) {
-        m->tick(TimePoint(std::chrono::seconds(++t)));
-        systemd_.flush();
-    }
-    EXPECT_EQ(m->keptWorkloadFiles(), 2 * nginxFiles) << "nginx's closed at once, or redis's not kept";
+    ticks(12);
+    EXPECT_EQ(m->keptWorkloadFiles(), 2 * nginxFiles)
+        << "nginx's closed at once, or redis's not kept";
     std::size_t i = 0;
     for (; i < Manager::kKeptFilesTicks && m->keptWorkloadFiles() != nginxFiles; ++i) {
-        m->tick(TimePoint(std::chrono::seconds(++t)));
-        systemd_.flush();
+        ticks(1);
     }
     EXPECT_EQ(m->keptWorkloadFiles(), nginxFiles) << "nginx's not closed within kKeptFilesTicks";
 }
