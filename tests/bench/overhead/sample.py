@@ -37,12 +37,19 @@ def proc_stat(pid):
     return int(rest[11]) + int(rest[12]), int(rest[19])
 
 
+def task_ids(pid):
+    """The process's thread ids, or None if it is gone."""
+    try:
+        return os.listdir(f'/proc/{pid}/task')
+    except OSError:
+        return None
+
+
 def sched_ns(pid):
     """Sum of the scheduler's run time (ns) over the process's threads."""
     total = 0
-    try:
-        tids = os.listdir(f'/proc/{pid}/task')
-    except OSError:
+    tids = task_ids(pid)
+    if tids is None:
         return None
     for tid in tids:
         try:
@@ -57,9 +64,8 @@ def thread_cpu(pid):
     """{thread name: utime+stime ticks} over the process's threads (same-named
     threads summed; threads that ended before the call are not counted)."""
     out = {}
-    try:
-        tids = os.listdir(f'/proc/{pid}/task')
-    except OSError:
+    tids = task_ids(pid)
+    if tids is None:
         return None
     for tid in tids:
         try:
