@@ -470,6 +470,12 @@ void Manager::refreshUnit(const std::string& id, std::function<void()> then) {
             // A unit systemd no longer has (a stopped transient unit) gets no
             // properties: SetUnitProperties would only fail with NoSuchUnit.
             w->second.loaded = u->loadState == "loaded";
+            // What systemd has, for the next reconcile to compare with what
+            // it would send (alreadySet): memqos has not set this unit since
+            // memqosd started or the unit restarted.
+            if (u->memory && !applied_.contains(w->second.unit)) {
+                reported_[w->second.unit] = *u->memory;
+            }
         } else if (!u) {
             log::debug("Cannot look up {UNIT}: {ERROR}", "UNIT", id, "ERROR", u.error().what);
         }
@@ -527,6 +533,11 @@ void Manager::reconcile() {
             learnOriginal(unit); // first what to give back one day, then the change
             continue;
         }
+        if (alreadySet(unit, props)) {
+            applied_[unit] = props; // nothing to send
+            log::debug("Memory properties of {UNIT} already as memqos sets them", "UNIT", unit);
+            continue;
+        }
         if (dryRun_) {
             log::notice("Dry run: would set memory properties of {UNIT}: {PROPERTIES}", "UNIT",
                         unit, "PROPERTIES", describeProperties(props));
@@ -563,6 +574,7 @@ void Manager::reconcile() {
             checkSettled();
         });
     }
+    reported_.clear(); // for this reconcile only: later ones send what differs
     // Units memqos changed and no longer manages (unassigned while a call
     // was on its way, class removed from the configuration, a slice with no
     // managed workload left): their own values back. A scope's record goes
@@ -667,6 +679,25 @@ std::vector<io::MemoryKey> keysGivenBack(const std::string& unit) {
 }
 
 } // namespace
+
+bool Manager::alreadySet(const std::string& unit, const io::MemoryProperties& props) {
+    // What systemd reported at the unit's refresh: memqos's runtime
+    // drop-ins from before a restart of memqosd (or of the unit) are still
+    // there, so systemd has its values and a SetUnitProperties would only
+    // make PID 1 apply them again (issue 25: at 1000 units a restart of
+    // memqosd cost PID 1 ~26 s of emulated CPU). Used once, by the first
+    // reconcile after the refresh; without a report the values are sent.
+    const auto r = reported_.find(unit);
+    if (r == reported_.end()) {
+        return false;
+    }
+    const io::MemoryProperties now = r->second;
+    reported_.erase(r);
+    return std::all_of(io::kMemoryKeys.begin(), io::kMemoryKeys.end(), [&](io::MemoryKey key) {
+        const auto want = valueOf(props, key);
+        return !want || valueOf(now, key) == want;
+    });
+}
 
 void Manager::sendProperties(const std::string& unit, const io::MemoryProperties& props,
                              bool urgent, std::function<void(Status)> done) {

@@ -801,6 +801,10 @@ private:
     WorkloadMap workloads_;
     std::map<std::string, core::Instance> instances_;
     std::map<std::string, io::MemoryProperties> applied_;
+    // systemd's values of units memqos has not set since memqosd started or
+    // the unit restarted (refreshUnit), for reconcile's alreadySet.
+    std::map<std::string, io::MemoryProperties> reported_;
+    bool alreadySet(const std::string& unit, const io::MemoryProperties& props);
     std::map<std::string, io::MemoryProperties> inFlight_;
     io::OriginalStore* originalStore_ = nullptr;
     // learnOwn()'s records on their way to disk, per unit, and how many of

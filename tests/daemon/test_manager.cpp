@@ -238,10 +238,20 @@ TEST_F(ManagerStoreTest, PersistentAssignmentSurvivesARestart) {
         ASSERT_TRUE(assign(*m, "db.service", "shared", 0, kNoLimit, false).ok());
     }
     systemd_.setCalls.clear();
-    auto m = makeManager(); // a new daemon (kill -9 and restart)
-    ASSERT_EQ(m->workloads().size(), 2U);
-    EXPECT_TRUE(m->workloads().at("nginx.service").persistent);
-    EXPECT_FALSE(m->workloads().at("db.service").persistent);
+    {
+        auto m = makeManager(); // a new daemon (kill -9 and restart)
+        ASSERT_EQ(m->workloads().size(), 2U);
+        EXPECT_TRUE(m->workloads().at("nginx.service").persistent);
+        EXPECT_FALSE(m->workloads().at("db.service").persistent);
+        // systemd still has memqos's values (its runtime drop-ins): nothing
+        // is sent again (issue 25: PID 1 applied 1000 unchanged sets).
+        EXPECT_EQ(systemd_.lastSet("nginx.service"), nullptr);
+        EXPECT_EQ(systemd_.units["nginx.service"].memory->memoryHigh,
+                  std::optional<Limit>(Limit(993210368)));
+    }
+    // The drop-ins gone (a reboot: they live in /run): the tiers are sent.
+    systemd_.units["nginx.service"].memory->memoryHigh = Limit{};
+    auto m = makeManager();
     const auto* p = systemd_.lastSet("nginx.service");
     ASSERT_NE(p, nullptr) << "tiers not re-applied after restart";
     EXPECT_EQ(p->memoryHigh, std::optional<Limit>(Limit(993210368)));
@@ -265,10 +275,18 @@ TEST_F(ManagerStoreTest, ReappliesAfterDaemonReloadAndUnitRestart) {
     systemd_.flush();
     ASSERT_NE(systemd_.lastSet("nginx.service"), nullptr);
     EXPECT_EQ(systemd_.lastSet("nginx.service")->memoryLow, std::optional<Bytes>(256 * kMiB));
+    // A restarted unit: systemd applies the unit's properties, memqos's
+    // drop-ins too, to its new cgroup; nothing to send. One that comes back
+    // with other values (a transient unit started again) gets its tiers.
     systemd_.setCalls.clear();
     systemd_.events.unitStarted("nginx.service");
     systemd_.flush();
-    EXPECT_NE(systemd_.lastSet("nginx.service"), nullptr);
+    EXPECT_EQ(systemd_.lastSet("nginx.service"), nullptr);
+    systemd_.units["nginx.service"].memory->memoryLow = 0;
+    systemd_.events.unitStarted("nginx.service");
+    systemd_.flush();
+    ASSERT_NE(systemd_.lastSet("nginx.service"), nullptr);
+    EXPECT_EQ(systemd_.lastSet("nginx.service")->memoryLow, std::optional<Bytes>(256 * kMiB));
 }
 
 TEST_F(ManagerStoreTest, UnassignClearsTiersAndParentSum) {
