@@ -134,12 +134,31 @@ inline void markUnplaced(ManagedWorkload& m) {
 // The managed workloads by id, counting the times one was added or
 // removed (revision): the bus service compares its objects with the map
 // only when that count moved, not after every tick and dispatch (issue 25).
-// Only operator[] and erase change the ids; the other ways are deleted so a
-// new one cannot miss the count.
-class WorkloadMap : public std::map<std::string, ManagedWorkload> {
+// The map is held privately: ids change only through operator[] and erase,
+// which count; everything else is reading (or changing a workload's value).
+class WorkloadMap : private std::map<std::string, ManagedWorkload> {
     using Base = std::map<std::string, ManagedWorkload>;
 
 public:
+    using Base::const_iterator;
+    using Base::iterator;
+    using Base::key_type;
+    using Base::mapped_type;
+    using Base::size_type;
+    using Base::value_type;
+    using Base::at;
+    using Base::begin;
+    using Base::cbegin;
+    using Base::cend;
+    using Base::contains;
+    using Base::count;
+    using Base::empty;
+    using Base::end;
+    using Base::find;
+    using Base::lower_bound;
+    using Base::size;
+    using Base::upper_bound;
+
     ManagedWorkload& operator[](const std::string& id) {
         const std::size_t before = size();
         ManagedWorkload& w = Base::operator[](id);
@@ -159,14 +178,8 @@ public:
         revision_ += n;
         return n;
     }
-    template <typename... A> void emplace(A&&...) = delete;
-    template <typename... A> void try_emplace(A&&...) = delete;
-    template <typename... A> void insert(A&&...) = delete;
-    template <typename... A> void insert_or_assign(A&&...) = delete;
-    template <typename... A> void extract(A&&...) = delete;
-    template <typename... A> void merge(A&&...) = delete;
-    void clear() = delete;
-    void swap(WorkloadMap&) = delete;
+    // The map to read (Manager::workloads()).
+    const Base& all() const { return *this; }
     std::uint64_t revision() const { return revision_; }
 
 private:
@@ -396,7 +409,7 @@ public:
 
     // --- state for properties ---
     const config::Config& config() const { return config_; }
-    const std::map<std::string, ManagedWorkload>& workloads() const { return workloads_; }
+    const std::map<std::string, ManagedWorkload>& workloads() const { return workloads_.all(); }
     // Moves whenever a workload is added or removed (WorkloadMap).
     std::uint64_t workloadsRevision() const { return workloads_.revision(); }
     std::vector<std::string> workloadsOfClass(const std::string& className) const;
