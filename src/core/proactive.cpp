@@ -64,6 +64,9 @@ namespace {
 
 // Too little to reclaim from: at or below the request, less than
 // kMinReclaimPages above it, or at most kReclaimFloor.
+// floorIntervals reaches kMaxFloorIntervals well before this.
+constexpr std::uint8_t kMaxFloorLooks = 16;
+
 bool belowFloor(Bytes memoryCurrent, Bytes request, Bytes page) {
     return memoryCurrent <= request || memoryCurrent - request < kMinReclaimPages * page ||
            memoryCurrent <= kReclaimFloor;
@@ -85,11 +88,20 @@ bool staysAtFloor(const WorkloadReclaim& r, Bytes memoryCurrent, Bytes request, 
            (r.stoppedAt > 0 && !grewSinceStop(r, memoryCurrent));
 }
 
+std::int64_t floorIntervals(std::uint8_t floorLooks) {
+    std::int64_t n = kFloorIntervals;
+    for (std::uint8_t i = 1; i < floorLooks && n < kMaxFloorIntervals; ++i) {
+        n *= 2;
+    }
+    return std::min(n, kMaxFloorIntervals);
+}
+
 bool proactiveDue(const WorkloadReclaim& r, TimePoint now, const ReclaimConfig& config,
                   std::uint32_t pressureLevel) {
     const bool atFloor =
         pressureLevel == 0 && r.phase == ReclaimPhase::AtFloor && r.staleBaseline;
-    const auto wait = atFloor ? config.interval * kFloorIntervals : config.interval + r.firstDelay;
+    const auto wait = atFloor ? config.interval * floorIntervals(r.floorLooks)
+                              : config.interval + r.firstDelay;
     return !r.lastAt || now < *r.lastAt || now - *r.lastAt >= wait;
 }
 
@@ -110,6 +122,7 @@ void decideOne(const Snapshot& snapshot, const WorkloadSample& ws, const Reclaim
     const Permyriad start = std::max<Permyriad>(1, config.maxStep / kStepStartDivisor);
     if (!reclaimable(findClass(classes, ws.workload.className), config)) {
         r.phase = ReclaimPhase::Off;
+        r.floorLooks = 0;
         r.lastAt.reset();
         r.step = 0;
         r.stall = 0;
@@ -118,6 +131,7 @@ void decideOne(const Snapshot& snapshot, const WorkloadSample& ws, const Reclaim
     if (!ws.cgroup) {
         // Not running now: measure anew when it is back.
         r.lastAt.reset();
+        r.floorLooks = 0;
         r.phase = ReclaimPhase::Waiting;
         return;
     }
@@ -133,6 +147,9 @@ void decideOne(const Snapshot& snapshot, const WorkloadSample& ws, const Reclaim
         // Still at its floor, looked at by its usage alone.
         r.lastAt = snapshot.now;
         r.staleBaseline = true;
+        if (r.floorLooks < kMaxFloorLooks) {
+            ++r.floorLooks; // the next look waits twice as long (floorIntervals)
+        }
         return;
     }
     if (!cg.pressure) {
@@ -148,6 +165,7 @@ void decideOne(const Snapshot& snapshot, const WorkloadSample& ws, const Reclaim
         const bool leftFloor = r.staleBaseline;
         baseline(r, snapshot.now, some);
         r.staleBaseline = false;
+        r.floorLooks = 0;
         r.phase = ReclaimPhase::Waiting;
         r.firstDelay = config.spreadPhases && !leftFloor ? spreadOf(id, config.interval)
                                                          : Usec{0};

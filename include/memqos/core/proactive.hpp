@@ -97,6 +97,7 @@ struct WorkloadReclaim {
     Bytes reclaimedBefore = 0; // `reclaimed` when that step was decided
     Bytes stoppedAt = 0;   // usage when stopped for want of swap (0: not)
     bool staleBaseline = false; // lastSomeUsec predates lastAt (pressure not read at the floor)
+    std::uint8_t floorLooks = 0; // usage-only looks at the floor in a row (with staleBaseline)
     friend bool operator==(const WorkloadReclaim&, const WorkloadReclaim&) = default;
 };
 
@@ -122,9 +123,15 @@ bool reclaimable(const ClassPolicy* c, const ReclaimConfig& config);
 // over, or it has no measurement yet): the daemon reads its files only for
 // those, and decideProactive ignores the readings of others. At pressure
 // level 0 a workload last seen at its floor by its usage alone (AtFloor,
-// staleBaseline) is looked at every kFloorIntervals intervals, not every
-// interval: most of a host's small services sit there (issue 25).
-inline constexpr std::int64_t kFloorIntervals = 6;
+// staleBaseline) is looked at after kFloorIntervals intervals, not after
+// one, and while it stays there after twice as long each time, up to
+// kMaxFloorIntervals: most of a host's small services sit there for good
+// (issue 25; at 1000 of them and a 5 s interval ~4 reads a second instead
+// of ~33). One that grows past its floor is seen within that wait.
+inline constexpr std::int64_t kFloorIntervals = 6;     // 30 s at the default 5 s
+inline constexpr std::int64_t kMaxFloorIntervals = 48; // 4 min at the default 5 s
+// The wait after `floorLooks` usage-only looks in a row, in intervals.
+std::int64_t floorIntervals(std::uint8_t floorLooks);
 bool proactiveDue(const WorkloadReclaim& r, TimePoint now, const ReclaimConfig& config,
                   std::uint32_t pressureLevel);
 

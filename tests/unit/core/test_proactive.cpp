@@ -404,6 +404,53 @@ TEST(Proactive, AtTheFloorTheUsageAloneIsLookedAtAndTheStallMeasuredAnewAfter) {
     EXPECT_EQ(r.w().phase, ReclaimPhase::NoPsi);
 }
 
+// Issue 25: one that stays at its floor is looked at after 30 s, then 60,
+// 120, 240 s and every 240 s from then on (kMaxFloorIntervals); once it has
+// grown, the first look after its wait sees it and the waits start over.
+TEST(Proactive, AtTheFloorEachLookWaitsTwiceAsLongUpToFourMinutes) {
+    EXPECT_EQ(floorIntervals(0), kFloorIntervals);
+    EXPECT_EQ(floorIntervals(1), 6);
+    EXPECT_EQ(floorIntervals(2), 12);
+    EXPECT_EQ(floorIntervals(3), 24);
+    EXPECT_EQ(floorIntervals(4), 48);
+    EXPECT_EQ(floorIntervals(5), kMaxFloorIntervals);
+    EXPECT_EQ(floorIntervals(255), kMaxFloorIntervals);
+    Controller r;
+    r.step(one(0, "reclaimed", 8_MiB, 0));
+    r.step(one(5, "reclaimed", 8_MiB, 1000));
+    ASSERT_EQ(r.w().phase, ReclaimPhase::AtFloor);
+    const auto usageOnly = [](std::int64_t t, Bytes usage) {
+        Snapshot s = one(t, "reclaimed", usage, 0);
+        s.workloads[0].cgroup->pressure.reset();
+        return s;
+    };
+    const ReclaimConfig config;
+    std::int64_t t = 10;
+    r.step(usageOnly(t, 8_MiB)); // the first usage-only look
+    for (const std::int64_t wait : {30, 60, 120, 240, 240, 240}) {
+        EXPECT_FALSE(proactiveDue(r.w(), at(t + wait - 1), config, 0)) << "at " << t;
+        ASSERT_TRUE(proactiveDue(r.w(), at(t + wait), config, 0)) << "at " << t;
+        EXPECT_TRUE(proactiveDue(r.w(), at(t + 5), config, 1)) << "level 1: after one interval";
+        t += wait;
+        r.step(usageOnly(t, 8_MiB));
+        ASSERT_EQ(r.w().phase, ReclaimPhase::AtFloor);
+        EXPECT_TRUE(r.w().staleBaseline);
+    }
+    // Grown meanwhile: the next look (after 240 s) finds it, with its
+    // pressure, and measures anew; back at the floor the waits start at 30 s.
+    t += 240;
+    r.step(one(t, "reclaimed", 1_GiB, 50'000'000));
+    EXPECT_EQ(r.w().phase, ReclaimPhase::Waiting);
+    EXPECT_EQ(r.w().floorLooks, 0);
+    t += 5;
+    r.step(one(t, "reclaimed", 8_MiB, 50'000'000));
+    ASSERT_EQ(r.w().phase, ReclaimPhase::AtFloor);
+    t += 5;
+    r.step(usageOnly(t, 8_MiB));
+    EXPECT_FALSE(proactiveDue(r.w(), at(t + 29), config, 0));
+    EXPECT_TRUE(proactiveDue(r.w(), at(t + 30), config, 0));
+}
+
 // With swap: a step that freed less than half of what it asked halves the
 // next (not below the start) instead of doubling it.
 TEST(Proactive, StepShrinksWhenTheKernelFreesLittle) {
