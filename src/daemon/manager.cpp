@@ -2069,7 +2069,8 @@ void Manager::tick(TimePoint now) {
         return; // released: no more sampling, decisions or actions
     }
     const auto started = std::chrono::steady_clock::now();
-    if (++ticks_ % kSweepTicks == 0) {
+    const bool sweepTurn = ++ticks_ % kSweepTicks == 0;
+    if (sweepTurn) {
         scanGanetiInstances(); // instances started while no hook told us
         keepWorkloadFiles();
     }
@@ -2090,8 +2091,15 @@ void Manager::tick(TimePoint now) {
     }
     // Before the sweep: a workload memqos let go of since the last tick (a
     // unit no rule adopts any more, a VM now unplaced) gets its processes'
-    // own values back rather than the class value again.
-    giveBackOomPriorities();
+    // own values back rather than the class value again. Looked at when a
+    // workload came or went (or the records, or what start-up found), else
+    // at the sweep turn: a class or placement changed in place within
+    // kSweepTicks ticks (the sweep does not write to those meanwhile:
+    // keepOomPriority skips an unplaced VM and a class that keeps).
+    if (sweepTurn || oomLookedAt_ != oomLookKey()) {
+        giveBackOomPriorities();
+        oomLookedAt_ = oomLookKey();
+    }
     const bool killableRead = sampleWorkloads();
     advanceKills(now);
     giveBackCaps(); // again, if a give-back failed

@@ -412,6 +412,7 @@ public:
     const std::map<std::string, ManagedWorkload>& workloads() const { return workloads_.all(); }
     // Moves whenever a workload is added or removed (WorkloadMap).
     std::uint64_t workloadsRevision() const { return workloads_.revision(); }
+    std::uint64_t ticks() const { return ticks_; } // ticks so far (tests: the sweep turn)
     std::vector<std::string> workloadsOfClass(const std::string& className) const;
     Bytes memoryTotal() const { return system_.mem.memTotal; }
     Bytes memoryAvailable() const { return system_.mem.memAvailable; }
@@ -635,6 +636,19 @@ private:
     // every workload could be found again after a start), only observed,
     // or of a class that keeps (OOMScoreAdjust=keep).
     void giveBackOomPriorities();
+    // What giveBackOomPriorities' look over every record depends on, but a
+    // class or placement changed in place: the tick looks again when it
+    // moved, and at every sweep turn (kSweepTicks) for those (issue 25: a
+    // walk of 1000 records and class lookups a tick at 1000 units).
+    struct OomLookKey {
+        std::uint64_t workloads = 0; // WorkloadMap::revision
+        std::size_t records = 0;
+        bool discovered = false;
+        bool domainsListed = false;
+        bool operator==(const OomLookKey&) const = default;
+    };
+    OomLookKey oomLookKey() const;
+    std::optional<OomLookKey> oomLookedAt_;
     // Writes each recorded process of workload `id` its original back, if
     // it still is that process (start time) and still has memqos's value,
     // and processes forked since that inherited memqos's value the record's

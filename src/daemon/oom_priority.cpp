@@ -207,6 +207,13 @@ Manager::recordOomPriority(const ManagedWorkload& m, const std::vector<std::int3
     return writes;
 }
 
+Manager::OomLookKey Manager::oomLookKey() const {
+    return OomLookKey{.workloads = workloads_.revision(),
+                      .records = oomRecords_.size(),
+                      .discovered = discovered_,
+                      .domainsListed = domainsListed_};
+}
+
 void Manager::giveBackOomPriorities() {
     std::vector<std::pair<std::string, std::string>> letGo; // id, why
     // Both maps are ordered by id: one merge walk, not a lookup per record

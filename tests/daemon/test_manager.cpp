@@ -2139,6 +2139,40 @@ TEST_F(OomGiveBackTest, AClassThatKeepsIsNeverWrittenAndAReloadToKeepGivesBack) 
     EXPECT_EQ(adj(4242), -997) << "dedicated does not keep";
 }
 
+// Issue 25: the tick looks over the records for a give-back when a
+// workload came or went, else at the sweep turn only. A workload moved in
+// place to a class that keeps (AssignWorkload of an assigned one) gets its
+// processes' own values back by the next sweep turn, and is not written to
+// meanwhile.
+TEST_F(OomGiveBackTest, AMoveInPlaceToAClassThatKeepsGivesBackByTheSweepTurn) {
+    core::ClassPolicy gold = *core::findClass(config_.classes, "reclaimed");
+    gold.name = "gold";
+    gold.rank = 7;
+    gold.oomScoreAdj = core::OomScoreAdjust::keep();
+    config_.classes.push_back(gold);
+    auto m = makeEngine();
+    int t = 0;
+    tickAt(*m, t);
+    while (m->ticks() % Manager::kSweepTicks != 0) {
+        tickAt(*m, ++t); // up to a sweep turn
+    }
+    ASSERT_EQ(adj(4343), 1000);
+    ASSERT_TRUE(assign(*m, "batch.service", "gold", 0, kNoLimit).ok());
+    const auto revision = m->workloadsRevision();
+    for (std::size_t i = 0; i + 1 < Manager::kSweepTicks; ++i) {
+        tickAt(*m, ++t); // not a sweep turn: the class change is not looked at yet
+    }
+    ASSERT_EQ(m->workloadsRevision(), revision) << "moved in place, not removed and added";
+    EXPECT_EQ(adj(4343), 1000) << "memqos's value until the sweep turn looks";
+    EXPECT_TRUE(fs::exists(recordFile()));
+    while (m->ticks() % Manager::kSweepTicks != 0) {
+        tickAt(*m, ++t);
+    }
+    EXPECT_EQ(adj(4343), -500) << "given back at the sweep turn";
+    EXPECT_EQ(adj(4344), 0);
+    EXPECT_FALSE(fs::exists(recordFile()));
+}
+
 TEST_F(OomGiveBackTest, AClassRemovedByReloadGivesBack) {
     core::ClassPolicy gold = *core::findClass(config_.classes, "reclaimed");
     gold.name = "gold";
