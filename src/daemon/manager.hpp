@@ -762,6 +762,9 @@ private:
     std::map<std::string, std::int32_t> distrusted_;
     void shrinkBalloons(const std::string& className, TimePoint now);
     void restoreBalloons(TimePoint now);
+    // Set when a balloon's baseline is recorded (a shrink at level 2),
+    // cleared by the walk of restoreBalloons that finds no baseline left.
+    bool balloonsToRestore_ = false;
     void moveBalloon(const std::string& id, Bytes target, const std::string& why, TimePoint now);
     // The balloon of a libvirt domain or (with [Ganeti] Balloon=yes) of a
     // Ganeti instance; false when memqos cannot move it.

@@ -443,6 +443,7 @@ void Manager::shrinkBalloons(const std::string& className, TimePoint now) {
             }
             if (!vm.balloonBaseline) {
                 vm.balloonBaseline = actual;
+                balloonsToRestore_ = true;
             }
             moveBalloon(id, target,
                         "pressure level " + std::to_string(pressure_.level) + ", usable " +
@@ -453,9 +454,16 @@ void Manager::shrinkBalloons(const std::string& className, TimePoint now) {
 }
 
 void Manager::restoreBalloons(TimePoint now) {
+    if (!balloonsToRestore_) {
+        return; // no balloon shrunk since the last walk found none (issue 25: no walk a tick)
+    }
+    bool left = false; // a baseline still to come back to after this walk
     for (auto& [id, m] : workloads_) {
-        if (!m.vm || !m.vm->running || !m.vm->balloonBaseline || m.vm->balloonBusy ||
-            !balloonMovable(m)) {
+        if (!m.vm || !m.vm->balloonBaseline) {
+            continue;
+        }
+        left = true;
+        if (!m.vm->running || m.vm->balloonBusy || !balloonMovable(m)) {
             continue;
         }
         if (m.vm->balloonMovedAt && now < *m.vm->balloonMovedAt + kBalloonGap) {
@@ -465,12 +473,13 @@ void Manager::restoreBalloons(TimePoint now) {
         const Bytes baseline = *m.vm->balloonBaseline;
         if (current >= baseline) {
             m.vm->balloonBaseline.reset();
-            continue;
+            continue; // (`left` may stay true for it: one more walk finds none)
         }
         const Bytes step = balloonStep(m.vm->memory);
         const Bytes target = std::min(baseline, core::saturatingAdd(current, step));
         moveBalloon(id, target, "pressure is back at level 0", now);
     }
+    balloonsToRestore_ = left;
 }
 
 void Manager::moveBalloon(const std::string& id, Bytes target, const std::string& why,
