@@ -2311,10 +2311,10 @@ bool Manager::sampleWorkloads(bool killableOnly) {
             : std::min(kMaxSweepPerTick,
                        std::max<std::size_t>(1, (n + kSweepTicks - 1) / kSweepTicks));
     // The OOM priority's repair (cgroup.procs, memory.oom.group and each
-    // process's oom_score_adj) on its own slower clock, one workload a
-    // tick: a unit that (re)started is due at once (oomDue), so this only
-    // finds what was changed behind memqosd's back.
-    const std::size_t repairPerTick = killableOnly ? 0 : 1;
+    // process's oom_score_adj) on its own slower clock, one workload every
+    // kRepairTicks ticks: a unit that (re)started is due at once (oomDue),
+    // so this only finds what was changed behind memqosd's back.
+    const std::size_t repairPerTick = killableOnly || ticks_ % kRepairTicks != 0 ? 0 : 1;
     const std::size_t cursor = n == 0 ? 0 : sweepCursor_ % n;
     const std::size_t repairCursor = n == 0 ? 0 : repairCursor_ % n;
     std::size_t pos = 0;

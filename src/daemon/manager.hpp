@@ -224,6 +224,11 @@ public:
     // The most PID 1 may reclaim when systemd writes a lowered memory.high.
     static constexpr Bytes kPid1ReclaimSlack = Bytes{2} << 20U;
     static constexpr std::size_t kSweepTicks = 10;
+    // The OOM priority's repair turn: one workload every this many ticks
+    // (each within kRepairTicks × workloads ticks; issue 25: its reads,
+    // cgroup.procs and two /proc files a process, were a fifth of a quiet
+    // tick at 1000 workloads, one a tick).
+    static constexpr std::size_t kRepairTicks = 2;
     static constexpr std::size_t kKeptFilesTicks = 300; // see tick()
     // A Ganeti qemu that started more than this after its pidfile was
     // written did not write it (ganetiQemu); seconds, room for clock steps.

@@ -1501,8 +1501,8 @@ TEST_F(PressureTest, KillableWorkloadsAreReadEveryTickOnlyWhileAKillIsNear) {
 }
 
 // Issue 25: at level 0 with nothing building up, a tick reads a placed
-// workload's cgroup only at its OOM priority's repair turn (one workload a
-// tick), no longer at a usage sweep's turn
+// workload's cgroup only at its OOM priority's repair turn (one workload
+// every kRepairTicks ticks), no longer at a usage sweep's turn
 // too; its Workload properties read its files when asked.
 TEST_F(PressureTest, AtLevelZeroAPlacedWorkloadIsReadOnlyAtItsRepairTurn) {
     meminfo8G(8000000, 8000000, 0, 0); // 95 % available
@@ -1531,11 +1531,13 @@ TEST_F(PressureTest, AtLevelZeroAPlacedWorkloadIsReadOnlyAtItsRepairTurn) {
             reads += m->workloads().at("w" + std::to_string(i) + ".service").memoryCurrent == size;
         }
     }
-    // 22 workloads with the fixture's nginx and batch: one repair turn a
-    // tick reads one of these 20 on 18 or so of the 20 ticks. A usage sweep
-    // (3 a tick) would read about 60.
-    EXPECT_LE(reads, 20) << "more than one read a tick";
-    EXPECT_GE(reads, 15) << "the repair sweep did not read them";
+    // 22 workloads with the fixture's nginx and batch: one repair turn
+    // every kRepairTicks (2) ticks reads one of these 20 on 9 or so of the
+    // 10 turns in 20 ticks. One a tick would read about 18, a usage sweep
+    // (3 a tick) about 60.
+    static_assert(Manager::kRepairTicks == 2);
+    EXPECT_LE(reads, 10) << "more than one read every kRepairTicks ticks";
+    EXPECT_GE(reads, 7) << "the repair sweep did not read them";
     // The properties read the files when asked, without a tick.
     writeFile(dir_ / "cgroup" / cgroups[3] / "memory.current", std::to_string(77 * kMiB) + "\n");
     writeFile(dir_ / "cgroup" / cgroups[3] / "memory.swap.current", "8192\n");
