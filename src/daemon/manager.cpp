@@ -2605,11 +2605,8 @@ const core::ClassPolicy* Manager::lowestClass() const {
 }
 
 std::optional<core::WorkloadReclaim> Manager::reclaimOf(const std::string& id) const {
-    const auto it = reclaim_.find(id);
-    if (it == reclaim_.end()) {
-        return std::nullopt;
-    }
-    return it->second;
+    const auto* r = reclaimState(id);
+    return r != nullptr ? std::optional(*r) : std::nullopt;
 }
 
 void Manager::proactiveReclaim(core::Snapshot& snap) {
