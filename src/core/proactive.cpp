@@ -62,11 +62,12 @@ Usec spreadOf(std::string_view id, Usec interval) {
 
 namespace {
 
-// Too little to reclaim from: at or below the request, less than
-// kMinReclaimPages above it, or at most kReclaimFloor.
-// floorIntervals reaches kMaxFloorIntervals well before this.
+// Where WorkloadReclaim::floorLooks stops counting: floorIntervals
+// reaches kMaxFloorIntervals well before it.
 constexpr std::uint8_t kMaxFloorLooks = 16;
 
+// Too little to reclaim from: at or below the request, less than
+// kMinReclaimPages above it, or at most kReclaimFloor.
 bool belowFloor(Bytes memoryCurrent, Bytes request, Bytes page) {
     return memoryCurrent <= request || memoryCurrent - request < kMinReclaimPages * page ||
            memoryCurrent <= kReclaimFloor;
