@@ -121,6 +121,16 @@ class Suite:
                             {str(k): (v if isinstance(v, str) else int(v)) for k, v in args[2]}))
         return out
 
+    def effect_calls(self):
+        """SetUnitProperties calls but the memory guard's: the guard's cap on a
+        class slice (MemoryHigh alone) follows the claims at the engine's next
+        tick, so it may land during any later check, whatever that check does
+        (seen on CI: the reclaimed slice's first cap, set once its slice
+        existed, inside the non-root checks)."""
+        return [c for c in self.set_calls()
+                if not (c[0].startswith('memqos-') and c[0].endswith('.slice')
+                        and set(c[2]) == {'MemoryHigh'})]
+
     def wait_for(self, fn, timeout=5.0):
         deadline = time.monotonic() + timeout
         while True:
@@ -904,7 +914,7 @@ class Suite:
         ]
         for member, bargs, cargs in calls:
             def denied(member=member, bargs=bargs, cargs=cargs):
-                before_calls = len(self.set_calls())
+                before_calls = len(self.effect_calls())
                 before_files = self.state_files()
                 r = self.busctl('call', MEMQOS, ROOT, MGR, member, *bargs, user='nobody')
                 if r.returncode == 0 or 'Access denied' not in r.stderr and \
@@ -914,7 +924,7 @@ class Suite:
                 if r.returncode == 0 or ('AccessDenied' not in r.stderr and
                                          'ccess denied' not in r.stderr):
                     return f'memqosctl: exit {r.returncode} {r.stderr!r}'
-                if len(self.set_calls()) != before_calls or self.state_files() != before_files:
+                if len(self.effect_calls()) != before_calls or self.state_files() != before_files:
                     return 'state changed'
                 if r.returncode != 5:
                     return f'memqosctl: exit {r.returncode}, want 5 (access denied)'
@@ -959,7 +969,7 @@ class Suite:
                           ('Reclaim', 'st', ['nginx.service', MIB]))
 
             def plain_nobody():
-                before_calls = len(self.set_calls())
+                before_calls = len(self.effect_calls())
                 before_files = self.state_files()
                 for member, sig, args in root_calls:
                     got = call_as(self.env.address, (65534,) * 3, (65534,) * 3, member, sig,
@@ -971,7 +981,7 @@ class Suite:
                                 'for root only' not in message:
                             return (f'{member}: want memqosd (not the bus) to refuse uid 65534 '
                                     f'on both calls; got {got}')
-                if len(self.set_calls()) != before_calls or self.state_files() != before_files:
+                if len(self.effect_calls()) != before_calls or self.state_files() != before_files:
                     return 'state changed'
                 return None
             self.run_check('credentials (bus policy opened): uid 65534 calls each root-only '
@@ -987,7 +997,7 @@ class Suite:
                            'connection; both allowed', root_twice)
 
             def nobody_connect_root_call():
-                before_calls = len(self.set_calls())
+                before_calls = len(self.effect_calls())
                 before_files = self.state_files()
                 for member, sig, args in (('Reload', '', []),
                                           ('AssignWorkload', 'ssttb',
@@ -998,7 +1008,7 @@ class Suite:
                         return f'/proc did not say uid 0: {got}'
                     if not refused_by_memqosd(got):
                         return f'{member}: want AccessDenied from memqosd; got {got}'
-                if len(self.set_calls()) != before_calls or self.state_files() != before_files:
+                if len(self.effect_calls()) != before_calls or self.state_files() != before_files:
                     return 'state changed'
                 if self.bprop('Class', path='/org/memqos1/workload/nginx_2eservice',
                               iface='org.memqos1.Workload') != 'shared':
@@ -1234,7 +1244,7 @@ class Suite:
             label = ' '.join(str(a) for a in (cargs or bargs[2:]))
 
             def one(name=name, cargs=cargs, bargs=bargs):
-                before_calls = len(self.set_calls())
+                before_calls = len(self.effect_calls())
                 before_files = self.state_files()
                 before_instances = self.instances_list()
                 r = self.busctl('call', MEMQOS, ROOT, MGR, bargs[0], *[str(a) for a in bargs[1:]])
@@ -1257,8 +1267,8 @@ class Suite:
                     if got != f'org.memqos1.Error.{name}':
                         return f'error {got}, want org.memqos1.Error.{name}'
                 time.sleep(0.2)
-                if len(self.set_calls()) != before_calls:
-                    return f'new SetUnitProperties calls: {self.set_calls()[before_calls:]}'
+                if len(self.effect_calls()) != before_calls:
+                    return f'new SetUnitProperties calls: {self.effect_calls()[before_calls:]}'
                 if self.state_files() != before_files:
                     return f'new state files: {self.state_files() - before_files}'
                 if self.instances_list() != before_instances:
