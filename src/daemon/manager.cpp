@@ -2388,10 +2388,12 @@ std::vector<core::WorkloadSample> Manager::workloadSamples(TimePoint now) {
             ws.cgroup.reset();
             continue;
         }
-        std::string path = ws.cgroup ? std::move(ws.cgroup->path) : std::string();
-        path.assign(m.cgroupPath);
-        core::CgroupSample& cg = ws.cgroup.emplace(); // the other fields as a new sample's
-        cg.path = std::move(path);
+        // The last tick's sample, its fields set as a new one's (its path
+        // and procs keep their buffers; constructing a new one was ~5 % of
+        // a quiet tick at 1000 workloads).
+        core::CgroupSample& cg = ws.cgroup ? *ws.cgroup : ws.cgroup.emplace();
+        core::clearSample(cg);
+        cg.path.assign(m.cgroupPath);
         cg.memoryCurrent = m.memoryCurrent;
         cg.swapCurrent = m.swapCurrent;
         if (m.fullStallUsec) {
@@ -2614,7 +2616,9 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
     // over (the sweep's usage may be ticks old); the others' pressure is
     // not looked at. At most kReclaimTurnsPerTick of them a tick, starting
     // where the last tick's turns ran out: those left wait (reclaimWaits).
-    const std::size_t n = snap.workloads.size();
+    // With [Reclaim] Enabled=no none is read: updateProactive below only
+    // turns each one's state off.
+    const std::size_t n = config_.reclaim.enabled ? snap.workloads.size() : 0;
     const std::size_t start = n == 0 ? 0 : reclaimCursor_ % n;
     std::optional<std::size_t> firstWaiting;
     std::size_t turns = 0;
@@ -2633,13 +2637,15 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
         }
         const auto st =
             next != reclaim_.end() && next->first == ws.workload.id ? next : reclaim_.end();
-        if (!ws.cgroup ||
-            !core::reclaimable(core::findClass(config_.classes, ws.workload.className),
-                               config_.reclaim)) {
+        // Whether its interval is over first: most are not, and the class's
+        // lookup compares names.
+        if (!ws.cgroup || (st != reclaim_.end() && !core::proactiveDue(st->second, snap.now,
+                                                                     config_.reclaim,
+                                                                     pressure_.level))) {
             continue;
         }
-        if (st != reclaim_.end() &&
-            !core::proactiveDue(st->second, snap.now, config_.reclaim, pressure_.level)) {
+        if (!core::reclaimable(core::findClass(config_.classes, ws.workload.className),
+                               config_.reclaim)) {
             continue;
         }
         if (turns == kReclaimTurnsPerTick) {

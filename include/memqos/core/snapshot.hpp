@@ -30,6 +30,23 @@ struct CgroupSample {
     std::vector<std::int32_t> procs;
 };
 
+// `s` as a new CgroupSample, its path and procs keeping their buffers (the
+// daemon rewrites last tick's samples in place). A field added to
+// CgroupSample is reset here too (unit test Snapshot.ClearedSampleIsANewOne).
+inline void clearSample(CgroupSample& s) {
+    s.path.clear();
+    s.memoryCurrent = 0;
+    s.swapCurrent = 0;
+    s.memoryMin = 0;
+    s.memoryLow = 0;
+    s.memoryHigh = Limit{};
+    s.memoryMax = Limit{};
+    s.swapMax = Limit{};
+    s.pressure.reset();
+    s.stat = MemoryStat{};
+    s.procs.clear();
+}
+
 struct SystemSample {
     MemInfo mem;
     std::optional<Pressure> pressure; // /proc/pressure/memory

@@ -555,5 +555,69 @@ TEST(ReclaimedAllocatable, TotalLessReserveHeadroomAndTheOthersClaims) {
     EXPECT_EQ(reclaimedAllocatable(s, defaultClasses(), "reclaimed", 500), 0U);
 }
 
+// The requests are summed by class whatever the workloads' order, and a
+// workload of no configured class (an unplaced VM's "") adds to none.
+TEST(ReclaimedAllocatable, RequestsOfInterleavedClassesAreSummedByClass) {
+    const auto w = [](const char* id, const char* cls, Bytes request) {
+        return WorkloadSample{.workload = {.id = id, .className = cls, .request = request}};
+    };
+    Snapshot s{
+        .system = {.mem = {.memTotal = 16_GiB, .memAvailable = 16_GiB}},
+        .classes = {ClassSample{.name = "dedicated", .cgroup = CgroupSample{}},
+                    ClassSample{.name = "shared", .cgroup = CgroupSample{}},
+                    ClassSample{.name = "reclaimed", .cgroup = CgroupSample{}}},
+        .workloads = {w("a.service", "dedicated", 1_GiB), w("b.service", "shared", 2_GiB),
+                      w("c.service", "dedicated", 1_GiB), w("vm:x", "", 4_GiB),
+                      w("d.service", "reclaimed", 8_GiB), w("e.service", "shared", 1_GiB)},
+    };
+    const Bytes headroom = 16_GiB / 20;
+    // dedicated 2 + shared 3; reclaimed's own and the unplaced VM's not.
+    EXPECT_EQ(reclaimedAllocatable(s, defaultClasses(), "reclaimed", 500),
+              16_GiB - headroom - 2_GiB - 3_GiB);
+    // From shared's side: dedicated 2 + reclaimed 8.
+    EXPECT_EQ(reclaimedAllocatable(s, defaultClasses(), "shared", 500),
+              16_GiB - headroom - 2_GiB - 8_GiB);
+}
+
+// clearSample (snapshot.hpp) makes a used sample a new one: every field.
+// The size check fails when CgroupSample gains a field, so that the field
+// is added to clearSample and here.
+TEST(Snapshot, ClearedSampleIsANewOne) {
+    static_assert(sizeof(CgroupSample) ==
+                      sizeof(std::string) + 4 * sizeof(Bytes) + 3 * sizeof(Limit) +
+                          sizeof(std::optional<Pressure>) + sizeof(MemoryStat) +
+                          sizeof(std::vector<std::int32_t>),
+                  "CgroupSample has a new field: reset it in clearSample and check it here");
+    CgroupSample s;
+    s.path = "memqos.slice/memqos-shared.slice/a.service";
+    s.memoryCurrent = 1;
+    s.swapCurrent = 2;
+    s.memoryMin = 3;
+    s.memoryLow = 4;
+    s.memoryHigh = 5;
+    s.memoryMax = 6;
+    s.swapMax = 7;
+    s.pressure = Pressure{.some = PressureLine{.avg10 = 1.0}, .full = PressureLine{}};
+    s.stat.anon = 8;
+    s.stat.pgscan = 9;
+    s.stat.all["anon"] = 8;
+    s.procs = {1, 2};
+    clearSample(s);
+    const CgroupSample fresh;
+    EXPECT_EQ(s.path, fresh.path);
+    EXPECT_EQ(s.memoryCurrent, fresh.memoryCurrent);
+    EXPECT_EQ(s.swapCurrent, fresh.swapCurrent);
+    EXPECT_EQ(s.memoryMin, fresh.memoryMin);
+    EXPECT_EQ(s.memoryLow, fresh.memoryLow);
+    EXPECT_EQ(s.memoryHigh, fresh.memoryHigh);
+    EXPECT_EQ(s.memoryMax, fresh.memoryMax);
+    EXPECT_EQ(s.swapMax, fresh.swapMax);
+    EXPECT_FALSE(s.pressure.has_value());
+    EXPECT_EQ(s.stat.anon, 0U);
+    EXPECT_EQ(s.stat.pgscan, 0U);
+    EXPECT_TRUE(s.stat.all.empty());
+    EXPECT_TRUE(s.procs.empty());
+}
+
 } // namespace
 } // namespace memqos::core
