@@ -2632,11 +2632,11 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
         if (index == 0) {
             next = reclaim_.begin(); // round the end: from the first again
         }
-        while (next != reclaim_.end() && next->first < ws.workload.id) {
+        int order = 1; // next's id against this one's: one comparison each
+        while (next != reclaim_.end() && (order = next->first.compare(ws.workload.id)) < 0) {
             ++next;
         }
-        const auto st =
-            next != reclaim_.end() && next->first == ws.workload.id ? next : reclaim_.end();
+        const auto st = next != reclaim_.end() && order == 0 ? next : reclaim_.end();
         // Whether its interval is over first: most are not, and the class's
         // lookup compares names.
         if (!ws.cgroup || (st != reclaim_.end() && !core::proactiveDue(st->second, snap.now,

@@ -43,7 +43,19 @@ inline void clearSample(CgroupSample& s) {
     s.memoryMax = Limit{};
     s.swapMax = Limit{};
     s.pressure.reset();
-    s.stat = MemoryStat{};
+    // Field by field: a new MemoryStat builds and drops a map.
+    s.stat.anon = 0;
+    s.stat.file = 0;
+    s.stat.shmem = 0;
+    s.stat.fileDirty = 0;
+    s.stat.inactiveFile = 0;
+    s.stat.activeFile = 0;
+    s.stat.pgscan = 0;
+    s.stat.pgsteal = 0;
+    s.stat.pgmajfault = 0;
+    s.stat.workingsetRefaultAnon = 0;
+    s.stat.workingsetRefaultFile = 0;
+    s.stat.all.clear();
     s.procs.clear();
 }
 

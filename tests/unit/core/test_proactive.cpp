@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "literals.hpp"
@@ -588,6 +589,9 @@ TEST(Snapshot, ClearedSampleIsANewOne) {
                           sizeof(std::optional<Pressure>) + sizeof(MemoryStat) +
                           sizeof(std::vector<std::int32_t>),
                   "CgroupSample has a new field: reset it in clearSample and check it here");
+    static_assert(sizeof(MemoryStat) == 11 * sizeof(std::uint64_t) +
+                                            sizeof(std::map<std::string, std::uint64_t, std::less<>>),
+                  "MemoryStat has a new field: reset it in clearSample and check it here");
     CgroupSample s;
     s.path = "memqos.slice/memqos-shared.slice/a.service";
     s.memoryCurrent = 1;
@@ -598,8 +602,9 @@ TEST(Snapshot, ClearedSampleIsANewOne) {
     s.memoryMax = 6;
     s.swapMax = 7;
     s.pressure = Pressure{.some = PressureLine{.avg10 = 1.0}, .full = PressureLine{}};
-    s.stat.anon = 8;
-    s.stat.pgscan = 9;
+    s.stat = MemoryStat{.anon = 8, .file = 9, .shmem = 10, .fileDirty = 11, .inactiveFile = 12,
+                        .activeFile = 13, .pgscan = 14, .pgsteal = 15, .pgmajfault = 16,
+                        .workingsetRefaultAnon = 17, .workingsetRefaultFile = 18, .all = {}};
     s.stat.all["anon"] = 8;
     s.procs = {1, 2};
     clearSample(s);
@@ -613,8 +618,12 @@ TEST(Snapshot, ClearedSampleIsANewOne) {
     EXPECT_EQ(s.memoryMax, fresh.memoryMax);
     EXPECT_EQ(s.swapMax, fresh.swapMax);
     EXPECT_FALSE(s.pressure.has_value());
-    EXPECT_EQ(s.stat.anon, 0U);
-    EXPECT_EQ(s.stat.pgscan, 0U);
+    for (const std::uint64_t v :
+         {s.stat.anon, s.stat.file, s.stat.shmem, s.stat.fileDirty, s.stat.inactiveFile,
+          s.stat.activeFile, s.stat.pgscan, s.stat.pgsteal, s.stat.pgmajfault,
+          s.stat.workingsetRefaultAnon, s.stat.workingsetRefaultFile}) {
+        EXPECT_EQ(v, 0U);
+    }
     EXPECT_TRUE(s.stat.all.empty());
     EXPECT_TRUE(s.procs.empty());
 }
