@@ -2118,17 +2118,18 @@ void Manager::tick(TimePoint now) {
         std::any_of(config_.classes.begin(), config_.classes.end(),
                     [](const core::ClassPolicy& c) { return c.memoryGuard && c.killable; });
     const bool wholeTick = ticks_ % kSweepTicks == 1;
-    std::map<std::string, core::CgroupSample> wholeBefore;
-    for (const auto& c : lastClasses_) {
-        if (c.cgroup) {
-            wholeBefore.emplace(c.name, *c.cgroup);
-        }
-    }
+    // The last tick's samples, moved from (not copied: each has a
+    // memory.stat map of ~40 names); lastClasses_ is this tick's again at
+    // its end.
+    std::vector<core::ClassSample> lastTick = std::move(lastClasses_);
+    lastClasses_.clear();
     for (const auto& cls : config_.classes) {
         const std::string slice = io::classSlicePath(cls.name);
         cgroups_.keepOpen(slice); // read every tick: kept open (a new class's after a reload)
-        const auto last = wholeBefore.find(cls.name);
-        const bool whole = wholeTick || last == wholeBefore.end();
+        const auto last = std::find_if(lastTick.begin(), lastTick.end(), [&](const auto& c) {
+            return c.cgroup && c.name == cls.name;
+        });
+        const bool whole = wholeTick || last == lastTick.end();
         const bool withHigh = cls.memoryGuard;
         const bool withPressure = stallRule && (cls.memoryGuard || !cls.killable);
         auto s = whole ? cgroups_.sample(slice) : cgroups_.slice(slice, withHigh, withPressure);
@@ -2138,7 +2139,8 @@ void Manager::tick(TimePoint now) {
             if (whole) {
                 cs.cgroup = std::move(**s);
             } else {
-                cs.cgroup = last->second;
+                cs.cgroup = std::move(last->cgroup);
+                last->cgroup.reset(); // taken
                 cs.cgroup->memoryCurrent = (*s)->memoryCurrent;
                 if (withHigh) {
                     cs.cgroup->memoryHigh = (*s)->memoryHigh;
@@ -2155,7 +2157,6 @@ void Manager::tick(TimePoint now) {
     }
     snap.workloads = workloadSamples(now);
     snap.protectedCgroups = protectedCgroups();
-    lastClasses_ = snap.classes;
     auto outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
     if ((core::hasKill(outcome.decisions.actions) || outcome.state.level >= 3) &&
         !killableRead) {
@@ -2179,6 +2180,7 @@ void Manager::tick(TimePoint now) {
                                                            config_.pressure.guardHeadroom);
     }
     samples_ = std::move(snap.workloads); // their buffers, for the next tick's
+    lastClasses_ = std::move(snap.classes); // the metrics file's and the next tick's
     if (pressure_.level < 2) {
         restoreBalloons(now); // balloons shrunk at level 2 come back in steps
     }

@@ -1239,6 +1239,11 @@ TEST_F(ProactiveTest, TickReadsOnlyWhatTheDecisionsTakeOfAClassSlice) {
     writeFile(slice / "memory.current", std::to_string(700 * kMiB) + "\n");
     tickAt(*m, 1);
     EXPECT_EQ(m->classMemoryCurrent("reclaimed"), 700 * kMiB);
+    // And the tick after: the last whole sample is carried from tick to
+    // tick (a tick that found none would read the slice whole, and fail).
+    writeFile(slice / "memory.current", std::to_string(800 * kMiB) + "\n");
+    tickAt(*m, 2);
+    EXPECT_EQ(m->classMemoryCurrent("reclaimed"), 800 * kMiB);
 }
 
 TEST_F(ProactiveTest, MetricsFileHasWhatWasReclaimed) {
