@@ -12,8 +12,12 @@
 # (a directory on both nodes, in Ganeti's file-storage-paths) for the big
 # instance, and gives the cluster its disk templates back at the end. The
 # small instance beside it on node1 is diskless, so it stays where it is and
-# the balanced plan has one move. Only the plan (-C) is asserted: executing
-# it would need the instance's file on node2 (shared storage the bed lacks).
+# the balanced plan has one move, which the case then runs as an operator
+# would (the gnt-instance command hbal -C printed): inst7 ends up running on
+# node2, Ganeti's migrate ballooning it down to what node2 has free (its
+# minmem is 128M), and node2's memqos pre-hook allowed the move. The bed has
+# no shared storage: before the move node2 gets a copy of inst7's disk file
+# at the same path (sparse, by tar), what a shared filesystem would show it.
 set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
 
@@ -33,6 +37,8 @@ finish() {
     gnt-cluster modify --enabled-disk-templates=diskless --ipolicy-disk-templates=diskless \
         >/dev/null 2>&1 || true
     gnt-cluster remove-tags memqos:memory-ratio:1.5 memqos:mem-node:512M >/dev/null 2>&1 || true
+    rm -rf "${dir:?}"/* 2>/dev/null || true
+    on2 "rm -rf ${dir:?}/*" >/dev/null 2>&1 || true
     sed -i "\\|^$dir\$|d" "$paths" 2>/dev/null || true
     rm -f "$conf"
     memqosctl reload >/dev/null 2>&1 || true
@@ -61,7 +67,7 @@ big=$((htools2 + 64))
 ((big <= f1 - 128 && big <= left2)) ||
     gnt_fail "the bed's figures leave no size bigger than node2's $htools2 MiB that node1 can start and memqos leaves room for on node2 (big $big)"
 out=$(gnt-instance add -t sharedfile --disk 0:size=64M --ignore-ipolicy -o noop --no-ip-check \
-    -B "maxmem=${big}M,minmem=${big}M" -n "$GANETI_NODE" inst7 2>&1) ||
+    -B "maxmem=${big}M,minmem=128M" -n "$GANETI_NODE" inst7 2>&1) ||
     gnt_fail "add inst7 (sharedfile, ${big}M) on node1 failed: $out"
 ok "node1 runs inst7 (sharedfile, ${big}M) and inst6 (diskless, 128M); node2 none; htools see $htools2 MiB free on node2"
 
@@ -83,4 +89,24 @@ verdict=$(ganeti_verdict "$big" on2)
 [[ $verdict == fits || $verdict == soft ]] ||
     gnt_fail "node2's memqosd calls ${big}M '$verdict' (its pre-hook would refuse the move)"
 ok "memqos-cluster hbal plans: $(tr -s ' ' <<<"$moves" | sed 's/^ //'); node2's memqosd: $verdict"
+
+# --- the plan, run ------------------------------------------------------------
+# node2 sees inst7's disk as shared storage would show it: a copy at the same
+# path (tar keeps it sparse). Then hbal's command, as printed (short names,
+# which Ganeti expands).
+files=$(find "$dir" -type f)
+[[ -n $files ]] || gnt_fail "inst7's disk file is not under $dir: $(ls -lR "$dir" 2>&1)"
+# shellcheck disable=SC2086  # one path a word (Ganeti's names have no spaces)
+tar -C / -cSf - ${files//$'\n'/ } | on2 "tar -C / -xSf -" ||
+    gnt_fail "cannot copy inst7's disk file(s) to node2: $files"
+read -ra run <<<"$(grep -m1 'inst7' <<<"$moves")"
+t=$SECONDS
+out=$("${run[@]}" 2>&1) || gnt_fail "'${run[*]}' (hbal's plan) failed: $out"
+read -r pnode state ram < <(gnt-instance list --no-headers --units=m -o pnode,status,oper_ram inst7.example.test)
+[[ $pnode == "$GANETI_NODE2" && $state == running ]] ||
+    gnt_fail "after '${run[*]}' inst7 is on $pnode (running: $state), not running on node2"
+journal=$(on2 journalctl -b --no-pager -o cat -t memqos-ganeti-hook)
+hook=$(grep -E "^(Allowed|allowed with a warning) instance-migrate of inst7\.[^ ]* on $GANETI_NODE2" <<<"$journal" | tail -n 1)
+[[ -n $hook ]] || gnt_fail "node2's memqos hook did not allow the migrate of inst7: $(tail -n 5 <<<"$journal")"
+ok "'${run[*]}' moved inst7 to node2 in $((SECONDS - t)) s (it runs with $ram MiB there); node2's hook: $hook"
 ok "hbal case passed in $((SECONDS - t0)) s"
