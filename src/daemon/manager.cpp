@@ -1978,6 +1978,7 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     }
     auto notes = config::restartNeeded(config_, *next);
     config_ = config::withStartOnlyKeysOf(config_, std::move(*next));
+    partDue_ = true; // classes and reclaim settings may have changed: no light tick
     const bool wasDryRun = dryRun_;
     dryRun_ = dryRunForced_ || config_.manager.dryRun; // and with it actuator()
     if (dryRunForced_ && !config_.manager.dryRun) {
@@ -2155,9 +2156,20 @@ void Manager::tick(TimePoint now) {
         }
         snap.classes.push_back(std::move(cs));
     }
-    snap.workloads = workloadSamples(now);
+    bool light = lightTick(now);
+    snap.workloads = light ? std::move(samples_) : workloadSamples(now);
+    samples_.clear();
     snap.protectedCgroups = protectedCgroups();
     auto outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
+    if (light && !quiet(outcome.state)) {
+        // No longer quiet: decided again on a fresh snapshot, as in any
+        // other tick, and the workloads' part runs in this tick (proactive
+        // reclaim pauses at once at a level).
+        light = false;
+        samples_ = std::move(snap.workloads);
+        snap.workloads = workloadSamples(now);
+        outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
+    }
     if ((core::hasKill(outcome.decisions.actions) || outcome.state.level >= 3) &&
         !killableRead) {
         // A kill decided on the sweep's older readings (the level rose to 3
@@ -2167,13 +2179,22 @@ void Manager::tick(TimePoint now) {
         // killed big.service by a swap-usage ranking in which
         // swapper.service's 64 MiB of swap were not read yet.
         sampleWorkloads(true);
+        samples_ = std::move(snap.workloads);
         snap.workloads = workloadSamples(now);
         outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
     }
     const auto before = pressure_;
     pressure_ = outcome.state;
     execute(outcome.decisions, before, now);
-    proactiveReclaim(snap);
+    if (light) {
+        ++lightTicks_;
+        ++lightTickCount_;
+    } else {
+        proactiveReclaim(snap);
+        lightTicks_ = 0;
+        partDue_ = false;
+        partAt_ = now;
+    }
     const Bytes allocatableBefore = reclaimedAllocatable_;
     if (const auto* low = lowestClass()) {
         reclaimedAllocatable_ = core::reclaimedAllocatable(snap, config_.classes, low->name,
@@ -2214,6 +2235,10 @@ void Manager::tick(TimePoint now) {
             writeMetrics(now, signals);
         }
     }
+    // The tick's own changes to the workloads are in its snapshot or are
+    // not in any (balloons, OOM priority); what changes them between ticks
+    // counts against the next light tick.
+    partTouches_ = workloads_.touches();
     // The whole tick, the metrics text's formatting too (it is written by
     // the metrics thread): this tick's duration is in the next text.
     tickDurations_.add(
@@ -2299,6 +2324,33 @@ std::vector<core::CgroupSample> Manager::protectedCgroups() {
     return out;
 }
 
+bool Manager::quiet(const core::PressureState& state) {
+    return state.level == 0 && state.stallSince.empty() &&
+           std::none_of(state.aboveSince.begin(), state.aboveSince.end(),
+                        [](const auto& since) { return since.has_value(); });
+}
+
+std::size_t Manager::lightRun() const {
+    if (!config_.reclaim.enabled) {
+        return kMaxLightRun;
+    }
+    const auto tick = config_.manager.interval.count();
+    if (tick <= 0) {
+        return 1;
+    }
+    const auto run = config_.reclaim.interval.count() / tick;
+    return static_cast<std::size_t>(std::clamp<decltype(run)>(run, 1, kMaxLightRun));
+}
+
+bool Manager::lightTick(TimePoint now) const {
+    // Ticks 1 s apart with a run of 5: the part at t, light at t+1 .. t+4
+    // (4 s < 4.5 s), the part again at t+5; and at once after a longer gap.
+    const auto interval = config_.manager.interval;
+    return !partDue_ && !reclaimBehind_ && partAt_ && quiet(pressure_) &&
+           now - *partAt_ < interval * static_cast<Usec::rep>(lightRun()) - interval / 2 &&
+           workloads_.touches() == partTouches_ && samples_.size() == workloads_.size();
+}
+
 bool Manager::killNear() const {
     return pressure_.level >= 2 || pressure_.aboveSince[2].has_value() ||
            !pressure_.stallSince.empty();
@@ -2320,7 +2372,7 @@ bool Manager::sampleWorkloads(bool killableOnly) {
     const std::size_t cursor = n == 0 ? 0 : sweepCursor_ % n;
     const std::size_t repairCursor = n == 0 ? 0 : repairCursor_ % n;
     std::size_t pos = 0;
-    for (auto& [id, m] : workloads_) {
+    for (auto& [id, m] : workloads_.forSampling()) {
         const bool turn = (pos + n - cursor) % n < perTick;
         const bool repairTurn = (pos + n - repairCursor) % n < repairPerTick;
         ++pos;
@@ -2379,31 +2431,35 @@ std::vector<core::WorkloadSample> Manager::workloadSamples(TimePoint now) {
     samples_.clear();
     out.resize(workloads_.size());
     std::size_t i = 0;
-    for (const auto& [id, m] : workloads_) {
-        core::WorkloadSample& ws = out[i++];
-        ws.workload = m.workload;
-        ws.neverKill = m.vm && m.vm->backend == VmBackend::Ganeti;
-        ws.unplaced = observedOnly(m);
-        ws.setAside = setAside(id, now);
-        ws.reclaimWaits = false; // proactiveReclaim's
-        if (m.cgroupPath.empty() || !m.present) {
-            ws.cgroup.reset();
-            continue;
-        }
-        // The last tick's sample, its fields set as a new one's (its path
-        // and procs keep their buffers; constructing a new one was ~5 % of
-        // a quiet tick at 1000 workloads).
-        core::CgroupSample& cg = ws.cgroup ? *ws.cgroup : ws.cgroup.emplace();
-        core::clearSample(cg);
-        cg.path.assign(m.cgroupPath);
-        cg.memoryCurrent = m.memoryCurrent;
-        cg.swapCurrent = m.swapCurrent;
-        if (m.fullStallUsec) {
-            cg.pressure = core::Pressure{
-                .some = {}, .full = core::PressureLine{.totalUsec = *m.fullStallUsec}};
-        }
+    for (const auto& [id, m] : std::as_const(workloads_)) {
+        fillSample(out[i++], id, m, now);
     }
     return out;
+}
+
+void Manager::fillSample(core::WorkloadSample& ws, const std::string& id,
+                         const ManagedWorkload& m, TimePoint now) const {
+    ws.workload = m.workload;
+    ws.neverKill = m.vm && m.vm->backend == VmBackend::Ganeti;
+    ws.unplaced = observedOnly(m);
+    ws.setAside = setAside(id, now);
+    ws.reclaimWaits = false; // proactiveReclaim's
+    if (m.cgroupPath.empty() || !m.present) {
+        ws.cgroup.reset();
+        return;
+    }
+    // The last tick's sample, its fields set as a new one's (its path
+    // and procs keep their buffers; constructing a new one was ~5 % of
+    // a quiet tick at 1000 workloads).
+    core::CgroupSample& cg = ws.cgroup ? *ws.cgroup : ws.cgroup.emplace();
+    core::clearSample(cg);
+    cg.path.assign(m.cgroupPath);
+    cg.memoryCurrent = m.memoryCurrent;
+    cg.swapCurrent = m.swapCurrent;
+    if (m.fullStallUsec) {
+        cg.pressure = core::Pressure{
+            .some = {}, .full = core::PressureLine{.totalUsec = *m.fullStallUsec}};
+    }
 }
 
 void Manager::writeMetrics(TimePoint now, const MetricsSignals& signals) {
@@ -2419,6 +2475,7 @@ void Manager::writeMetrics(TimePoint now, const MetricsSignals& signals) {
         }
     }
     m.ticks = &tickDurations_;
+    m.lightTicks = lightTickCount_;
     for (const auto& c : lastClasses_) {
         if (!c.cgroup) {
             continue;
@@ -2616,14 +2673,17 @@ std::optional<core::WorkloadReclaim> Manager::reclaimOf(const std::string& id) c
 void Manager::proactiveReclaim(core::Snapshot& snap) {
     // Fresh usage and memory.pressure for the workloads whose interval is
     // over (the sweep's usage may be ticks old); the others' pressure is
-    // not looked at. At most kReclaimTurnsPerTick of them a tick, starting
-    // where the last tick's turns ran out: those left wait (reclaimWaits).
+    // not looked at. At most kReclaimTurnsPerTick of them a tick (for each
+    // tick since the last pass: light ticks have none), starting where the
+    // last pass's turns ran out: those left wait (reclaimWaits).
     // With [Reclaim] Enabled=no none is read: updateProactive below only
     // turns each one's state off.
     const std::size_t n = config_.reclaim.enabled ? snap.workloads.size() : 0;
     const std::size_t start = n == 0 ? 0 : reclaimCursor_ % n;
     std::optional<std::size_t> firstWaiting;
     std::size_t turns = 0;
+    const std::size_t maxTurns = kReclaimTurnsPerTick * (lightTicks_ + 1);
+    std::vector<std::size_t> readHere; // the samples its reads rewrote
     // The snapshot lists the workloads in id order (workloadSamples walks
     // workloads_, a map by id), reclaim_'s order: each one's entry is found
     // by walking both, not by a search (issue 25).
@@ -2650,7 +2710,7 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
                                config_.reclaim)) {
             continue;
         }
-        if (turns == kReclaimTurnsPerTick) {
+        if (turns == maxTurns) {
             ws.reclaimWaits = true;
             if (!firstWaiting) {
                 firstWaiting = index;
@@ -2658,6 +2718,7 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
             continue;
         }
         ++turns;
+        readHere.push_back(index);
         // memory.current and memory.pressure: what decideProactive takes;
         // memory.current alone of one at its floor at level 0, unless it
         // has left it (core::staysAtFloor).
@@ -2677,10 +2738,24 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
         }
     }
     reclaimCursor_ = firstWaiting.value_or(start);
+    reclaimBehind_ = firstWaiting.has_value();
     // In place (issue 25): no new 1000-entry map a tick; only the entries
     // that changed are looked at below.
     auto out = core::updateProactive(snap, config_.reclaim, config_.classes, pressure_.level,
                                      reclaim_, system_.pageSize);
+    // Its reads are its own: the samples they rewrote are set back to what
+    // workloadSamples made them (their pressure, read here, must not reach
+    // the decisions of the light ticks that keep this snapshot: the
+    // class-stall rule would open a workload's window on it).
+    for (const std::size_t index : readHere) {
+        auto& ws = snap.workloads[index];
+        if (const auto w = std::as_const(workloads_).find(ws.workload.id);
+            w != workloads_.cend()) {
+            const bool waits = ws.reclaimWaits;
+            fillSample(ws, w->first, w->second, snap.now);
+            ws.reclaimWaits = waits;
+        }
+    }
     std::vector<std::string> changed;
     for (const auto& change : out.changed) {
         const std::string& id = change.workload;

@@ -136,6 +136,10 @@ inline void markUnplaced(ManagedWorkload& m) {
 // only when that count moved, not after every tick and dispatch (issue 25).
 // The map is held privately: ids change only through operator[] and erase,
 // which count; everything else is reading (or changing a workload's value).
+// Every way to a workload that may change it (operator[], the non-const
+// find, at, begin, lower_bound, upper_bound, erase) also counts in
+// touches(): a light tick keeps the last snapshot of the workloads while
+// nothing touched them since (Manager::lightTick).
 class WorkloadMap : private std::map<std::string, ManagedWorkload> {
     using Base = std::map<std::string, ManagedWorkload>;
 
@@ -146,44 +150,73 @@ public:
     using Base::mapped_type;
     using Base::size_type;
     using Base::value_type;
-    using Base::at;
-    using Base::begin;
     using Base::cbegin;
     using Base::cend;
     using Base::contains;
     using Base::count;
     using Base::empty;
     using Base::end;
-    using Base::find;
-    using Base::lower_bound;
     using Base::size;
-    using Base::upper_bound;
 
+    const_iterator begin() const { return Base::begin(); }
+    iterator begin() {
+        ++touches_;
+        return Base::begin();
+    }
+    const_iterator find(const std::string& id) const { return Base::find(id); }
+    iterator find(const std::string& id) {
+        ++touches_;
+        return Base::find(id);
+    }
+    const ManagedWorkload& at(const std::string& id) const { return Base::at(id); }
+    ManagedWorkload& at(const std::string& id) {
+        ++touches_;
+        return Base::at(id);
+    }
+    const_iterator lower_bound(const std::string& id) const { return Base::lower_bound(id); }
+    iterator lower_bound(const std::string& id) {
+        ++touches_;
+        return Base::lower_bound(id);
+    }
+    const_iterator upper_bound(const std::string& id) const { return Base::upper_bound(id); }
+    iterator upper_bound(const std::string& id) {
+        ++touches_;
+        return Base::upper_bound(id);
+    }
     ManagedWorkload& operator[](const std::string& id) {
         const std::size_t before = size();
         ManagedWorkload& w = Base::operator[](id);
         revision_ += size() - before;
+        ++touches_;
         return w;
     }
     iterator erase(iterator it) {
         ++revision_;
+        ++touches_;
         return Base::erase(it);
     }
     iterator erase(const_iterator it) {
         ++revision_;
+        ++touches_;
         return Base::erase(it);
     }
     size_type erase(const std::string& id) {
         const size_type n = Base::erase(id);
         revision_ += n;
+        ++touches_;
         return n;
     }
     // The map to read (Manager::workloads()).
     const Base& all() const { return *this; }
+    // The map for the tick's sampling (Manager::sampleWorkloads), which
+    // changes only what the workloads' reads found: not counted.
+    Base& forSampling() { return *this; }
     std::uint64_t revision() const { return revision_; }
+    std::uint64_t touches() const { return touches_; }
 
 private:
     std::uint64_t revision_ = 0;
+    std::uint64_t touches_ = 0;
 };
 
 // What the D-Bus layer wants to hear.
@@ -242,8 +275,11 @@ public:
     // with more due, the others wait for the next tick, in turn
     // (reclaimCursor_), so a workload's interval stretches to about
     // workloads / kReclaimTurnsPerTick ticks rather than each tick reading
-    // hundreds of files (issue 25).
+    // hundreds of files (issue 25). The tick that ends a run of light ticks
+    // (lightTick) has that many turns for each tick of the run.
     static constexpr std::size_t kReclaimTurnsPerTick = 32;
+    // At most this many ticks in a row are light (lightTick).
+    static constexpr std::size_t kMaxLightRun = 5;
     static constexpr double kPressureAnnounceStep = 0.1;
 
     template <typename T>
@@ -418,6 +454,7 @@ public:
     // Moves whenever a workload is added or removed (WorkloadMap).
     std::uint64_t workloadsRevision() const { return workloads_.revision(); }
     std::uint64_t ticks() const { return ticks_; } // ticks so far (tests: the sweep turn)
+    std::uint64_t lightTickCount() const { return lightTickCount_; } // light ticks so far
     std::vector<std::string> workloadsOfClass(const std::string& className) const;
     Bytes memoryTotal() const { return system_.mem.memTotal; }
     Bytes memoryAvailable() const { return system_.mem.memAvailable; }
@@ -946,8 +983,39 @@ private:
     bool killNear() const;
     // The snapshot's workloads from what the sweep last read.
     std::vector<core::WorkloadSample> workloadSamples(TimePoint now);
-    // The last tick's snapshot of the workloads, kept for its buffers.
+    // One workload's sample as workloadSamples makes it.
+    void fillSample(core::WorkloadSample& ws, const std::string& id, const ManagedWorkload& m,
+                    TimePoint now) const;
+    // The last tick's snapshot of the workloads, kept for its buffers (and,
+    // for a light tick, as its snapshot).
     std::vector<core::WorkloadSample> samples_;
+    // A light tick (issue 25): at level 0 with nothing building up (no
+    // level's condition, no class stalling), the workloads' part of a tick
+    // (their snapshot, proactive reclaim's pass over them) runs on its own
+    // slower clock: every lightRun() tick intervals (by the clock, so a
+    // late tick is never light), and at once when a workload
+    // came, went or may have changed since the last tick's end
+    // (WorkloadMap::touches: any mutable access but the sampling's), after
+    // a start or reload, while proactive reclaim has more workloads due than
+    // turns (reclaimBehind_: its pass runs every tick then, not in bursts),
+    // or when the tick's decision is not quiet. In
+    // between, the decisions take the last snapshot of the workloads: their
+    // classes and requests as they are, their usage as their sweep and
+    // repair turns read it up to lightRun() - 1 ticks earlier.
+    bool lightTick(TimePoint now) const;
+    static bool quiet(const core::PressureState& state);
+    // How many ticks a run of light ticks lasts at most: proactive
+    // reclaim's interval in ticks (so a workload is looked at no more than
+    // that many ticks minus one after its interval is over), at most
+    // kMaxLightRun; kMaxLightRun with [Reclaim] Enabled=no; 1 (no light
+    // tick) with an interval of one tick or less.
+    std::size_t lightRun() const;
+    std::size_t lightTicks_ = 0; // light ticks since the workloads' part ran
+    std::uint64_t lightTickCount_ = 0;
+    std::uint64_t partTouches_ = 0; // WorkloadMap::touches() at the last tick's end
+    bool partDue_ = true; // the next tick runs the workloads' part (start, reload)
+    std::optional<TimePoint> partAt_; // when the workloads' part last ran
+    bool reclaimBehind_ = false; // the last pass left workloads waiting (reclaimWaits)
 };
 
 } // namespace memqos::daemon

@@ -135,6 +135,11 @@ std::string formatMetrics(const Metrics& m) {
     family(out, "memqos_psi_triggered_ticks_total", "counter",
            "Ticks a PSI trigger started before their Interval since memqosd started.");
     out += "memqos_psi_triggered_ticks_total " + std::to_string(m.signals.triggeredTicks) + "\n";
+    family(out, "memqos_light_ticks_total", "counter",
+           "Ticks that took the last snapshot of the workloads (level 0, nothing building up, no "
+           "workload changed) and left proactive reclaim's pass to a later tick, since memqosd "
+           "started.");
+    out += "memqos_light_ticks_total " + std::to_string(m.lightTicks) + "\n";
     if (m.ticks != nullptr) {
         family(out, "memqos_tick_duration_seconds", "summary",
                "Wall time of a tick (sampling, decision, actions, formatting this text), each in the "

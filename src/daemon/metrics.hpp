@@ -80,6 +80,7 @@ struct Metrics {
     };
     std::map<std::string, WorkloadReclaim> reclaim;
     const TickDurations* ticks = nullptr; // none: no tick summary
+    std::uint64_t lightTicks = 0; // Manager::lightTickCount()
 };
 
 // One "# HELP", "# TYPE" and the samples per metric family; label values

@@ -2632,6 +2632,90 @@ TEST_F(ProactiveTest, NoMoreThanSoManyWorkloadsATickAndEachInTurn) {
     EXPECT_EQ(total, 6 * kTurns - units.size());
 }
 
+// Issue 25: at level 0 with nothing building up, the workloads' part of a
+// tick (their snapshot, proactive reclaim's pass over them) runs once in
+// each reclaim interval's worth of ticks (5 at [Manager] Interval=1s and the
+// default 5 s); the ticks between are light. A step due at 5 s comes at the
+// first whole tick from then on: at most 4 ticks late.
+TEST_F(ProactiveTest, QuietTicksBetweenTheWorkloadsPartsAreLight) {
+    ASSERT_EQ(config_.reclaim.interval, std::chrono::seconds(5));
+    auto m = makeEngine();
+    std::vector<int> steps; // the ticks that wrote a step
+    std::vector<int> light; // the light ones
+    for (int t = 0; t <= 14; ++t) {
+        const auto before = m->lightTickCount();
+        tickAt(*m, t);
+        if (m->lightTickCount() > before) {
+            light.push_back(t);
+        }
+        if (!readText(batch_ / "memory.reclaim").empty()) {
+            steps.push_back(t);
+            writeFile(batch_ / "memory.reclaim", "");
+        }
+    }
+    // Whole: 0 (the measurement), 1 (systemd's answers to the assignments
+    // came after 0), 5 s after the last whole one and the sweep turn (9,
+    // the 10th tick); light in between, never more than 4 in a row.
+    EXPECT_EQ(light, (std::vector<int>{2, 3, 4, 5, 7, 8, 10, 11, 12, 13}));
+    ASSERT_EQ(steps.size(), 2U);
+    EXPECT_EQ(steps[0], 6) << "the step due at 5";
+    EXPECT_EQ(steps[1], 14) << "the step due at 11 (5 s after the last)";
+    // A late tick (the loop held up) is never light.
+    tickAt(*m, 30);
+    EXPECT_EQ(m->lightTickCount(), light.size());
+    // The metrics file counts them.
+    config_.manager.metricsFile = (dir_ / "prom/memqos.prom").string();
+    config_.manager.metricsInterval = std::chrono::seconds(1);
+    ASSERT_TRUE(m->reload().ok());
+    tickAt(*m, 31);
+    EXPECT_NE(readText(dir_ / "prom/memqos.prom")
+                  .find("\nmemqos_light_ticks_total " + std::to_string(light.size()) + "\n"),
+              std::string::npos);
+    // An interval of one tick: no light tick.
+    config_.reclaim.interval = std::chrono::seconds(1);
+    ASSERT_TRUE(m->reload().ok());
+    for (int t = 32; t <= 36; ++t) {
+        tickAt(*m, t);
+    }
+    EXPECT_EQ(m->lightTickCount(), light.size());
+}
+
+// A workload changed between two ticks (here moved to a class without
+// proactive reclaim) ends the light run: the next tick takes it as it is.
+TEST_F(ProactiveTest, AWorkloadChangedBetweenTicksEndsTheLightRun) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    tickAt(*m, 1); // (whole: systemd's answers to the assignments came after 0)
+    tickAt(*m, 2);
+    ASSERT_EQ(m->lightTickCount(), 1U);
+    ASSERT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::Waiting);
+    ASSERT_TRUE(assign(*m, "batch.service", "dedicated", 64 * kMiB, 64 * kMiB).ok());
+    tickAt(*m, 3);
+    EXPECT_EQ(m->lightTickCount(), 1U) << "the tick after the change was light";
+    EXPECT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::Off);
+    tickAt(*m, 4);
+    EXPECT_EQ(m->lightTickCount(), 2U) << "nothing changed since: light again";
+}
+
+// A level's condition building up ends the light run in the tick that sees
+// it (decided again on a fresh snapshot) and keeps every tick whole until
+// it is quiet again; at the level, proactive reclaim pauses at once.
+TEST_F(ProactiveTest, ALevelBuildingUpEndsTheLightRun) {
+    auto m = makeEngine();
+    tickAt(*m, 0);
+    tickAt(*m, 1); // (whole: systemd's answers to the assignments came after 0)
+    tickAt(*m, 2);
+    ASSERT_EQ(m->lightTickCount(), 1U);
+    setPsi(60, 0); // level 1 after 2 s
+    tickAt(*m, 3);
+    tickAt(*m, 4);
+    EXPECT_EQ(m->lightTickCount(), 1U);
+    tickAt(*m, 5);
+    ASSERT_GE(m->pressureLevel(), 1U);
+    EXPECT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::Paused);
+    EXPECT_EQ(m->lightTickCount(), 1U);
+}
+
 // Proactive reclaim's steps are routine: their count and bytes wait for
 // [Manager] MetricsInterval; any other action's count writes the file.
 TEST_F(ProactiveTest, ItsStepsWaitForTheMetricsInterval) {

@@ -35,6 +35,10 @@
 //             PropertiesChanged value): on a bus that is never connected, so
 //             what it would send fails at once (nothing changes in this
 //             phase, so nothing is sent in the daemon either).
+// Light ticks (Manager::lightTick: at level 0 with nothing building up,
+// the workloads' part of a tick runs once per reclaim interval's worth of
+// ticks) are counted in each phase of the kept-fds run and printed after
+// the table: a phase's mean mixes light and whole ticks.
 // Prints µs per tick: mean, p50, p99, max, for each phase, twice: the
 // workloads' cgroup files opened and closed at each read (the peer), and
 // read through kept fds as memqosd does (service.cpp). Half the
@@ -52,6 +56,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -345,6 +350,10 @@ int main(int argc, char** argv) {
         std::size_t smallWrites = 0;
         std::uint32_t steadyLevel = 0, watchfulLevel = 0, nearLevel = 0;
         std::size_t keptFds = 0;
+        // Light ticks (Manager::lightTick: the workloads' part skipped) in
+        // the steady, watchful, kill near, small services, Enabled=no and
+        // bus phases.
+        std::array<std::uint64_t, 6> light{};
         bool ok = true;
     };
     // One Manager over the tree, its workloads' files read through at most
@@ -382,6 +391,13 @@ int main(int argc, char** argv) {
             out.ok = false;
         }
         TimePoint now(std::chrono::seconds(1000));
+        // A phase's ticks, counting its light ones into out.light[which].
+        const auto phase = [&](std::size_t which, const auto& run, std::size_t n) {
+            const auto before = m.lightTickCount();
+            Stats st = stats(run(n));
+            out.light[which] = m.lightTickCount() - before;
+            return st;
+        };
         const auto run = [&](std::size_t n) {
             std::vector<double> us;
             us.reserve(n);
@@ -398,7 +414,7 @@ int main(int argc, char** argv) {
         };
         run(20); // warm-up: first sweep, oom_score_adj, proactive baselines
         const std::size_t writesBefore = runner.writes;
-        out.steady = stats(run(ticks));
+        out.steady = phase(0, run, ticks);
         out.steadyWrites = runner.writes - writesBefore;
         out.steadyLevel = m.pressureLevel();
         out.keptFds = m.keptWorkloadFiles();
@@ -426,13 +442,13 @@ int main(int argc, char** argv) {
         systemd.flush();
         writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 9 / 100));
         run(2); // the condition starts building up
-        out.watchful = stats(run(ticks));
+        out.watchful = phase(1, run, ticks);
         out.watchfulLevel = m.pressureLevel();
         // A kill near: level 3's condition (MemAvailable under 2 %) building
         // up, so every killable workload is read at every tick.
         writeFile(tree.proc / "meminfo", meminfo(kMemTotalKiB * 1 / 100));
         run(2);
-        out.near = stats(run(ticks));
+        out.near = phase(2, run, ticks);
         out.nearLevel = m.pressureLevel();
         // Small services (the VM benchmark's sleep units): every workload at
         // its reclaim floor, looked at by its usage alone.
@@ -446,7 +462,7 @@ int main(int argc, char** argv) {
         setUsage(Bytes{1} << 20U);
         run(20); // every workload's interval over at least once: at its floor
         const std::size_t smallBefore = runner.writes;
-        out.small = stats(run(ticks));
+        out.small = phase(3, run, ticks);
         out.smallWrites = runner.writes - smallBefore;
         setUsage(kWorkloadUsage); // as makeTree left it, for the next measure()
         // The rest of the tick: steady again, proactive reclaim off.
@@ -457,7 +473,7 @@ int main(int argc, char** argv) {
         }
         systemd.flush();
         run(20);
-        out.quiet = stats(run(ticks));
+        out.quiet = phase(4, run, ticks);
         // The bus service's part of a tick (Listener::ticked): the steady
         // tick, proactive reclaim on again, with and then without it.
         config.reclaim.enabled = true;
@@ -476,7 +492,7 @@ int main(int argc, char** argv) {
                 daemon::BusService service(bus.get(), pump, m);
                 m.setListener(&service);
                 run(20);
-                out.bus = stats(run(ticks));
+                out.bus = phase(5, run, ticks);
                 m.setListener(nullptr);
             }
         }
@@ -524,6 +540,14 @@ int main(int argc, char** argv) {
                 kept.steadyWrites, static_cast<double>(kept.steadyWrites) /
                                        static_cast<double>(ticks), kept.keptFds);
     std::printf("memory.reclaim writes planned with the small services: %zu\n", kept.smallWrites);
+    std::printf("light ticks (the workloads' part skipped; kept fds) of %zu a phase: steady %llu, "
+                "watchful %llu, kill near %llu, small services %llu, Enabled=no %llu, bus %llu\n",
+                ticks, static_cast<unsigned long long>(kept.light[0]),
+                static_cast<unsigned long long>(kept.light[1]),
+                static_cast<unsigned long long>(kept.light[2]),
+                static_cast<unsigned long long>(kept.light[3]),
+                static_cast<unsigned long long>(kept.light[4]),
+                static_cast<unsigned long long>(kept.light[5]));
     std::printf("metrics texts handed to the writer in %zu ticks: %zu every tick, %zu at "
                 "MetricsInterval=10s; %zu bytes each\n",
                 ticks, kept.metricsEveryWrites, kept.metricsIntervalWrites, kept.metricsBytes);
