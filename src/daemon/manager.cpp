@@ -2469,9 +2469,10 @@ void Manager::writeMetrics(TimePoint now, const MetricsSignals& signals) {
     m.swapFree = system_.mem.swapFree;
     m.actions = actionCounts_;
     m.reclaimedAllocatable = reclaimedAllocatable_;
+    m.reclaim.reserve(reclaim_.size());
     for (const auto& [id, r] : reclaim_) {
         if (r.phase != core::ReclaimPhase::Off) {
-            m.reclaim[id] = {r.reclaimed, r.stall};
+            m.reclaim.push_back({.id = id, .reclaimed = r.reclaimed, .stall = r.stall});
         }
     }
     m.ticks = &tickDurations_;

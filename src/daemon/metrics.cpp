@@ -2,6 +2,7 @@
 #include "metrics.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -9,8 +10,8 @@
 namespace memqos::daemon {
 namespace {
 
-std::string label(const std::string& v) {
-    std::string out;
+// `v` as a label value, escaped as the format wants, appended to `out`.
+void appendLabel(std::string& out, std::string_view v) {
     for (const char c : v) {
         if (c == '\\' || c == '"') {
             out += '\\';
@@ -21,7 +22,24 @@ std::string label(const std::string& v) {
             out += c;
         }
     }
+}
+
+std::string label(std::string_view v) {
+    std::string out;
+    appendLabel(out, v);
     return out;
+}
+
+// One per-workload sample, `name{workload="id"} value`, appended without
+// temporaries (a thousand workloads make two thousand of them).
+void appendWorkloadLine(std::string& out, std::string_view name, std::string_view id,
+                        std::string_view value) {
+    out.append(name);
+    out.append("{workload=\"");
+    appendLabel(out, id);
+    out.append("\"} ");
+    out.append(value);
+    out += '\n';
 }
 
 std::string number(double v) {
@@ -120,15 +138,23 @@ std::string formatMetrics(const Metrics& m) {
     out += "memqos_reclaimed_allocatable_bytes " + std::to_string(m.reclaimedAllocatable) + "\n";
     family(out, "memqos_workload_reclaimed_bytes_total", "counter",
            "Bytes proactive reclaim (and Reclaim calls) freed from the workload.");
-    for (const auto& [id, r] : m.reclaim) {
-        out += "memqos_workload_reclaimed_bytes_total{workload=\"" + label(id) + "\"} " +
-               std::to_string(r.reclaimed) + "\n";
+    // The per-workload lines: ~70 bytes each, two a workload.
+    out.reserve(out.size() + m.reclaim.size() * 160 + 2048);
+    for (const auto& r : m.reclaim) {
+        char buf[24];
+        const auto end = std::to_chars(buf, buf + sizeof buf, r.reclaimed).ptr;
+        appendWorkloadLine(out, "memqos_workload_reclaimed_bytes_total", r.id,
+                           std::string_view(buf, static_cast<std::size_t>(end - buf)));
     }
     family(out, "memqos_workload_reclaim_stall_percent", "gauge",
            "The workload's memory stall over the reclaim controller's last interval.");
-    for (const auto& [id, r] : m.reclaim) {
-        out += "memqos_workload_reclaim_stall_percent{workload=\"" + label(id) + "\"} " +
-               number(r.stall) + "\n";
+    for (const auto& r : m.reclaim) {
+        char buf[32];
+        const int n = std::snprintf(buf, sizeof buf, "%.2f", r.stall);
+        appendWorkloadLine(out, "memqos_workload_reclaim_stall_percent", r.id,
+                           std::string_view(buf, n > 0 ? std::min(static_cast<std::size_t>(n),
+                                                                  sizeof buf - 1)
+                                                       : 0)); // as number(): cut, never past
     }
     family(out, "memqos_kills_total", "counter", "Workloads memqosd killed since it started.");
     out += "memqos_kills_total " + std::to_string(m.signals.kills) + "\n";

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace memqos::daemon {
@@ -72,13 +73,16 @@ struct Metrics {
     std::vector<ClassMetrics> classes;
     std::map<std::string, std::uint64_t> actions; // "reclaim", "cap", "admission"
     Bytes reclaimedAllocatable = 0;
-    // Proactive reclaim per workload id: bytes reclaimed since memqosd
-    // started managing it, and its stall (percent) over the last interval.
+    // Proactive reclaim per workload, in id order: bytes reclaimed since
+    // memqosd started managing it, and its stall (percent) over the last
+    // interval. The ids are views of the Manager's own (formatMetrics runs
+    // before they can change).
     struct WorkloadReclaim {
+        std::string_view id;
         Bytes reclaimed = 0;
         double stall = 0;
     };
-    std::map<std::string, WorkloadReclaim> reclaim;
+    std::vector<WorkloadReclaim> reclaim;
     const TickDurations* ticks = nullptr; // none: no tick summary
     std::uint64_t lightTicks = 0; // Manager::lightTickCount()
 };

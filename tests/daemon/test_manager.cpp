@@ -1087,6 +1087,15 @@ protected:
     fs::path nginx_;
     // The first step: MaxStep 5 % / 8 = 0.62 % of batch's 600 MiB, page-aligned.
     const Bytes firstStep_ = 600 * kMiB * 62 / 10000 / 4096 * 4096;
+    // The engine after ticks 0, 1 and 2, of which 2 was light (1 is whole:
+    // systemd's answers to the assignments came after 0).
+    std::unique_ptr<Manager> lightAtTwo() {
+        auto m = makeEngine();
+        for (int t = 0; t <= 2; ++t) {
+            tickAt(*m, t);
+        }
+        return m;
+    }
 };
 
 TEST_F(ProactiveTest, StepsWhileTheStallIsLowBacksOffWhenItRisesNeverTouchesDedicated) {
@@ -2683,10 +2692,7 @@ TEST_F(ProactiveTest, QuietTicksBetweenTheWorkloadsPartsAreLight) {
 // A workload changed between two ticks (here moved to a class without
 // proactive reclaim) ends the light run: the next tick takes it as it is.
 TEST_F(ProactiveTest, AWorkloadChangedBetweenTicksEndsTheLightRun) {
-    auto m = makeEngine();
-    tickAt(*m, 0);
-    tickAt(*m, 1); // (whole: systemd's answers to the assignments came after 0)
-    tickAt(*m, 2);
+    auto m = lightAtTwo();
     ASSERT_EQ(m->lightTickCount(), 1U);
     ASSERT_EQ(m->reclaimOf("batch.service")->phase, core::ReclaimPhase::Waiting);
     ASSERT_TRUE(assign(*m, "batch.service", "dedicated", 64 * kMiB, 64 * kMiB).ok());
@@ -2701,10 +2707,7 @@ TEST_F(ProactiveTest, AWorkloadChangedBetweenTicksEndsTheLightRun) {
 // it (decided again on a fresh snapshot) and keeps every tick whole until
 // it is quiet again; at the level, proactive reclaim pauses at once.
 TEST_F(ProactiveTest, ALevelBuildingUpEndsTheLightRun) {
-    auto m = makeEngine();
-    tickAt(*m, 0);
-    tickAt(*m, 1); // (whole: systemd's answers to the assignments came after 0)
-    tickAt(*m, 2);
+    auto m = lightAtTwo();
     ASSERT_EQ(m->lightTickCount(), 1U);
     setPsi(60, 0); // level 1 after 2 s
     tickAt(*m, 3);
