@@ -2056,7 +2056,7 @@ void Manager::keepWorkloadFiles() {
     keptFilesFor_ = workloads_.size();
     std::unordered_set<std::string_view> watched;
     watched.reserve(workloads_.size());
-    for (const auto& [id, m] : workloads_) {
+    for (const auto& [id, m] : std::as_const(workloads_)) {
         if (!m.cgroupPath.empty()) {
             watched.insert(m.cgroupPath);
         }

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace memqos::daemon {
@@ -218,12 +219,13 @@ void Manager::giveBackOomPriorities() {
     std::vector<std::pair<std::string, std::string>> letGo; // id, why
     // Both maps are ordered by id: one merge walk, not a lookup per record
     // (every tick, at 1000 workloads; issue 25).
-    auto w = workloads_.begin();
+    // (Read only: a light tick's snapshot stays valid, WorkloadMap::touches.)
+    auto w = std::as_const(workloads_).begin();
     for (const auto& [id, rec] : oomRecords_) {
-        while (w != workloads_.end() && w->first < id) {
+        while (w != workloads_.cend() && w->first < id) {
             ++w;
         }
-        if (w == workloads_.end() || w->first != id) {
+        if (w == workloads_.cend() || w->first != id) {
             // Not found (yet) after a start: wait until every workload memqos
             // can find was looked for, or a managed one would flip.
             const bool vm = id.starts_with("vm:");
