@@ -1978,7 +1978,7 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     }
     auto notes = config::restartNeeded(config_, *next);
     config_ = config::withStartOnlyKeysOf(config_, std::move(*next));
-    partDue_ = true; // classes and reclaim settings may have changed: no light tick
+    partAt_.reset(); // classes and reclaim settings may have changed: no light tick
     const bool wasDryRun = dryRun_;
     dryRun_ = dryRunForced_ || config_.manager.dryRun; // and with it actuator()
     if (dryRunForced_ && !config_.manager.dryRun) {
@@ -2192,7 +2192,6 @@ void Manager::tick(TimePoint now) {
     } else {
         proactiveReclaim(snap);
         lightTicks_ = 0;
-        partDue_ = false;
         partAt_ = now;
     }
     const Bytes allocatableBefore = reclaimedAllocatable_;
@@ -2346,7 +2345,7 @@ bool Manager::lightTick(TimePoint now) const {
     // Ticks 1 s apart with a run of 5: the part at t, light at t+1 .. t+4
     // (4 s < 4.5 s), the part again at t+5; and at once after a longer gap.
     const auto interval = config_.manager.interval;
-    return !partDue_ && !reclaimBehind_ && partAt_ && quiet(pressure_) &&
+    return partAt_ && !reclaimBehind_ && quiet(pressure_) &&
            now - *partAt_ < interval * static_cast<Usec::rep>(lightRun()) - interval / 2 &&
            workloads_.touches() == partTouches_ && samples_.size() == workloads_.size();
 }

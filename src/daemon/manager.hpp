@@ -1013,8 +1013,9 @@ private:
     std::size_t lightTicks_ = 0; // light ticks since the workloads' part ran
     std::uint64_t lightTickCount_ = 0;
     std::uint64_t partTouches_ = 0; // WorkloadMap::touches() at the last tick's end
-    bool partDue_ = true; // the next tick runs the workloads' part (start, reload)
-    std::optional<TimePoint> partAt_; // when the workloads' part last ran
+    // When the workloads' part last ran; none: the next tick runs it (start,
+    // reload).
+    std::optional<TimePoint> partAt_;
     bool reclaimBehind_ = false; // the last pass left workloads waiting (reclaimWaits)
 };
 

@@ -149,12 +149,8 @@ std::string formatMetrics(const Metrics& m) {
     family(out, "memqos_workload_reclaim_stall_percent", "gauge",
            "The workload's memory stall over the reclaim controller's last interval.");
     for (const auto& r : m.reclaim) {
-        char buf[32];
-        const int n = std::snprintf(buf, sizeof buf, "%.2f", r.stall);
-        appendWorkloadLine(out, "memqos_workload_reclaim_stall_percent", r.id,
-                           std::string_view(buf, n > 0 ? std::min(static_cast<std::size_t>(n),
-                                                                  sizeof buf - 1)
-                                                       : 0)); // as number(): cut, never past
+        // (number()'s few characters fit a string's own buffer: no allocation.)
+        appendWorkloadLine(out, "memqos_workload_reclaim_stall_percent", r.id, number(r.stall));
     }
     family(out, "memqos_kills_total", "counter", "Workloads memqosd killed since it started.");
     out += "memqos_kills_total " + std::to_string(m.signals.kills) + "\n";
