@@ -81,6 +81,7 @@ log "guest: $(nproc) CPUs, $(awk '/MemTotal/ {print int($2/1024) " MiB"}' /proc/
 # --- 1. configuration ------------------------------------------------------------
 mkdir -p /etc/memqos/memqosd.conf.d
 printf '[Manager]\nInterval=1s\nMetricsFile=%s\n' "$prom" >/etc/memqos/memqosd.conf.d/90-overhead-bench.conf
+[[ ${RECLAIM:-yes} == no ]] && printf '[Reclaim]\nEnabled=no\n' >>/etc/memqos/memqosd.conf.d/90-overhead-bench.conf
 memqosd --check-config >/dev/null || die "memqosd --check-config rejects the benchmark drop-in"
 mkdir -p /etc/systemd/system/memqos-shared.slice.d
 printf '[Slice]\nManagedOOMMemoryPressure=kill\n' >/etc/systemd/system/memqos-shared.slice.d/90-overhead-bench-oomd.conf
@@ -204,7 +205,7 @@ def load(name):
 out = {
     'params': {'units': $UNITS, 'minutes': $MINUTES, 'baseline_s': $BASELINE_S,
                'settle_s': $SETTLE_S, 'watch_s': $WATCH_S, 'batch': $BATCH, 'every_s': $EVERY_S,
-               'interval': '1s', 'metrics_file': '$prom'},
+               'interval': '1s', 'metrics_file': '$prom', 'reclaim': '${RECLAIM:-yes}'},
     'guest': {'cpus': $(nproc), 'mem_total_kib': $(awk '/MemTotal/ {print $2}' /proc/meminfo),
               'kernel': '$(uname -r)', 'systemd': '$(systemctl --version | awk 'NR==1 {print $2}')',
               'memqos': '$(dpkg-query -W -f '${Version}' memqos)',

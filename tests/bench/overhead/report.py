@@ -141,7 +141,8 @@ def table(path):
     accel = t.get('accel', h.get('accel', '?'))
     emulated = accel != 'kvm'
     print(f"overhead benchmark: {prm.get('units')} units ovh@N.service (sleep) in memqos-shared.slice, "
-          f"memqosd Interval={prm.get('interval')}, window {prm.get('minutes')} min; "
+          f"memqosd Interval={prm.get('interval')}, proactive reclaim {'on' if prm.get('reclaim', 'yes') == 'yes' else 'OFF'}, "
+          f"window {prm.get('minutes')} min; "
           f"systemd-oomd with ManagedOOMMemoryPressure=kill on the slice in the same run")
     print(f"VM: {accel}{' = QEMU software emulation, ~5-10x slower than native: CPU % and tick ms are inflated accordingly' if emulated else ''}; "
           f"{g.get('cpus')} vCPUs, {int(g.get('mem_total_kib', 0)) // 1024} MiB, kernel {g.get('kernel')}, "

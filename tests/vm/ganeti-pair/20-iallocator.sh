@@ -8,6 +8,10 @@
 # created; so is any instance while a memqos tag is malformed. The nodes'
 # own memqosd (what their pre-hooks ask) agree with each answer: not hard for
 # the placed instance on node1, hard for the refused one on both nodes.
+# Then, with allocations restricted to node1: -I memqos places instance
+# after instance there that -I hail refuses, up to node1's capacity under
+# the ratio (the soft limit), node1's pre-hook allowing each start, and
+# refuses the next one, which node1's memqosd calls hard.
 #
 # First passed on the bed 2026-11-28 (222 s with the cluster's set-up).
 #
@@ -26,6 +30,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib-ganeti.bash"
 
 conf=/etc/memqos/memqosd.conf.d/90-iallocator-test.conf
+restricted=''
 t0=$SECONDS
 ganeti_pair_up
 
@@ -34,7 +39,13 @@ ganeti_pair_up
 finish() {
     local rc=$?
     local i
-    for i in inst6 inst7 inst8; do gnt-instance remove -f "$i.example.test" >/dev/null 2>&1 || true; done
+    # The instances that exist, removed side by side (a gnt-instance call
+    # takes seconds under TCG).
+    for i in $(gnt-instance list --no-headers -o name 2>/dev/null | grep -E '^inst[1-8]\.' || true); do
+        gnt-instance remove -f "$i" >/dev/null 2>&1 &
+    done
+    wait
+    [[ -z $restricted ]] || gnt-cluster modify --default-iallocator-params= >/dev/null 2>&1 || true
     gnt-cluster remove-tags memqos:memory-ratio:1.5 memqos:mem-node:512M >/dev/null 2>&1 || true
     gnt-cluster remove-tags memqos:memory-ratio:lots >/dev/null 2>&1 || true
     gnt-node remove-tags "$GANETI_NODE2" memqos:mem-node:1M >/dev/null 2>&1 || true
@@ -64,9 +75,9 @@ big=$(((hail1 > hail2 ? hail1 : hail2) + 64))
 ((big <= left1 - 128 && big <= left2)) ||
     gnt_fail "the bed's figures leave no size that only memqos places and that keeps hail's N+1 (big $big)"
 
-add() { # add ALLOCATOR NAME MAXMEM
+add() { # add ALLOCATOR NAME MAXMEM [MINMEM]
     gnt-instance add -t diskless -o noop --no-ip-check --no-start -I "$1" \
-        -B "maxmem=${3}M,minmem=${3}M" "$2" 2>&1
+        -B "maxmem=${3}M,minmem=${4:-$3}M" "$2" 2>&1
 }
 exists() { gnt-instance list --no-headers -o name "$1" >/dev/null 2>&1; }
 
@@ -103,5 +114,64 @@ grep -q "memqos: cluster: tag memqos:memory-ratio:lots" <<<"$out" ||
     gnt_fail "the error does not name the malformed tag: $out"
 exists inst8.example.test && gnt_fail "inst8 exists after the malformed-tag failure"
 ok "a malformed tag fails the request with: $(tail -n 1 <<<"$out")"
+
+# --- up to the soft limit: several instances hail refuses, one node ----------
+# Allocations are restricted to node1 (hail's --restrict-allocation-to, as a
+# cluster default iallocator parameter, which Ganeti passes to -I hail and
+# -I memqos alike and memqos passes on to hail). node2 stays in hail's N+1
+# check as the node node1's instances would be re-created on: its capacity
+# (mem_node 1M) is above node1's. node1 first runs a big instance that leaves hail less than
+# S free; then -I memqos places S-sized instances on node1 (each first
+# refused by -I hail) while they fit under node1's capacity, ratio 1.5 of
+# (total - 512M), and refuses the next. They are started, so that they count
+# (the model, like hail, counts instances that are up): node1's pre-hook asks
+# memqosd at each start. Their minmem is 0: Ganeti's own start check wants
+# minmem free in the fake hypervisor's real-memory figure, which the big
+# instance has used up (on KVM the balloon would run them at minmem).
+for i in inst6 inst7; do
+    gnt-instance remove -f "$i.example.test" >/dev/null || gnt_fail "cannot remove $i"
+done
+restricted=1
+out=$(gnt-cluster modify --default-iallocator-params="restrict-allocation-to=$GANETI_NODE" 2>&1) ||
+    gnt_fail "cannot restrict allocations to node1: $out"
+read -r t1 n1 f1 u1 d1 hail1 <<<"$(ganeti_figures "$GANETI_NODE")"
+pre=$((hail1 - 128))
+ganeti_add inst1 "${pre}M" "${pre}M" >/dev/null || gnt_fail "add inst1 (${pre}M, started) on node1 failed: $GANETI_OUT"
+read -r t1 n1 f1 u1 d1 hail1 <<<"$(ganeti_figures "$GANETI_NODE")"
+cap1=$(((t1 - 512) * 3 / 2))
+left=$((cap1 - u1))
+size=$((left * 2 / 7)) # three fit, a fourth does not
+echo "node1: total $t1, up $u1 (inst1), hail sees $hail1: capacity $cap1, left $left; instances of ${size}M"
+((size > hail1 && size >= 128)) ||
+    gnt_fail "the bed's figures leave no size that hail refuses on node1 (${size}M, hail sees $hail1)"
+placed=()
+for i in inst2 inst3 inst4 inst5; do
+    out=$(add hail "$i" "$size") && gnt_fail "-I hail placed $i (${size}M): $out"
+    exists "$i.example.test" && gnt_fail "-I hail failed but $i exists"
+    out=$(add memqos "$i" "$size" 0) || break
+    pnode=$(gnt-instance list --no-headers -o pnode "$i.example.test")
+    [[ $pnode == "$GANETI_NODE" ]] || gnt_fail "-I memqos placed $i on $pnode, not node1 (the only allowed node)"
+    out=$(gnt-instance start "$i.example.test" 2>&1) ||
+        gnt_fail "start of $i (${size}M, placed by -I memqos) failed: $out"
+    placed+=("$i")
+done
+expect=$((left / size))
+((${#placed[@]} == expect)) ||
+    gnt_fail "-I memqos placed ${#placed[@]} instances of ${size}M (${placed[*]}), the model fits $expect"
+grep -q "Request failed" <<<"$out" || gnt_fail "-I memqos failed after ${#placed[@]}, but not as hail's refusal: $out"
+exists "$i.example.test" && gnt_fail "-I memqos refused $i but it exists"
+starts=$(hook_journal | grep -cE "^(Allowed|allowed with a warning) instance-start of ($(IFS='|'; echo "${placed[*]}"))\." || true)
+((starts == ${#placed[@]})) ||
+    gnt_fail "node1's hook allowed $starts of the ${#placed[@]} starts: $(hook_journal | tail -n 5)"
+up=$(gnt-instance list --no-headers --units=m -o pnode,be/maxmem,admin_state |
+    awk -v n="$GANETI_NODE" '$1 == n && $3 == "up" { s += $2 } END { print s + 0 }')
+ok "-I memqos placed ${#placed[@]} instances of ${size}M that -I hail refused (${placed[*]}), node1's hook allowed each start: $up MiB up of capacity $cap1"
+v=$(ganeti_verdict "$size")
+[[ $v == hard ]] || gnt_fail "-I memqos refused $i (${size}M), but node1's memqosd answers '$v'"
+ok "-I memqos refuses $i, which would pass the soft limit: $(tail -n 1 <<<"$out"); node1's memqosd: $v"
+out=$(gnt-cluster modify --default-iallocator-params= 2>&1) || gnt_fail "cannot clear the iallocator parameters: $out"
+gnt-cluster info | grep -A1 -i 'default iallocator parameters' | grep -q restrict &&
+    gnt_fail "the iallocator parameters still restrict: $(gnt-cluster info | grep -A1 -i 'default iallocator parameters')"
+restricted=''
 
 echo "ok: iallocator case passed in $((SECONDS - t0)) s"
