@@ -163,8 +163,7 @@ exists "$i.example.test" && gnt_fail "-I memqos refused $i but it exists"
 starts=$(hook_journal | grep -cE "^(Allowed|allowed with a warning) instance-start of ($(IFS='|'; echo "${placed[*]}"))\." || true)
 ((starts == ${#placed[@]})) ||
     gnt_fail "node1's hook allowed $starts of the ${#placed[@]} starts: $(hook_journal | tail -n 5)"
-up=$(gnt-instance list --no-headers --units=m -o pnode,be/maxmem,admin_state |
-    awk -v n="$GANETI_NODE" '$1 == n && $3 == "up" { s += $2 } END { print s + 0 }')
+read -r _ _ _ up _ _ <<<"$(ganeti_figures "$GANETI_NODE")"
 ok "-I memqos placed ${#placed[@]} instances of ${size}M that -I hail refused (${placed[*]}), node1's hook allowed each start: $up MiB up of capacity $cap1"
 v=$(ganeti_verdict "$size")
 [[ $v == hard ]] || gnt_fail "-I memqos refused $i (${size}M), but node1's memqosd answers '$v'"
