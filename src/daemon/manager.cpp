@@ -2156,16 +2156,22 @@ void Manager::tick(TimePoint now) {
         }
         snap.classes.push_back(std::move(cs));
     }
-    bool light = lightTick(now);
-    snap.workloads = light ? std::move(samples_) : workloadSamples(now);
+    // kept: the decisions take the last snapshot of the workloads; light:
+    // and proactive reclaim's pass waits for a later tick. While the pass
+    // has more workloads due than turns (reclaimBehind_) it runs every
+    // tick, on the kept snapshot (issue 25: after a start 1000 workloads
+    // kept every tick whole for minutes).
+    bool kept = snapshotKept(now);
+    bool light = kept && !reclaimBehind_;
+    snap.workloads = kept ? std::move(samples_) : workloadSamples(now);
     samples_.clear();
     snap.protectedCgroups = protectedCgroups();
     auto outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
-    if (light && !quiet(outcome.state)) {
+    if (kept && !quiet(outcome.state)) {
         // No longer quiet: decided again on a fresh snapshot, as in any
         // other tick, and the workloads' part runs in this tick (proactive
         // reclaim pauses at once at a level).
-        light = false;
+        kept = light = false;
         samples_ = std::move(snap.workloads);
         snap.workloads = workloadSamples(now);
         outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
@@ -2182,6 +2188,7 @@ void Manager::tick(TimePoint now) {
         samples_ = std::move(snap.workloads);
         snap.workloads = workloadSamples(now);
         outcome = core::decide(snap, config_.pressure, config_.classes, pressure_);
+        kept = light = false; // (not quiet: both were already)
     }
     const auto before = pressure_;
     pressure_ = outcome.state;
@@ -2192,7 +2199,11 @@ void Manager::tick(TimePoint now) {
     } else {
         proactiveReclaim(snap);
         lightTicks_ = 0;
-        partAt_ = now;
+        if (kept) {
+            ++keptTickCount_; // the snapshot stays as old as it was
+        } else {
+            partAt_ = now;
+        }
     }
     const Bytes allocatableBefore = reclaimedAllocatable_;
     if (const auto* low = lowestClass()) {
@@ -2341,11 +2352,11 @@ std::size_t Manager::lightRun() const {
     return static_cast<std::size_t>(std::clamp<decltype(run)>(run, 1, kMaxLightRun));
 }
 
-bool Manager::lightTick(TimePoint now) const {
-    // Ticks 1 s apart with a run of 5: the part at t, light at t+1 .. t+4
+bool Manager::snapshotKept(TimePoint now) const {
+    // Ticks 1 s apart with a run of 5: the part at t, kept at t+1 .. t+4
     // (4 s < 4.5 s), the part again at t+5; and at once after a longer gap.
     const auto interval = config_.manager.interval;
-    return partAt_ && !reclaimBehind_ && quiet(pressure_) &&
+    return partAt_ && quiet(pressure_) &&
            now - *partAt_ < interval * static_cast<Usec::rep>(lightRun()) - interval / 2 &&
            workloads_.touches() == partTouches_ && samples_.size() == workloads_.size();
 }
@@ -2691,6 +2702,7 @@ void Manager::proactiveReclaim(core::Snapshot& snap) {
     for (std::size_t k = 0; k < n; ++k) {
         const std::size_t index = (start + k) % n;
         auto& ws = snap.workloads[index];
+        ws.reclaimWaits = false; // a kept snapshot's is the last pass's
         if (index == 0) {
             next = reclaim_.begin(); // round the end: from the first again
         }

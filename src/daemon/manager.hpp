@@ -139,7 +139,7 @@ inline void markUnplaced(ManagedWorkload& m) {
 // Every way to a workload that may change it (operator[], the non-const
 // find, at, begin, lower_bound, upper_bound, erase) also counts in
 // touches(): a light tick keeps the last snapshot of the workloads while
-// nothing touched them since (Manager::lightTick).
+// nothing touched them since (Manager::snapshotKept).
 class WorkloadMap : private std::map<std::string, ManagedWorkload> {
     using Base = std::map<std::string, ManagedWorkload>;
 
@@ -276,9 +276,9 @@ public:
     // (reclaimCursor_), so a workload's interval stretches to about
     // workloads / kReclaimTurnsPerTick ticks rather than each tick reading
     // hundreds of files (issue 25). The tick that ends a run of light ticks
-    // (lightTick) has that many turns for each tick of the run.
+    // (snapshotKept) has that many turns for each tick of the run.
     static constexpr std::size_t kReclaimTurnsPerTick = 32;
-    // At most this many ticks in a row are light (lightTick).
+    // At most this many ticks in a row keep the snapshot (snapshotKept).
     static constexpr std::size_t kMaxLightRun = 5;
     static constexpr double kPressureAnnounceStep = 0.1;
 
@@ -455,6 +455,9 @@ public:
     std::uint64_t workloadsRevision() const { return workloads_.revision(); }
     std::uint64_t ticks() const { return ticks_; } // ticks so far (tests: the sweep turn)
     std::uint64_t lightTickCount() const { return lightTickCount_; } // light ticks so far
+    // Ticks that kept the snapshot but ran proactive reclaim's pass (it was
+    // behind) so far.
+    std::uint64_t keptTickCount() const { return keptTickCount_; }
     std::vector<std::string> workloadsOfClass(const std::string& className) const;
     Bytes memoryTotal() const { return system_.mem.memTotal; }
     Bytes memoryAvailable() const { return system_.mem.memAvailable; }
@@ -989,20 +992,21 @@ private:
     // The last tick's snapshot of the workloads, kept for its buffers (and,
     // for a light tick, as its snapshot).
     std::vector<core::WorkloadSample> samples_;
-    // A light tick (issue 25): at level 0 with nothing building up (no
-    // level's condition, no class stalling), the workloads' part of a tick
-    // (their snapshot, proactive reclaim's pass over them) runs on its own
-    // slower clock: every lightRun() tick intervals (by the clock, so a
-    // late tick is never light), and at once when a workload
-    // came, went or may have changed since the last tick's end
+    // A kept snapshot (issue 25): at level 0 with nothing building up (no
+    // level's condition, no class stalling), the workloads' snapshot is
+    // made anew on its own slower clock: every lightRun() tick intervals
+    // (by the clock, so a late tick never keeps it), and at once when a
+    // workload came, went or may have changed since the last tick's end
     // (WorkloadMap::touches: any mutable access but the sampling's), after
-    // a start or reload, while proactive reclaim has more workloads due than
-    // turns (reclaimBehind_: its pass runs every tick then, not in bursts),
-    // or when the tick's decision is not quiet. In
+    // a start or reload, or when the tick's decision is not quiet. In
     // between, the decisions take the last snapshot of the workloads: their
     // classes and requests as they are, their usage as their sweep and
-    // repair turns read it up to lightRun() - 1 ticks earlier.
-    bool lightTick(TimePoint now) const;
+    // repair turns read it up to lightRun() - 1 ticks earlier. Such a tick
+    // is light (proactive reclaim's pass over the workloads waits for the
+    // tick that makes the snapshot anew, with the turns of every tick since)
+    // unless the pass has more workloads due than turns (reclaimBehind_):
+    // then it runs every tick, on the kept snapshot, not in bursts.
+    bool snapshotKept(TimePoint now) const;
     static bool quiet(const core::PressureState& state);
     // How many ticks a run of light ticks lasts at most: proactive
     // reclaim's interval in ticks (so a workload is looked at no more than
@@ -1012,6 +1016,7 @@ private:
     std::size_t lightRun() const;
     std::size_t lightTicks_ = 0; // light ticks since the workloads' part ran
     std::uint64_t lightTickCount_ = 0;
+    std::uint64_t keptTickCount_ = 0; // kept snapshot, reclaim's pass run (behind)
     std::uint64_t partTouches_ = 0; // WorkloadMap::touches() at the last tick's end
     // When the workloads' part last ran; none: the next tick runs it (start,
     // reload).

@@ -2640,6 +2640,52 @@ TEST_F(ProactiveTest, NoMoreThanSoManyWorkloadsATickAndEachInTurn) {
     EXPECT_EQ(total, 6 * kTurns - units.size());
 }
 
+// Issue 25: while proactive reclaim is behind (more workloads due than a
+// pass has turns), its pass runs every tick but the snapshot of the
+// workloads is kept, as in a light tick: only the pass's own reads are
+// made. Here 41 workloads are due at once with the default 5 s interval:
+// tick 0 makes the snapshot and takes 32 first looks, tick 1 keeps the
+// snapshot and takes the other 9, ticks 2-4 are light (none due), tick 5
+// makes the snapshot anew.
+TEST_F(ProactiveTest, BehindItsPassRunsEveryTickOnTheKeptSnapshot) {
+    constexpr std::size_t kTurns = daemon::Manager::kReclaimTurnsPerTick;
+    ASSERT_EQ(config_.reclaim.interval, std::chrono::seconds(5));
+    std::vector<std::string> units{"batch.service"};
+    for (std::size_t i = 0; i < kTurns + 8; ++i) {
+        const std::string unit = "r" + std::to_string(100 + i) + ".service";
+        const std::string cg = reclaimedUnit(unit, 600 * kMiB, 5000 + static_cast<int>(i));
+        writeFile(dir_ / "cgroup" / cg / "memory.pressure", psiText(0));
+        writeFile(dir_ / "cgroup" / cg / "memory.reclaim", "");
+        units.push_back(unit);
+    }
+    auto m = makeEngine();
+    const auto looked = [&] {
+        std::size_t n = 0;
+        for (const auto& u : units) {
+            const auto r = m->reclaimOf(u);
+            if (r && r->lastAt) {
+                ++n;
+            }
+        }
+        return n;
+    };
+    tickAt(*m, 0);
+    EXPECT_EQ(looked(), kTurns);
+    EXPECT_EQ(m->keptTickCount(), 0U);
+    tickAt(*m, 1);
+    EXPECT_EQ(looked(), units.size()) << "the 9 left waiting had no turn at tick 1";
+    EXPECT_EQ(m->keptTickCount(), 1U) << "tick 1 made the snapshot anew";
+    EXPECT_EQ(m->lightTickCount(), 0U);
+    for (int t = 2; t <= 4; ++t) {
+        tickAt(*m, t);
+    }
+    EXPECT_EQ(m->lightTickCount(), 3U) << "nothing due at 2-4: light";
+    EXPECT_EQ(m->keptTickCount(), 1U);
+    tickAt(*m, 5);
+    EXPECT_EQ(m->lightTickCount(), 3U) << "the snapshot was not made anew at 5";
+    EXPECT_EQ(m->keptTickCount(), 1U);
+}
+
 // Issue 25: at level 0 with nothing building up, the workloads' part of a
 // tick (their snapshot, proactive reclaim's pass over them) runs once in
 // each reclaim interval's worth of ticks (5 at [Manager] Interval=1s and the
