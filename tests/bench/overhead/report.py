@@ -131,6 +131,47 @@ def phase_rows(phase, label_suffix, with_targets):
     return rows
 
 
+def by_minute(phase):
+    """The window's series cut into minutes: memqosd's and systemd-oomd's CPU,
+    memqosd's light ticks and mean tick in each (series of sample.py since
+    2026-12-07 only; None before)."""
+    series = (phase or {}).get('series') or []
+    tck = (phase or {}).get('clk_tck') or 100
+    if len(series) < 2 or series[0].get('memqosd_cpu') is None:
+        return None
+    rows = []
+    # The points nearest each whole minute from the first (sample.py takes
+    # one every --every seconds); a last part under half a minute is left
+    # to the minute before it.
+    last_t = series[-1]['t']
+    marks = [0]
+    minute = 1
+    while last_t - series[0]['t'] >= 60 * minute - 30:
+        want = series[0]['t'] + 60 * minute
+        best = min(range(len(series)), key=lambda i: abs(series[i]['t'] - want))
+        if best > marks[-1]:
+            marks.append(best)
+        minute += 1
+    if len(marks) == 1:
+        marks.append(len(series) - 1)
+    marks[-1] = len(series) - 1
+    for start, end in zip(marks, marks[1:]):
+        a, b = series[start], series[end]
+        wall = b['t'] - a['t']
+        cols = [f"{a['t'] / 60:4.1f}-{b['t'] / 60:4.1f} min"]
+        for name in ('memqosd', 'systemd-oomd'):
+            x, y = a.get(name + '_cpu'), b.get(name + '_cpu')
+            cols.append(f"{name} " + ('?' if x is None or y is None or wall <= 0
+                                      else f"{100.0 * (y - x) / tck / wall:.2f} %"))
+        n = (b.get('tick_count') or 0) - (a.get('tick_count') or 0)
+        if b.get('light_ticks') is not None and a.get('light_ticks') is not None:
+            cols.append(f"light {int(b['light_ticks'] - a['light_ticks'])} of {int(n)} ticks")
+        if n > 0 and b.get('tick_sum_s') is not None and a.get('tick_sum_s') is not None:
+            cols.append(f"mean tick {ms((b['tick_sum_s'] - a['tick_sum_s']) / n)} ms")
+        rows.append('; '.join(cols))
+    return rows
+
+
 def table(path):
     with open(path, encoding='utf-8') as f:
         res = json.load(f)
@@ -217,6 +258,12 @@ def table(path):
                      + (' -- measured under emulation' if emulated else ''))
     for n in notes:
         print('  * ' + n)
+    minutes = by_minute(w)
+    if minutes:
+        print("level-0 window minute by minute (CPU % of 1 core from the series; light ticks: "
+              "the workloads' part skipped; mean tick from the metrics' _sum/_count):")
+        for row in minutes:
+            print('    ' + row)
     fc = res.get('filecost')
     if fc and fc.get('per_file'):
         print(f"reading memqosd's per-workload files over all {fc['cgroups']} cgroups once "

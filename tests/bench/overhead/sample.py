@@ -11,7 +11,10 @@ wall time (also per thread name, /proc/PID/task/TID/comm), VmRSS every --every s
 and whether the process was the same one throughout (start time). With
 --metrics, memqosd's Prometheus textfile is read at the start, every
 --every seconds and at the end: the tick duration quantiles, the
-_sum/_count deltas (mean tick over the window) and memqos_workloads.
+_sum/_count deltas (mean tick over the window), memqos_workloads and
+memqos_light_ticks_total. Each point of the series also has each process's
+CPU ticks so far (NAME_cpu), so that a part of the window (its last
+minutes, say) can be told from the whole.
 Also the whole guest's CPU use from /proc/stat. Python stdlib only.
 """
 import argparse
@@ -137,6 +140,7 @@ def tick_view(metrics):
         'kills_total': metrics.get('memqos_kills_total'),
         'tick_sum_s': metrics.get('memqos_tick_duration_seconds_sum'),
         'tick_count': metrics.get('memqos_tick_duration_seconds_count'),
+        'light_ticks': metrics.get('memqos_light_ticks_total'),
     }
     view.update(q)
     return view
@@ -213,9 +217,12 @@ def main():
             if rss is not None:
                 p['rss_kib'].append(rss)
             point[name + '_rss_kib'] = rss
+            got = proc_stat(p['pid'])
+            point[name + '_cpu'] = None if got is None or got[1] != p['start'] else got[0]
         tv = tick_view(read_metrics(args.metrics))
         if tv is not None:
-            point.update({k: tv.get(k) for k in ('workloads', 'p50_s', 'p99_s', 'max_s', 'tick_count')})
+            point.update({k: tv.get(k) for k in ('workloads', 'p50_s', 'p99_s', 'max_s', 'tick_count',
+                                                 'tick_sum_s', 'light_ticks')})
         series.append(point)
         if now >= deadline:
             break
