@@ -8,11 +8,14 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <dlfcn.h>
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -22,6 +25,95 @@ namespace memqos::io {
 namespace {
 
 constexpr Bytes kKiB = 1024;
+
+// libvirt is not linked: it is loaded when a connection is first tried
+// with a daemon there to answer (issue 25). Linked, libvirt.so.0 and the
+// ~50 libraries it needs (GLib, GnuTLS, libxml2, ICU, Kerberos, curl ...)
+// cost every memqosd ~10 MiB of RSS, on a host without VMs too (measured
+// natively: an empty program linked with -lvirt 13.3 MiB, without 3.4).
+// Its headers still give every function's type.
+#define MEMQOS_LIBVIRT_FUNCTIONS(X)                                                            \
+    X(virConnectClose)                                                                         \
+    X(virConnectDomainEventDeregisterAny)                                                      \
+    X(virConnectDomainEventRegisterAny)                                                        \
+    X(virConnectListAllDomains)                                                                \
+    X(virConnectOpen)                                                                          \
+    X(virConnectRegisterCloseCallback)                                                         \
+    X(virConnectSetKeepAlive)                                                                  \
+    X(virConnectUnregisterCloseCallback)                                                       \
+    X(virDomainDefineXML)                                                                      \
+    X(virDomainDestroy)                                                                        \
+    X(virDomainFree)                                                                           \
+    X(virDomainGetID)                                                                          \
+    X(virDomainGetInfo)                                                                        \
+    X(virDomainGetMetadata)                                                                    \
+    X(virDomainGetName)                                                                        \
+    X(virDomainGetXMLDesc)                                                                     \
+    X(virDomainIsActive)                                                                       \
+    X(virDomainIsPersistent)                                                                   \
+    X(virDomainLookupByName)                                                                   \
+    X(virDomainMemoryStats)                                                                    \
+    X(virDomainSetMemoryFlags)                                                                 \
+    X(virDomainSetMemoryStatsPeriod)                                                           \
+    X(virDomainSetMetadata)                                                                    \
+    X(virEventAddTimeout)                                                                      \
+    X(virEventRegisterDefaultImpl)                                                             \
+    X(virEventRemoveTimeout)                                                                   \
+    X(virEventRunDefaultImpl)                                                                  \
+    X(virEventUpdateTimeout)                                                                   \
+    X(virGetLastError)                                                                         \
+    X(virGetLastErrorMessage)                                                                  \
+    X(virResetLastError)                                                                       \
+    X(virSetErrorFunc)
+
+struct Api {
+#define MEMQOS_LIBVIRT_MEMBER(name) decltype(&::name) name = nullptr;
+    MEMQOS_LIBVIRT_FUNCTIONS(MEMQOS_LIBVIRT_MEMBER)
+#undef MEMQOS_LIBVIRT_MEMBER
+};
+
+Api gApi;                       // complete once gLoaded is set; never changed after
+std::atomic<bool> gLoaded{false};
+std::mutex gLoadMutex;
+
+constexpr const char* kLibvirtSo = "libvirt.so.0";
+
+// libvirt's functions: only after loadLibvirt() succeeded.
+const Api& lv() { return gApi; }
+
+// Loads libvirt.so.0 and resolves every function, once (a failure is
+// tried again at the next call).
+Status loadLibvirt() {
+    const std::lock_guard lock(gLoadMutex);
+    if (gLoaded) {
+        return okStatus();
+    }
+    void* handle = dlopen(kLibvirtSo, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+        const char* why = dlerror();
+        return makeError(std::errc::no_such_file_or_directory,
+                         std::string("cannot load ") + kLibvirtSo + " (is libvirt0 installed?): " +
+                             (why != nullptr ? why : "dlopen failed"));
+    }
+    Api api;
+    std::string missing;
+#define MEMQOS_LIBVIRT_RESOLVE(name)                                                           \
+    if (void* p = dlsym(handle, #name); p != nullptr) {                                        \
+        std::memcpy(&api.name, &p, sizeof p);                                                  \
+    } else {                                                                                   \
+        missing += missing.empty() ? #name : ", " #name;                                       \
+    }
+    MEMQOS_LIBVIRT_FUNCTIONS(MEMQOS_LIBVIRT_RESOLVE)
+#undef MEMQOS_LIBVIRT_RESOLVE
+    if (!missing.empty()) {
+        dlclose(handle);
+        return makeError(std::errc::function_not_supported,
+                         std::string(kLibvirtSo) + " lacks " + missing + " (libvirt too old?)");
+    }
+    gApi = api; // the handle stays open for the process's life
+    gLoaded = true;
+    return okStatus();
+}
 
 // libvirt's VIR_DOMAIN_EVENT_CALLBACK: each event id has its own callback
 // type, registered as the generic one (through void(*)(), which GCC allows).
@@ -34,12 +126,12 @@ virConnectDomainEventGenericCallback eventCallback(F* f) {
 void silentErrors(void* /*unused*/, virErrorPtr /*unused*/) {}
 
 std::string lastError(const std::string& what) {
-    const char* msg = virGetLastErrorMessage();
+    const char* msg = lv().virGetLastErrorMessage();
     return what + ": " + (msg != nullptr ? msg : "unknown libvirt error");
 }
 
 Error libvirtError(const std::string& what) {
-    const virErrorPtr e = virGetLastError();
+    const virErrorPtr e = lv().virGetLastError();
     std::errc code = std::errc::io_error;
     if (e != nullptr && e->code == VIR_ERR_NO_DOMAIN) {
         code = std::errc::no_such_file_or_directory;
@@ -54,7 +146,7 @@ struct DomainRef {
     explicit DomainRef(virDomainPtr p) : d(p) {}
     ~DomainRef() {
         if (d != nullptr) {
-            virDomainFree(d);
+            lv().virDomainFree(d);
         }
     }
     DomainRef(const DomainRef&) = delete;
@@ -100,19 +192,61 @@ struct LibvirtHypervisor::State {
         });
     }
 
+    // Worker thread: libvirt loaded and its event loop running (once), or
+    // why not. Not loaded while a local daemon's socket is absent.
+    std::string ready() {
+        if (eventLoop.joinable()) {
+            return {};
+        }
+        if (const auto sockets = localSockets(uri); !sockets.empty()) {
+            std::error_code ec;
+            const bool any = std::any_of(sockets.begin(), sockets.end(), [&](const auto& p) {
+                return std::filesystem::exists(p, ec);
+            });
+            if (!any) {
+                std::string list;
+                for (const auto& p : sockets) {
+                    list += (list.empty() ? "" : ", ") + p;
+                }
+                return "no libvirt daemon for " + uri + " (no socket at " + list +
+                       "); libvirt is not loaded until there is one";
+            }
+        }
+        if (auto loaded = loadLibvirt(); !loaded) {
+            return loaded.error().what;
+        }
+        static std::once_flag once;
+        std::call_once(once, [] {
+            lv().virSetErrorFunc(nullptr, &silentErrors); // errors are returned, not printed
+            lv().virEventRegisterDefaultImpl();
+        });
+        lv().virSetErrorFunc(nullptr, &silentErrors);
+        wakeTimer = lv().virEventAddTimeout(-1, [](int, void*) {}, nullptr, nullptr);
+        eventLoop = std::thread([this] {
+            while (!stopping) {
+                if (lv().virEventRunDefaultImpl() < 0) {
+                    break;
+                }
+            }
+        });
+        // Told apart by name in the overhead benchmark (at most 15 characters).
+        pthread_setname_np(eventLoop.native_handle(), "memqos-virtloop");
+        return {};
+    }
+
     void closeConnection() { // worker thread
         if (conn == nullptr) {
             return;
         }
         if (lifecycleId >= 0) {
-            virConnectDomainEventDeregisterAny(conn, lifecycleId);
+            lv().virConnectDomainEventDeregisterAny(conn, lifecycleId);
         }
         if (balloonId >= 0) {
-            virConnectDomainEventDeregisterAny(conn, balloonId);
+            lv().virConnectDomainEventDeregisterAny(conn, balloonId);
         }
-        virConnectUnregisterCloseCallback(conn, &State::onClose);
+        lv().virConnectUnregisterCloseCallback(conn, &State::onClose);
         lifecycleId = balloonId = -1;
-        virConnectClose(conn);
+        lv().virConnectClose(conn);
         conn = nullptr;
         isConnected = false;
         statsPeriodSet.clear();
@@ -143,7 +277,7 @@ struct LibvirtHypervisor::State {
     static int onLifecycle(virConnectPtr /*conn*/, virDomainPtr dom, int event, int /*detail*/,
                            void* opaque) {
         auto* s = static_cast<State*>(opaque);
-        const char* name = virDomainGetName(dom);
+        const char* name = lv().virDomainGetName(dom);
         if (name == nullptr || s->stopping) {
             return 0;
         }
@@ -178,7 +312,7 @@ struct LibvirtHypervisor::State {
     static int onBalloon(virConnectPtr /*conn*/, virDomainPtr dom, unsigned long long actualKiB,
                          void* opaque) {
         auto* s = static_cast<State*>(opaque);
-        const char* name = virDomainGetName(dom);
+        const char* name = lv().virDomainGetName(dom);
         if (name == nullptr || s->stopping) {
             return 0;
         }
@@ -193,29 +327,29 @@ struct LibvirtHypervisor::State {
 
     Result<DomainInfo> info(virDomainPtr dom) const { // worker thread
         DomainInfo d;
-        const char* name = virDomainGetName(dom);
+        const char* name = lv().virDomainGetName(dom);
         if (name == nullptr) {
             return libvirtError("virDomainGetName");
         }
         d.name = name;
-        d.active = virDomainIsActive(dom) == 1;
-        d.persistent = virDomainIsPersistent(dom) == 1;
+        d.active = lv().virDomainIsActive(dom) == 1;
+        d.persistent = lv().virDomainIsPersistent(dom) == 1;
         if (d.active) {
-            const unsigned int id = virDomainGetID(dom);
+            const unsigned int id = lv().virDomainGetID(dom);
             d.id = id == static_cast<unsigned int>(-1) ? -1 : static_cast<int>(id);
         }
         virDomainInfo vi{};
-        if (virDomainGetInfo(dom, &vi) < 0) {
+        if (lv().virDomainGetInfo(dom, &vi) < 0) {
             return libvirtError("virDomainGetInfo " + d.name);
         }
         d.maxMemory = static_cast<Bytes>(vi.maxMem) * kKiB;
         d.memory = static_cast<Bytes>(vi.memory) * kKiB;
-        char* md = virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, kMetadataNamespace, 0);
+        char* md = lv().virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, kMetadataNamespace, 0);
         if (md != nullptr) {
             d.metadata = md;
             std::free(md); // NOLINT(cppcoreguidelines-no-malloc)
         } else {
-            virResetLastError(); // VIR_ERR_NO_DOMAIN_METADATA: there is none
+            lv().virResetLastError(); // VIR_ERR_NO_DOMAIN_METADATA: there is none
         }
         if (d.active) {
             auto text = readFile(std::filesystem::path(pidDir) / (d.name + ".pid"));
@@ -247,34 +381,18 @@ LibvirtHypervisor::~LibvirtHypervisor() {
         state_->worker.join();
     }
     if (state_->eventLoop.joinable()) {
-        virEventUpdateTimeout(state_->wakeTimer, 0);
+        lv().virEventUpdateTimeout(state_->wakeTimer, 0);
         state_->eventLoop.join();
-        virEventRemoveTimeout(state_->wakeTimer);
+        lv().virEventRemoveTimeout(state_->wakeTimer);
     }
 }
 
 void LibvirtHypervisor::start(Events events) {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        virSetErrorFunc(nullptr, &silentErrors); // errors are returned, not printed
-        virEventRegisterDefaultImpl();
-    });
     state_->events = std::move(events);
     state_->closed = [this] { scheduleReconnect(); };
-    state_->wakeTimer = virEventAddTimeout(-1, [](int, void*) {}, nullptr, nullptr);
-    state_->eventLoop = std::thread([s = state_.get()] {
-        while (!s->stopping) {
-            if (virEventRunDefaultImpl() < 0) {
-                break;
-            }
-        }
-    });
-    state_->worker = std::thread([s = state_.get()] {
-        virSetErrorFunc(nullptr, &silentErrors);
-        s->work.run();
-    });
-    // Told apart by name in the overhead benchmark (at most 15 characters).
-    pthread_setname_np(state_->eventLoop.native_handle(), "memqos-virtloop");
+    // libvirt itself and its event loop's thread come with the first
+    // connection that has a daemon to answer (State::ready).
+    state_->worker = std::thread([s = state_.get()] { s->work.run(); });
     pthread_setname_np(state_->worker.native_handle(), "memqos-virt");
     connect();
 }
@@ -286,21 +404,25 @@ void LibvirtHypervisor::connect() {
         if (s->stopping || s->conn != nullptr) {
             return;
         }
-        virConnectPtr c = virConnectOpen(s->uri.c_str());
-        std::string failure;
-        if (c == nullptr) {
-            failure = lastError("cannot connect to libvirt at " + s->uri);
-        } else {
+        std::string failure = s->ready(); // libvirt loaded (or why not)
+        virConnectPtr c = nullptr;
+        if (failure.empty()) {
+            c = lv().virConnectOpen(s->uri.c_str());
+            if (c == nullptr) {
+                failure = lastError("cannot connect to libvirt at " + s->uri);
+            }
+        }
+        if (c != nullptr) {
             s->conn = c;
-            virConnectRegisterCloseCallback(c, &State::onClose, s, nullptr);
+            lv().virConnectRegisterCloseCallback(c, &State::onClose, s, nullptr);
             // Notice a libvirtd that hangs (5 s interval, 3 misses).
-            (void)virConnectSetKeepAlive(c, 5, 3);
-            virResetLastError();
-            s->lifecycleId = virConnectDomainEventRegisterAny(
+            (void)lv().virConnectSetKeepAlive(c, 5, 3);
+            lv().virResetLastError();
+            s->lifecycleId = lv().virConnectDomainEventRegisterAny(
                 c, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
                 eventCallback(&State::onLifecycle), s,
                 nullptr);
-            s->balloonId = virConnectDomainEventRegisterAny(
+            s->balloonId = lv().virConnectDomainEventRegisterAny(
                 c, nullptr, VIR_DOMAIN_EVENT_ID_BALLOON_CHANGE,
                 eventCallback(&State::onBalloon), s,
                 nullptr);
@@ -348,7 +470,7 @@ void LibvirtHypervisor::listDomains(Then<std::vector<DomainInfo>> then) {
     state_->call<std::vector<DomainInfo>>(
         std::move(then), [s = state_.get()](virConnectPtr c) -> Result<std::vector<DomainInfo>> {
             virDomainPtr* doms = nullptr;
-            const int n = virConnectListAllDomains(c, &doms, 0);
+            const int n = lv().virConnectListAllDomains(c, &doms, 0);
             if (n < 0) {
                 return libvirtError("virConnectListAllDomains");
             }
@@ -359,7 +481,7 @@ void LibvirtHypervisor::listDomains(Then<std::vector<DomainInfo>> then) {
                     out.push_back(std::move(*d));
                 } else {
                     // Undefined between the list and the look-up: skip it.
-                    virResetLastError();
+                    lv().virResetLastError();
                 }
             }
             std::free(doms); // NOLINT(cppcoreguidelines-no-malloc)
@@ -370,7 +492,7 @@ void LibvirtHypervisor::listDomains(Then<std::vector<DomainInfo>> then) {
 void LibvirtHypervisor::domain(const std::string& name, Then<DomainInfo> then) {
     state_->call<DomainInfo>(std::move(then),
                              [s = state_.get(), name](virConnectPtr c) -> Result<DomainInfo> {
-                                 DomainRef ref(virDomainLookupByName(c, name.c_str()));
+                                 DomainRef ref(lv().virDomainLookupByName(c, name.c_str()));
                                  if (ref.d == nullptr) {
                                      return libvirtError("domain " + name);
                                  }
@@ -381,12 +503,12 @@ void LibvirtHypervisor::domain(const std::string& name, Then<DomainInfo> then) {
 void LibvirtHypervisor::balloonStats(const std::string& name, Then<BalloonStats> then) {
     state_->call<BalloonStats>(
         std::move(then), [s = state_.get(), name](virConnectPtr c) -> Result<BalloonStats> {
-            DomainRef ref(virDomainLookupByName(c, name.c_str()));
+            DomainRef ref(lv().virDomainLookupByName(c, name.c_str()));
             if (ref.d == nullptr) {
                 return libvirtError("domain " + name);
             }
             virDomainMemoryStatStruct stats[VIR_DOMAIN_MEMORY_STAT_NR];
-            const int n = virDomainMemoryStats(ref.d, stats, VIR_DOMAIN_MEMORY_STAT_NR, 0);
+            const int n = lv().virDomainMemoryStats(ref.d, stats, VIR_DOMAIN_MEMORY_STAT_NR, 0);
             if (n < 0) {
                 return libvirtError("virDomainMemoryStats " + name);
             }
@@ -409,9 +531,9 @@ void LibvirtHypervisor::balloonStats(const std::string& name, Then<BalloonStats>
             }
             if (!b.usable && s->statsPeriodSet.insert(name).second) {
                 // The guest reports usable memory only with a period.
-                if (virDomainSetMemoryStatsPeriod(ref.d, kStatsPeriod, VIR_DOMAIN_AFFECT_LIVE) <
+                if (lv().virDomainSetMemoryStatsPeriod(ref.d, kStatsPeriod, VIR_DOMAIN_AFFECT_LIVE) <
                     0) {
-                    virResetLastError();
+                    lv().virResetLastError();
                 }
             }
             return b;
@@ -420,11 +542,11 @@ void LibvirtHypervisor::balloonStats(const std::string& name, Then<BalloonStats>
 
 void LibvirtHypervisor::setBalloon(const std::string& name, Bytes target, Done done) {
     state_->call<Ok>(std::move(done), [name, target](virConnectPtr c) -> Status {
-        DomainRef ref(virDomainLookupByName(c, name.c_str()));
+        DomainRef ref(lv().virDomainLookupByName(c, name.c_str()));
         if (ref.d == nullptr) {
             return libvirtError("domain " + name);
         }
-        if (virDomainSetMemoryFlags(ref.d, target / kKiB, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+        if (lv().virDomainSetMemoryFlags(ref.d, target / kKiB, VIR_DOMAIN_AFFECT_LIVE) < 0) {
             return libvirtError("virDomainSetMemory " + name);
         }
         return okStatus();
@@ -433,11 +555,11 @@ void LibvirtHypervisor::setBalloon(const std::string& name, Bytes target, Done d
 
 void LibvirtHypervisor::destroy(const std::string& name, Done done) {
     state_->call<Ok>(std::move(done), [name](virConnectPtr c) -> Status {
-        DomainRef ref(virDomainLookupByName(c, name.c_str()));
+        DomainRef ref(lv().virDomainLookupByName(c, name.c_str()));
         if (ref.d == nullptr) {
             return libvirtError("domain " + name);
         }
-        if (virDomainDestroy(ref.d) < 0) {
+        if (lv().virDomainDestroy(ref.d) < 0) {
             return libvirtError("virDomainDestroy " + name);
         }
         return okStatus();
@@ -447,12 +569,12 @@ void LibvirtHypervisor::destroy(const std::string& name, Done done) {
 void LibvirtHypervisor::place(const std::string& name, const std::string& metadata,
                               const std::string& partition, Done done) {
     state_->call<Ok>(std::move(done), [name, metadata, partition](virConnectPtr c) -> Status {
-        DomainRef ref(virDomainLookupByName(c, name.c_str()));
+        DomainRef ref(lv().virDomainLookupByName(c, name.c_str()));
         if (ref.d == nullptr) {
             return libvirtError("domain " + name);
         }
-        const bool persistent = virDomainIsPersistent(ref.d) == 1;
-        const bool active = virDomainIsActive(ref.d) == 1;
+        const bool persistent = lv().virDomainIsPersistent(ref.d) == 1;
+        const bool active = lv().virDomainIsActive(ref.d) == 1;
         unsigned int flags = 0;
         if (persistent) {
             flags |= VIR_DOMAIN_AFFECT_CONFIG;
@@ -460,7 +582,7 @@ void LibvirtHypervisor::place(const std::string& name, const std::string& metada
         if (active) {
             flags |= VIR_DOMAIN_AFFECT_LIVE;
         }
-        if (virDomainSetMetadata(ref.d, VIR_DOMAIN_METADATA_ELEMENT,
+        if (lv().virDomainSetMetadata(ref.d, VIR_DOMAIN_METADATA_ELEMENT,
                                  metadata.empty() ? nullptr : metadata.c_str(),
                                  metadata.empty() ? nullptr : kMetadataPrefix, kMetadataNamespace,
                                  flags) < 0) {
@@ -469,7 +591,7 @@ void LibvirtHypervisor::place(const std::string& name, const std::string& metada
         if (partition.empty() || !persistent) {
             return okStatus();
         }
-        char* xml = virDomainGetXMLDesc(ref.d, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
+        char* xml = lv().virDomainGetXMLDesc(ref.d, VIR_DOMAIN_XML_INACTIVE | VIR_DOMAIN_XML_SECURE);
         if (xml == nullptr) {
             return libvirtError("virDomainGetXMLDesc " + name);
         }
@@ -478,12 +600,43 @@ void LibvirtHypervisor::place(const std::string& name, const std::string& metada
         if (!edited) {
             return invalid("domain " + name + ": " + edited.error().what);
         }
-        DomainRef defined(virDomainDefineXML(c, edited->c_str()));
+        DomainRef defined(lv().virDomainDefineXML(c, edited->c_str()));
         if (defined.d == nullptr) {
             return libvirtError("virDomainDefineXML " + name);
         }
         return okStatus();
     });
+}
+
+std::vector<std::string> localSockets(std::string_view uri) {
+    const auto sep = uri.find("://");
+    if (sep == std::string_view::npos) {
+        return {};
+    }
+    const std::string_view scheme = uri.substr(0, sep);
+    std::string_view rest = uri.substr(sep + 3);
+    if ((scheme != "qemu" && scheme != "qemu+unix") || !rest.starts_with('/')) {
+        return {}; // another driver, another transport or a host: not a local socket
+    }
+    const auto q = rest.find('?');
+    const std::string_view path = rest.substr(0, q);
+    std::string_view query = q == std::string_view::npos ? "" : rest.substr(q + 1);
+    if (path != "/system") {
+        return {};
+    }
+    while (!query.empty()) {
+        const auto amp = query.find('&');
+        const std::string_view param = query.substr(0, amp);
+        if (param.starts_with("socket=")) {
+            const std::string_view socket = param.substr(7);
+            if (socket.empty() || socket.find('%') != std::string_view::npos) {
+                return {}; // escaped: left to libvirt to read
+            }
+            return {std::string(socket)};
+        }
+        query = amp == std::string_view::npos ? "" : query.substr(amp + 1);
+    }
+    return {"/run/libvirt/libvirt-sock", "/run/libvirt/virtqemud-sock"};
 }
 
 } // namespace memqos::io

@@ -10,8 +10,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <optional>
+#include <sstream>
 
 namespace memqos::io {
 namespace {
@@ -41,6 +44,48 @@ protected:
     }
 };
 
+bool libvirtMapped() {
+    std::ifstream maps("/proc/self/maps");
+    std::stringstream text;
+    text << maps.rdbuf();
+    return text.str().find("libvirt.so") != std::string::npos;
+}
+
+// Issue 25: libvirt is not linked, and not loaded while a local daemon's
+// socket is absent. First in this file: once a test has loaded libvirt it
+// stays mapped (gtest runs a file's tests in order).
+TEST_F(LibvirtTest, NotLoadedWhileTheDaemonsSocketIsAbsent) {
+    ASSERT_FALSE(libvirtMapped()) << "libvirt.so is linked into the test (and memqosd)";
+    LibvirtHypervisor hv(io, "qemu+unix:///system?socket=/nonexistent/libvirt-sock");
+    hv.start({});
+    io.run_for(300ms);
+    io.restart();
+    EXPECT_FALSE(hv.connected());
+    auto r = wait<Result<std::vector<DomainInfo>>>([&](auto cb) { hv.listDomains(std::move(cb)); });
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, std::errc::not_connected);
+    EXPECT_FALSE(libvirtMapped()) << "loaded with no daemon to answer";
+    // Any other URI loads it at the first try: the next test's test:///default.
+}
+
+TEST(LibvirtSockets, OnlyALocalSystemDaemonHasSocketsToLookFor) {
+    const std::vector<std::string> daemons{"/run/libvirt/libvirt-sock",
+                                           "/run/libvirt/virtqemud-sock"};
+    EXPECT_EQ(localSockets("qemu:///system"), daemons);
+    EXPECT_EQ(localSockets("qemu+unix:///system"), daemons);
+    EXPECT_EQ(localSockets("qemu:///system?mode=direct"), daemons);
+    EXPECT_EQ(localSockets("qemu+unix:///system?socket=/srv/s"),
+              std::vector<std::string>{"/srv/s"});
+    EXPECT_EQ(localSockets("qemu:///system?mode=legacy&socket=/srv/s"),
+              std::vector<std::string>{"/srv/s"});
+    for (const char* other : {"test:///default", "qemu:///session", "qemu+ssh://host/system",
+                              "qemu+tcp://host/system", "qemu://host/system", "xen:///system",
+                              "qemu:///system?socket=%2Fsrv%2Fs", "qemu:///system?socket=",
+                              "qemu", "", "qemu:/system"}) {
+        EXPECT_TRUE(localSockets(other).empty()) << other;
+    }
+}
+
 TEST_F(LibvirtTest, ListsPlacesBalloonsAndDestroys) {
     LibvirtHypervisor hv(io, "test:///default", "/nonexistent");
     bool connected = false;
@@ -51,6 +96,7 @@ TEST_F(LibvirtTest, ListsPlacesBalloonsAndDestroys) {
     hv.start(std::move(ev));
     runUntil([&] { return connected; });
     EXPECT_TRUE(hv.connected());
+    EXPECT_TRUE(libvirtMapped()) << "connected without loading libvirt?";
 
     auto list = wait<Result<std::vector<DomainInfo>>>(
         [&](auto cb) { hv.listDomains(std::move(cb)); });
@@ -104,8 +150,12 @@ TEST_F(LibvirtTest, ListsPlacesBalloonsAndDestroys) {
     EXPECT_EQ(bare->metadata, "");
 }
 
+// A socket path that exists (here a plain file) with no daemon behind it:
+// libvirt is loaded, and its connect fails.
 TEST_F(LibvirtTest, RetriesAnUnreachableDaemonWithoutBlocking) {
-    LibvirtHypervisor hv(io, "qemu+unix:///system?socket=/nonexistent/libvirt-sock");
+    const std::string socket = ::testing::TempDir() + "memqos-libvirt-sock";
+    std::ofstream(socket) << "";
+    LibvirtHypervisor hv(io, "qemu+unix:///system?socket=" + socket);
     bool connected = false;
     Hypervisor::Events ev;
     ev.connected = [&] { connected = true; };
@@ -116,6 +166,7 @@ TEST_F(LibvirtTest, RetriesAnUnreachableDaemonWithoutBlocking) {
     auto r = wait<Result<std::vector<DomainInfo>>>([&](auto cb) { hv.listDomains(std::move(cb)); });
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, std::errc::not_connected);
+    std::remove(socket.c_str());
 }
 
 } // namespace

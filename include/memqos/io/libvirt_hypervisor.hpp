@@ -9,6 +9,13 @@
 // libvirtd. Results and events are posted to the io_context. No GLib: the
 // default event implementation is libvirt's own poll loop.
 //
+// Loading: libvirt is not linked but loaded (dlopen of libvirt.so.0) at the
+// first connection tried with a daemon there to answer: for a local
+// qemu:///system URI once libvirtd's or virtqemud's socket (or the URI's
+// ?socket=) exists, for any other URI at once. Until then no libvirt code
+// runs in the process (no event loop thread either), and a connection is
+// tried again as below. Linked, libvirt's libraries cost ~10 MiB of RSS.
+//
 // Connection: opened at start(); when it closes (libvirtd stopped or
 // restarted), `disconnected` is posted and a reconnect is tried after 1 s,
 // doubling to at most kMaxBackoff; `connected` is posted on every success.
@@ -26,8 +33,17 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace memqos::io {
+
+// The sockets of which one must exist for `uri` to have a daemon to
+// answer: a local qemu:///system's (also qemu+unix://), its ?socket= if it
+// has one, else /run/libvirt/libvirt-sock and /run/libvirt/virtqemud-sock;
+// none (nothing to look for) for any other URI: another driver, a host, a
+// session daemon, an escaped socket path.
+std::vector<std::string> localSockets(std::string_view uri);
 
 class LibvirtHypervisor final : public Hypervisor {
 public:
