@@ -79,6 +79,13 @@ systemctl cat systemd-oomd.service >/dev/null 2>&1 || die "systemd-oomd.service 
 log "guest: $(nproc) CPUs, $(awk '/MemTotal/ {print int($2/1024) " MiB"}' /proc/meminfo), kernel $(uname -r), systemd $(systemctl --version | awk 'NR==1 {print $2}'), memqos $(dpkg-query -W -f '${Version}' memqos)"
 
 # --- 1. configuration ------------------------------------------------------------
+if [[ ${LIBVIRT:-running} == absent ]]; then
+    # As on a host without VMs: no libvirtd socket, so memqosd (restarted
+    # below) does not load libvirt.
+    systemctl stop libvirtd.service libvirtd.socket libvirtd-ro.socket libvirtd-admin.socket 2>/dev/null || true
+    [[ ! -e /run/libvirt/libvirt-sock && ! -e /run/libvirt/virtqemud-sock ]] ||
+        die "--libvirt absent: a libvirt socket is still there after stopping libvirtd's units"
+fi
 mkdir -p /etc/memqos/memqosd.conf.d
 printf '[Manager]\nInterval=1s\nMetricsFile=%s\n' "$prom" >/etc/memqos/memqosd.conf.d/90-overhead-bench.conf
 [[ ${RECLAIM:-yes} == no ]] && printf '[Reclaim]\nEnabled=no\n' >>/etc/memqos/memqosd.conf.d/90-overhead-bench.conf
@@ -196,6 +203,7 @@ oomd_monitors=0
 grep -q 'memqos-shared.slice' "$art/oomctl-dump-before.txt" && oomd_monitors=1
 warnings=$(journalctl -u memqosd -p warning --no-pager -q -o cat | wc -l)
 oomd_kills=$(journalctl -u systemd-oomd --no-pager -q -o cat | grep -ci 'killed' || true)
+maps_libvirt=$(grep -c 'libvirt\.so' "/proc/$(mainpid memqosd)/maps" || true)
 python3 - "$art" <<EOF
 import json, sys, os
 art = sys.argv[1]
@@ -205,7 +213,8 @@ def load(name):
 out = {
     'params': {'units': $UNITS, 'minutes': $MINUTES, 'baseline_s': $BASELINE_S,
                'settle_s': $SETTLE_S, 'watch_s': $WATCH_S, 'batch': $BATCH, 'every_s': $EVERY_S,
-               'interval': '1s', 'metrics_file': '$prom', 'reclaim': '${RECLAIM:-yes}'},
+               'interval': '1s', 'metrics_file': '$prom', 'reclaim': '${RECLAIM:-yes}',
+               'libvirt': '${LIBVIRT:-running}'},
     'guest': {'cpus': $(nproc), 'mem_total_kib': $(awk '/MemTotal/ {print $2}' /proc/meminfo),
               'kernel': '$(uname -r)', 'systemd': '$(systemctl --version | awk 'NR==1 {print $2}')',
               'memqos': '$(dpkg-query -W -f '${Version}' memqos)',
@@ -219,6 +228,7 @@ out = {
     'oomd_monitors_slice': bool($oomd_monitors),
     'oomd_kill_lines': $oomd_kills,
     'memqosd_warning_lines': $warnings,
+    'memqosd_maps_libvirt': bool(${maps_libvirt:-0}),
     'baseline': load('baseline.json'),
     'window': load('window.json'),
     'watchful': load('watchful.json'),

@@ -183,6 +183,9 @@ def table(path):
     emulated = accel != 'kvm'
     print(f"overhead benchmark: {prm.get('units')} units ovh@N.service (sleep) in memqos-shared.slice, "
           f"memqosd Interval={prm.get('interval')}, proactive reclaim {'on' if prm.get('reclaim', 'yes') == 'yes' else 'OFF'}, "
+          f"libvirtd {prm.get('libvirt', 'running')}"
+          + ('' if res.get('memqosd_maps_libvirt') is None else
+             f" (memqosd {'has' if res['memqosd_maps_libvirt'] else 'has not'} loaded libvirt)") + ", "
           f"window {prm.get('minutes')} min; "
           f"systemd-oomd with ManagedOOMMemoryPressure=kill on the slice in the same run")
     print(f"VM: {accel}{' = QEMU software emulation, ~5-10x slower than native: CPU % and tick ms are inflated accordingly' if emulated else ''}; "
