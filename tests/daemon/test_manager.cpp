@@ -1087,6 +1087,19 @@ protected:
     fs::path nginx_;
     // The first step: MaxStep 5 % / 8 = 0.62 % of batch's 600 MiB, page-aligned.
     const Bytes firstStep_ = 600 * kMiB * 62 / 10000 / 4096 * 4096;
+    // batch.service and n more reclaimed services of 600 MiB (r100.service
+    // on), each with memory.pressure and memory.reclaim: their ids.
+    std::vector<std::string> reclaimedUnits(std::size_t n) {
+        std::vector<std::string> units{"batch.service"};
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::string unit = "r" + std::to_string(100 + i) + ".service";
+            const std::string cg = reclaimedUnit(unit, 600 * kMiB, 5000 + static_cast<int>(i));
+            writeFile(dir_ / "cgroup" / cg / "memory.pressure", psiText(0));
+            writeFile(dir_ / "cgroup" / cg / "memory.reclaim", "");
+            units.push_back(unit);
+        }
+        return units;
+    }
     // The engine after ticks 0, 1 and 2, of which 1 and 2 were light.
     std::unique_ptr<Manager> lightAtTwo() {
         auto m = makeEngine();
@@ -2608,14 +2621,7 @@ TEST_F(PressureTest, MetricsFileIsWrittenOnAChangeOrOnceAMetricsInterval) {
 // would never get a turn.
 TEST_F(ProactiveTest, NoMoreThanSoManyWorkloadsATickAndEachInTurn) {
     constexpr std::size_t kTurns = daemon::Manager::kReclaimTurnsPerTick;
-    std::vector<std::string> units{"batch.service"};
-    for (std::size_t i = 0; i < kTurns + 8; ++i) {
-        const std::string unit = "r" + std::to_string(100 + i) + ".service";
-        const std::string cg = reclaimedUnit(unit, 600 * kMiB, 5000 + static_cast<int>(i));
-        writeFile(dir_ / "cgroup" / cg / "memory.pressure", psiText(0));
-        writeFile(dir_ / "cgroup" / cg / "memory.reclaim", "");
-        units.push_back(unit);
-    }
+    const std::vector<std::string> units = reclaimedUnits(kTurns + 8);
     config_.reclaim.interval = std::chrono::seconds(1);
     auto m = makeEngine();
     const auto stepsOf = [&](const std::string& unit) -> std::uint64_t {
@@ -2650,14 +2656,7 @@ TEST_F(ProactiveTest, NoMoreThanSoManyWorkloadsATickAndEachInTurn) {
 TEST_F(ProactiveTest, BehindItsPassRunsEveryTickOnTheKeptSnapshot) {
     constexpr std::size_t kTurns = daemon::Manager::kReclaimTurnsPerTick;
     ASSERT_EQ(config_.reclaim.interval, std::chrono::seconds(5));
-    std::vector<std::string> units{"batch.service"};
-    for (std::size_t i = 0; i < kTurns + 8; ++i) {
-        const std::string unit = "r" + std::to_string(100 + i) + ".service";
-        const std::string cg = reclaimedUnit(unit, 600 * kMiB, 5000 + static_cast<int>(i));
-        writeFile(dir_ / "cgroup" / cg / "memory.pressure", psiText(0));
-        writeFile(dir_ / "cgroup" / cg / "memory.reclaim", "");
-        units.push_back(unit);
-    }
+    const std::vector<std::string> units = reclaimedUnits(kTurns + 8);
     auto m = makeEngine();
     const auto looked = [&] {
         std::size_t n = 0;

@@ -545,23 +545,18 @@ int main(int argc, char** argv) {
                 kept.steadyWrites, static_cast<double>(kept.steadyWrites) /
                                        static_cast<double>(ticks), kept.keptFds);
     std::printf("memory.reclaim writes planned with the small services: %zu\n", kept.smallWrites);
-    std::printf("light ticks (the workloads' part skipped; kept fds) of %zu a phase: steady %llu, "
-                "watchful %llu, kill near %llu, small services %llu, Enabled=no %llu, bus %llu\n",
-                ticks, static_cast<unsigned long long>(kept.light[0]),
-                static_cast<unsigned long long>(kept.light[1]),
-                static_cast<unsigned long long>(kept.light[2]),
-                static_cast<unsigned long long>(kept.light[3]),
-                static_cast<unsigned long long>(kept.light[4]),
-                static_cast<unsigned long long>(kept.light[5]));
-    std::printf("ticks that kept the snapshot but ran proactive reclaim's pass (it was behind) of "
-                "%zu a phase: steady %llu, watchful %llu, kill near %llu, small services %llu, "
-                "Enabled=no %llu, bus %llu\n",
-                ticks, static_cast<unsigned long long>(kept.keptSnapshot[0]),
-                static_cast<unsigned long long>(kept.keptSnapshot[1]),
-                static_cast<unsigned long long>(kept.keptSnapshot[2]),
-                static_cast<unsigned long long>(kept.keptSnapshot[3]),
-                static_cast<unsigned long long>(kept.keptSnapshot[4]),
-                static_cast<unsigned long long>(kept.keptSnapshot[5]));
+    // A count for each phase of the kept-fds run.
+    const auto perPhase = [&](const char* what, const std::array<std::uint64_t, 6>& n) {
+        std::printf("%s of %zu a phase: steady %llu, watchful %llu, kill near %llu, small services "
+                    "%llu, Enabled=no %llu, bus %llu\n",
+                    what, ticks, static_cast<unsigned long long>(n[0]),
+                    static_cast<unsigned long long>(n[1]), static_cast<unsigned long long>(n[2]),
+                    static_cast<unsigned long long>(n[3]), static_cast<unsigned long long>(n[4]),
+                    static_cast<unsigned long long>(n[5]));
+    };
+    perPhase("light ticks (the workloads' part skipped; kept fds)", kept.light);
+    perPhase("ticks that kept the snapshot but ran proactive reclaim's pass (it was behind)",
+             kept.keptSnapshot);
     std::printf("metrics texts handed to the writer in %zu ticks: %zu every tick, %zu at "
                 "MetricsInterval=10s; %zu bytes each\n",
                 ticks, kept.metricsEveryWrites, kept.metricsIntervalWrites, kept.metricsBytes);
