@@ -2023,7 +2023,9 @@ ApiResult<std::vector<std::string>> Manager::reload() {
     reconcile();
     // VMs derive their class from the configuration ([VM] DefaultClass,
     // rules): found again, an unplaced VM may be placed now, or the reverse.
-    if (hypervisor_ != nullptr) {
+    // Not connected (a host without libvirtd): the connection lists them
+    // when it comes, and a reload says nothing about it.
+    if (hypervisor_ != nullptr && hypervisor_->connected()) {
         discoverDomains(false);
     }
     scanGanetiInstances();
