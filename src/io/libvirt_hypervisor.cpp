@@ -216,11 +216,8 @@ struct LibvirtHypervisor::State {
             return loaded.error().what;
         }
         static std::once_flag once;
-        std::call_once(once, [] {
-            lv().virSetErrorFunc(nullptr, &silentErrors); // errors are returned, not printed
-            lv().virEventRegisterDefaultImpl();
-        });
-        lv().virSetErrorFunc(nullptr, &silentErrors);
+        std::call_once(once, [] { lv().virEventRegisterDefaultImpl(); });
+        lv().virSetErrorFunc(nullptr, &silentErrors); // errors are returned, not printed
         wakeTimer = lv().virEventAddTimeout(-1, [](int, void*) {}, nullptr, nullptr);
         eventLoop = std::thread([this] {
             while (!stopping) {
