@@ -157,7 +157,7 @@ for i in inst2 inst3 inst4 inst5; do
 done
 expect=$((left / size))
 ((${#placed[@]} == expect)) ||
-    gnt_fail "-I memqos placed ${#placed[@]} instances of ${size}M (${placed[*]}), the model fits $expect"
+    gnt_fail "-I memqos placed ${#placed[@]} instances of ${size}M (${placed[*]}), the model fits $expect; the last answer: $out"
 grep -q "Request failed" <<<"$out" || gnt_fail "-I memqos failed after ${#placed[@]}, but not as hail's refusal: $out"
 exists "$i.example.test" && gnt_fail "-I memqos refused $i but it exists"
 starts=$(hook_journal | grep -cE "^(Allowed|allowed with a warning) instance-start of ($(IFS='|'; echo "${placed[*]}"))\." || true)
