@@ -25,7 +25,6 @@ V=(virsh -q -c qemu:///system)
 NS=https://memqos.org/xmlns/workload/1
 dropin=/etc/memqos/memqosd.conf.d
 D=/var/tmp/ladder-case
-MiB=1048576
 KILL_ID=4d8a0f6b9c5e4b7f8a2e1c3d5b7a9e01
 poller=''
 cleanup() {
@@ -51,7 +50,7 @@ wprop() {
 actual() { virsh -q -c qemu:///system dommemstat "$1" | awk '$1 == "actual" {print $2}'; }
 memavail_pct() { awk '/^MemTotal:/ {t = $2} /^MemAvailable:/ {a = $2} END {printf "%.1f", a * 100 / t}' /proc/meminfo; }
 band() { echo "$1 $2" >"$D/band.tmp" && mv "$D/band.tmp" "$D/band"; }
-export -f level wprop actual
+export -f level wprop actual mgr
 
 systemctl start libvirtd.service || fail "cannot start libvirtd"
 wait_memqosd
@@ -159,7 +158,44 @@ ok "a: the ladder rose through level 1 to level 2 on a growing dedicated service
 t1=$(ms)
 wait_for 240 "qosr's balloon below 256 MiB at level 2" bash -c '(( $(actual qosr) < 256 * 1024 ))'
 echo "MEASURE: b: level 2 to the first balloon move: $((($(ms) - t1) / 1000)) s; actual $(actual qosr) KiB; level $(level)"
-wait_for 120 "qosr's balloon below 224 MiB" bash -c '(( $(actual qosr) < 224 * 1024 ))'
+# The guest follows memqosd's targets at its own pace, and under this load it
+# is slow: one emulated vCPU shared with the hot service, the guest's pages
+# swapped by the host's reclaim. The CI of 0c895c1 saw 254 MiB 8 s into level
+# 2 and about 235 MiB 120 s later (memqosd's target was 175 MiB by then). So
+# the wait is on progress: it fails when the balloon has not fallen for 90 s,
+# or after 480 s in all. Every sample goes to $D/balloon ("s actual target
+# level qemu-cpu-ticks"), printed on failure.
+balloon_trace() {
+  local t
+  t=$(awk '{print $14 + $15}' "/proc/$qpid/stat" 2>/dev/null || echo '?')
+  echo "$(((($(ms) - t1) / 1000))) $1 $(wprop qosr BalloonTarget 2>/dev/null || echo '?') $(level) $t" >>"$D/balloon"
+}
+balloon_fail() {
+  local s=/sys/fs/cgroup/memqos.slice/memqos-reclaimed.slice
+  echo "b: the balloon's samples (s actual-KiB memqosd-target-bytes level qemu-cpu-ticks):" >&2
+  tail -n 40 "$D/balloon" | sed 's/^/  /' >&2
+  echo "  memqos-reclaimed.slice: memory.current $(cat "$s/memory.current") memory.high $(cat "$s/memory.high")" \
+    "$(tr '\n' ' ' <"$s/memory.events") $(grep full "$s/memory.pressure")" >&2
+  fail "$1"
+}
+best=$((256 * 1024))
+moved_at=$SECONDS
+end=$((SECONDS + 480))
+while :; do
+  a=$(actual qosr 2>/dev/null || true)
+  balloon_trace "${a:-?}"
+  if [[ $a =~ ^[0-9]+$ ]]; then
+    ((a >= 224 * 1024)) || break
+    if ((a < best)); then
+      best=$a
+      moved_at=$SECONDS
+    fi
+  fi
+  ((SECONDS - moved_at < 90)) || balloon_fail "b: qosr's balloon has stayed at $best KiB for 90 s (not below 224 MiB)"
+  ((SECONDS < end)) || balloon_fail "b: qosr's balloon is at $best KiB after 480 s (not below 224 MiB)"
+  sleep 2
+done
+echo "MEASURE: b: level 2 to the balloon below 224 MiB: $((($(ms) - t1) / 1000)) s; samples (s actual-KiB): $(awk '{printf "%s:%s ", $1, $2}' "$D/balloon" | tail -c 400)"
 [[ $("${V[@]}" domstate qosr) == running ]] || fail "b: qosr is $("${V[@]}" domstate --reason qosr)"
 if journalctl -u memqosd -o cat --since "$since" MESSAGE_ID=$KILL_ID | grep -q .; then
   fail "b: memqosd killed at level 2: $(journalctl -u memqosd -o cat --since "$since" MESSAGE_ID=$KILL_ID)"
@@ -181,7 +217,11 @@ echo "MEASURE: c: service stopped to the balloon given back: $((($(ms) - t3) / 1
 ok "c: level 0 again, balloon given back"
 
 # ---------------------------------------------------------------- d
+# Destroyed and undefined: a domain that is only shut off stays a workload
+# (and this wait, until 2026-12-07, ran in a bash -c that had no mgr, so it
+# passed at once and d always took the "earlier cases" branch below).
 "${V[@]}" destroy qosr >/dev/null
+"${V[@]}" undefine qosr >/dev/null || fail "virsh undefine qosr failed"
 wait_for 60 "vm:qosr gone from memqosd" bash -c '! mgr ListWorkloads | grep -q "\"vm:qosr\""'
 killable=$(mgr ListWorkloads | grep -oE '"(reclaimed|shared)"' || true)
 echo "workloads before d: $(mgr ListWorkloads)"
